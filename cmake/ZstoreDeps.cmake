@@ -1,0 +1,45 @@
+# Finds every third-party dependency. Each comes from a Debian package; a
+# missing one stops configuration with the name of the package to install.
+find_package(PkgConfig)
+if(NOT PkgConfig_FOUND)
+  message(FATAL_ERROR "pkg-config not found: apt-get install pkg-config")
+endif()
+
+macro(zstore_require_pkg target module debian_package)
+  pkg_check_modules(${target} IMPORTED_TARGET ${module})
+  if(NOT ${target}_FOUND)
+    message(FATAL_ERROR "${module} not found: apt-get install ${debian_package}")
+  endif()
+endmacro()
+
+zstore_require_pkg(ZMQ libzmq libzmq3-dev)
+zstore_require_pkg(ROCKSDB rocksdb librocksdb-dev)
+zstore_require_pkg(UUID uuid uuid-dev)
+
+find_path(CPPZMQ_INCLUDE_DIR zmq.hpp)
+if(NOT CPPZMQ_INCLUDE_DIR)
+  message(FATAL_ERROR "zmq.hpp not found: apt-get install cppzmq-dev")
+endif()
+
+find_package(Boost 1.74 COMPONENTS program_options unit_test_framework)
+if(NOT Boost_FOUND)
+  message(FATAL_ERROR "Boost not found: apt-get install libboost-program-options-dev libboost-test-dev")
+endif()
+
+# spdlog: leveled logging (Debian libspdlog-dev) rather than a hand-written logger.
+find_package(spdlog CONFIG)
+if(NOT spdlog_FOUND)
+  message(FATAL_ERROR "spdlog not found: apt-get install libspdlog-dev")
+endif()
+
+# nlohmann/json: JSON output of the tools (Debian nlohmann-json3-dev).
+find_package(nlohmann_json CONFIG)
+if(NOT nlohmann_json_FOUND)
+  message(FATAL_ERROR "nlohmann_json not found: apt-get install nlohmann-json3-dev")
+endif()
+
+find_package(Threads REQUIRED)
+
+add_library(zstore_zmq INTERFACE)
+target_include_directories(zstore_zmq SYSTEM INTERFACE ${CPPZMQ_INCLUDE_DIR})
+target_link_libraries(zstore_zmq INTERFACE PkgConfig::ZMQ)

@@ -1,0 +1,51 @@
+# Helpers that give every zstore target the same warnings, sanitizers and
+# include root (the repository root: #include "protocol/chp_codec.h").
+
+add_library(zstore_options INTERFACE)
+target_compile_options(zstore_options INTERFACE -Wall -Wextra -Werror)
+target_include_directories(zstore_options INTERFACE ${PROJECT_SOURCE_DIR})
+
+if(ZSTORE_SANITIZE STREQUAL "address")
+  target_compile_options(zstore_options INTERFACE
+    -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(zstore_options INTERFACE -fsanitize=address,undefined)
+elseif(ZSTORE_SANITIZE STREQUAL "thread")
+  target_compile_options(zstore_options INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(zstore_options INTERFACE -fsanitize=thread)
+elseif(NOT ZSTORE_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "ZSTORE_SANITIZE must be address, thread or empty, not '${ZSTORE_SANITIZE}'")
+endif()
+
+# zstore_add_library(name SOURCES ... LIBS ...)
+function(zstore_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_link_libraries(${name} PUBLIC zstore_options ${ARG_LIBS})
+endfunction()
+
+# zstore_add_executable(name SOURCES ... LIBS ...): lands in build/bin/.
+function(zstore_add_executable name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE zstore_options ${ARG_LIBS})
+  install(TARGETS ${name} RUNTIME DESTINATION bin)
+endfunction()
+
+# zstore_add_test(name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s]):
+# one Boost.Test executable registered with ctest under its own name.
+function(zstore_add_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE zstore_options ${ARG_LIBS} Boost::unit_test_framework)
+  target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK BOOST_TEST_MODULE=${name})
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  add_test(NAME ${name} COMMAND ${name} --log_level=test_suite)
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+    ENVIRONMENT "ZSTORE_BIN_DIR=${CMAKE_BINARY_DIR}/bin")
+  if(ARG_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
+  endif()
+endfunction()
