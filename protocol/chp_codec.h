@@ -1,0 +1,104 @@
+// CHP (rfc 12, Clustered Hashmap Protocol) codec: typed messages <-> frames.
+//
+// Wire forms (ROUTER identity frames are the caller's business):
+//   ICANHAZ?  2 frames: "ICANHAZ?" | subtree
+//   KVSYNC, KVPUB, KVSET  5 frames: key | seq (8 bytes BE) | uuid (0 or 16) |
+//                         properties ("name=value\n"*) | body
+//   KTHXBAI   5 frames: "KTHXBAI" | seq | "" | "" | subtree
+//   HUGZ      5 frames: "HUGZ" | seq | "" | "" | ""
+// Decoders never throw and never read past a frame: bad input yields a
+// DecodeError naming what was wrong.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "protocol/decode_result.h"
+#include "protocol/frames.h"
+
+namespace zstore::protocol::chp {
+
+inline constexpr std::string_view kIcanhaz = "ICANHAZ?";
+inline constexpr std::string_view kKthxbai = "KTHXBAI";
+inline constexpr std::string_view kHugz = "HUGZ";
+inline constexpr std::size_t kUuidSize = 16;
+inline constexpr std::size_t kSequenceSize = 8;
+inline constexpr std::size_t kKvFrames = 5;
+
+// A key-value message as carried by KVSYNC, KVPUB and KVSET.
+struct KvMsg {
+  std::string key;
+  std::uint64_t sequence = 0;
+  std::string uuid;        // empty or exactly kUuidSize bytes
+  std::string properties;  // raw "name=value\n"*, kept and republished as is
+  std::string body;        // empty means delete
+  bool operator==(const KvMsg&) const = default;
+};
+
+struct Icanhaz {
+  std::string subtree;  // key prefix; empty = whole map
+  bool operator==(const Icanhaz&) const = default;
+};
+
+struct Kthxbai {
+  std::uint64_t sequence = 0;  // the snapshot's sequence
+  std::string subtree;
+  bool operator==(const Kthxbai&) const = default;
+};
+
+struct Hugz {
+  std::uint64_t sequence = 0;
+  bool operator==(const Hugz&) const = default;
+};
+
+// Size limits applied by decoders to untrusted input.
+struct Limits {
+  std::size_t max_key_bytes = 64 * 1024;
+  std::size_t max_value_bytes = 16 * 1024 * 1024;
+  std::size_t max_properties_bytes = 64 * 1024;
+  std::uint64_t max_ttl_seconds = 10ull * 365 * 24 * 3600;
+};
+
+using Property = std::pair<std::string, std::string>;
+
+// Parses "name=value\n"*. Names are non-empty and contain no '=' or '\n';
+// a final entry without '\n' is accepted (some clients omit it).
+DecodeResult<std::vector<Property>> parse_properties(std::string_view text);
+std::string format_properties(const std::vector<Property>& properties);
+
+// The "ttl" property in seconds; 0 when absent. Errors on a non-decimal or
+// out-of-range value, or on malformed properties.
+DecodeResult<std::uint64_t> ttl_seconds(std::string_view properties, const Limits& limits = {});
+
+// True for keys that would be read as a control command by clients
+// ("HUGZ", "KTHXBAI", "ICANHAZ?"); servers refuse to store them.
+bool is_reserved_key(std::string_view key);
+
+// Server side.
+DecodeResult<Icanhaz> decode_icanhaz(FrameViews frames, const Limits& limits = {});
+// A client update. Checks: 5 frames, non-empty non-reserved key, 8-byte
+// sequence, 0/16-byte uuid, well-formed properties and ttl, sizes.
+DecodeResult<KvMsg> decode_kvset(FrameViews frames, const Limits& limits = {});
+
+// Client side: what arrives on the snapshot (DEALER) socket.
+using SnapshotReply = std::variant<KvMsg, Kthxbai>;
+DecodeResult<SnapshotReply> decode_snapshot_reply(FrameViews frames, const Limits& limits = {});
+
+// Client side: what arrives on the subscriber socket.
+using Update = std::variant<KvMsg, Hugz>;
+DecodeResult<Update> decode_update(FrameViews frames, const Limits& limits = {});
+
+Frames encode_icanhaz(const Icanhaz& msg);
+Frames encode_kvmsg(const KvMsg& msg);  // KVSYNC, KVPUB and KVSET
+Frames encode_kthxbai(const Kthxbai& msg);
+Frames encode_hugz(const Hugz& msg);
+
+std::string encode_sequence(std::uint64_t sequence);
+
+}  // namespace zstore::protocol::chp
