@@ -1,0 +1,140 @@
+#include "tests/support/test_support.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace zstore::testing {
+namespace {
+
+// Binds a TCP socket to 127.0.0.1:port; returns the fd or -1.
+int try_bind(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::uint16_t free_port_range(int count) {
+  static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+  std::uniform_int_distribution<int> dist(20000, 59000);
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    auto base = static_cast<std::uint16_t>(dist(rng));
+    std::vector<int> fds;
+    for (int i = 0; i < count; ++i) {
+      int fd = try_bind(static_cast<std::uint16_t>(base + i));
+      if (fd < 0) break;
+      fds.push_back(fd);
+    }
+    bool ok = static_cast<int>(fds.size()) == count;
+    for (int fd : fds) ::close(fd);
+    if (ok) return base;
+  }
+  throw std::runtime_error("no free loopback port range found");
+}
+
+TempDir::TempDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/zstore-test-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (cond()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+std::string bin_path(const std::string& name) {
+  const char* dir = std::getenv("ZSTORE_BIN_DIR");
+  if (dir == nullptr || *dir == '\0') throw std::runtime_error("ZSTORE_BIN_DIR is not set (run through ctest)");
+  return std::string(dir) + "/" + name;
+}
+
+Process::Process(const std::string& program, std::vector<std::string> args, const std::filesystem::path& log_file)
+    : log_file_(log_file) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(program.c_str()));
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    ::execv(program.c_str(), argv.data());
+    ::_exit(127);
+  }
+}
+
+Process::~Process() {
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    wait(std::chrono::seconds(10));
+  }
+}
+
+bool Process::running() {
+  if (exited_) return false;
+  int status = 0;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exited_ = true;
+    status_ = status;
+    return false;
+  }
+  return r == 0;
+}
+
+void Process::kill(int signal) {
+  if (!exited_) ::kill(pid_, signal);
+}
+
+int Process::wait(std::chrono::milliseconds timeout) {
+  if (!wait_until([this] { return !running(); }, timeout)) return -1;
+  if (WIFEXITED(status_)) return WEXITSTATUS(status_);
+  if (WIFSIGNALED(status_)) return 128 + WTERMSIG(status_);
+  return -1;
+}
+
+std::string Process::log() const {
+  std::ifstream in(log_file_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace zstore::testing

@@ -1,0 +1,69 @@
+// Test support shared by every zstore test: free loopback ports, temporary
+// directories, child processes (zstored) and deadline-bounded waits.
+// Nothing here uses fixed ports or sleeps for a fixed time to wait.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace zstore::testing {
+
+// Returns a base port P such that P .. P+count-1 were all free on 127.0.0.1
+// at the time of the call (CHP needs three consecutive ports).
+std::uint16_t free_port_range(int count = 1);
+inline std::uint16_t free_port() { return free_port_range(1); }
+
+// A directory under $TMPDIR removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Polls cond every few milliseconds until it holds or the timeout passes.
+// Returns whether it held.
+bool wait_until(const std::function<bool()>& cond,
+                std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// Path of an executable built into build/bin ($ZSTORE_BIN_DIR set by ctest).
+std::string bin_path(const std::string& name);
+
+// A child process started with argv; stdout+stderr go to a log file.
+// The destructor SIGKILLs it if it still runs.
+class Process {
+ public:
+  Process(const std::string& program, std::vector<std::string> args,
+          const std::filesystem::path& log_file);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool running();
+  void kill(int signal);
+  // Waits for exit up to timeout; returns the exit code, 128+signal when
+  // killed by a signal, or -1 on time-out.
+  int wait(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  std::string log() const;  // the log file's contents
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+  bool exited_ = false;
+  std::filesystem::path log_file_;
+};
+
+}  // namespace zstore::testing
