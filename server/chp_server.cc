@@ -1,0 +1,227 @@
+#include "server/chp_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "server/zmq_frames.h"
+
+namespace zstore::server {
+
+namespace chp = protocol::chp;
+
+namespace {
+
+std::string endpoint(const std::string& host, int port) { return "tcp://" + host + ":" + std::to_string(port); }
+
+std::uint64_t system_now_ms() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+}  // namespace
+
+ChpServer::ChpServer(zmq::context_t& ctx, storage::Database& db, storage::ChpStore& store, ChpServerConfig config,
+                     ChpMetrics& metrics)
+    : ctx_(ctx), db_(db), store_(store), config_(std::move(config)), metrics_(metrics) {
+  if (!config_.now_ms) config_.now_ms = system_now_ms;
+}
+
+ChpServer::~ChpServer() { stop(); }
+
+std::vector<std::string> ChpServer::endpoints() const {
+  return {endpoint(config_.bind, config_.port), endpoint(config_.bind, config_.port + 1),
+          endpoint(config_.bind, config_.port + 2)};
+}
+
+void ChpServer::start() {
+  auto max_frame = static_cast<std::int64_t>(
+      std::max({config_.limits.max_value_bytes, config_.limits.max_key_bytes, config_.limits.max_properties_bytes}));
+  router_ = zmq::socket_t(ctx_, zmq::socket_type::router);
+  router_.set(zmq::sockopt::router_mandatory, 1);
+  router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.limits.max_key_bytes + 64));
+  router_.set(zmq::sockopt::sndhwm, 10000);
+  router_.set(zmq::sockopt::linger, 0);
+  publisher_ = zmq::socket_t(ctx_, zmq::socket_type::pub);
+  publisher_.set(zmq::sockopt::sndhwm, 100000);
+  publisher_.set(zmq::sockopt::linger, 1000);
+  collector_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
+  collector_.set(zmq::sockopt::subscribe, "");
+  collector_.set(zmq::sockopt::maxmsgsize, max_frame + 64);
+  collector_.set(zmq::sockopt::rcvhwm, 100000);
+  collector_.set(zmq::sockopt::linger, 0);
+  auto eps = endpoints();
+  router_.bind(eps[0]);
+  publisher_.bind(eps[1]);
+  collector_.bind(eps[2]);
+
+  std::string stop_ep = "inproc://zstore-chp-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+  stop_rx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
+  stop_rx_.bind(stop_ep);
+  stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
+  stop_tx_.connect(stop_ep);
+  metrics_.last_sequence = store_.last_sequence();
+  thread_ = std::thread([this] { run(); });
+}
+
+void ChpServer::stop() {
+  if (!thread_.joinable()) return;
+  stop_tx_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
+  thread_.join();
+  router_.close();
+  publisher_.close();
+  collector_.close();
+  stop_rx_.close();
+  stop_tx_.close();
+}
+
+int ChpServer::poll_timeout_ms() const {
+  if (expiry_backlog_) return 0;
+  if (snapshots_.active()) return 1;  // paused sessions retry soon
+  auto now = Clock::now();
+  auto next = std::min(last_publish_ + config_.hugz_interval, next_expiry_);
+  if (wal_dirty_) next = std::min(next, next_sync_);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count();
+  return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
+}
+
+void ChpServer::run() {
+  spdlog::info("CHP serving on {} (snapshot), {} (publisher), {} (collector); last sequence {}", endpoints()[0],
+               endpoints()[1], endpoints()[2], store_.last_sequence());
+  last_publish_ = Clock::now();
+  next_expiry_ = Clock::now();  // expire what lapsed while we were down
+  next_sync_ = Clock::now() + config_.sync_interval;
+  zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
+                             {collector_.handle(), 0, ZMQ_POLLIN, 0},
+                             {router_.handle(), 0, ZMQ_POLLIN, 0}};
+  while (true) {
+    zmq::poll(items, 3, std::chrono::milliseconds(poll_timeout_ms()));
+    if (items[0].revents & ZMQ_POLLIN) break;
+    if (items[1].revents & ZMQ_POLLIN) drain_collector();
+    if (items[2].revents & ZMQ_POLLIN) serve_snapshot_requests();
+    pump_snapshots();
+    expire_due();
+    heartbeat();
+    sync_wal();
+  }
+  wal_dirty_ = true;
+  next_sync_ = Clock::now();
+  sync_wal();
+  spdlog::info("CHP stopped at sequence {}", store_.last_sequence());
+}
+
+void ChpServer::report_malformed(const char* where, const protocol::DecodeError& error) {
+  metrics_.count_malformed(error.kind);
+  std::uint64_t suppressed = 0;
+  if (bad_input_log_.allow(&suppressed)) {
+    spdlog::warn("dropped malformed {} ({}): {}{}", where, protocol::to_string(error.kind), error.detail,
+                 suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
+  }
+}
+
+void ChpServer::drain_collector() {
+  std::vector<storage::ChpWrite> writes;
+  ReceivedMessage msg;
+  while (writes.size() < config_.max_batch && try_recv(collector_, &msg)) {
+    auto kv = chp::decode_kvset(msg.frames(), config_.limits);
+    if (!kv) {
+      report_malformed("KVSET", kv.error());
+      continue;
+    }
+    // decode_kvset validated the ttl already.
+    std::uint64_t ttl = *chp::ttl_seconds(kv->properties, config_.limits);
+    std::uint64_t expires = (ttl > 0 && !kv->body.empty()) ? config_.now_ms() + ttl * 1000 : 0;
+    writes.push_back({std::move(kv->key), std::move(kv->uuid), std::move(kv->properties), std::move(kv->body),
+                      expires, 0});
+  }
+  commit_and_publish(writes);
+}
+
+void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
+  if (writes.empty()) return;
+  storage::Status s = store_.apply(writes);
+  if (!s.ok()) {
+    metrics_.write_failures.fetch_add(writes.size(), std::memory_order_relaxed);
+    std::uint64_t suppressed = 0;
+    if (write_error_log_.allow(&suppressed)) {
+      spdlog::error("refused {} update(s), not published: {}", writes.size(), s.message());
+    }
+    return;
+  }
+  wal_dirty_ = true;
+  for (const auto& w : writes) publish(w);
+  metrics_.updates_applied.fetch_add(writes.size(), std::memory_order_relaxed);
+  metrics_.last_sequence = store_.last_sequence();
+}
+
+void ChpServer::publish(const storage::ChpWrite& w) {
+  // PUB never blocks: a subscriber past its high-water mark loses messages
+  // and recovers by sequence gap detection and a new snapshot.
+  (void)try_send(publisher_, chp::encode_kvmsg({w.key, w.sequence, w.uuid, w.properties, w.value}));
+  last_publish_ = Clock::now();
+}
+
+void ChpServer::serve_snapshot_requests() {
+  ReceivedMessage msg;
+  for (int i = 0; i < 256 && try_recv(router_, &msg); ++i) {
+    if (msg.views.empty()) continue;
+    std::string identity(msg.views[0]);
+    auto req = chp::decode_icanhaz(msg.frames().subspan(1), config_.limits);
+    if (!req) {
+      report_malformed("snapshot request", req.error());
+      continue;
+    }
+    if (!snapshots_.start(identity, req->subtree, store_.snapshot(req->subtree))) {
+      std::uint64_t suppressed = 0;
+      if (bad_input_log_.allow(&suppressed)) spdlog::warn("snapshot request refused: too many snapshots running");
+    }
+  }
+}
+
+void ChpServer::pump_snapshots() {
+  if (!snapshots_.active()) return;
+  auto r = snapshots_.pump(router_, config_.snapshot_slice);
+  metrics_.snapshot_keys_sent.fetch_add(r.keys_sent, std::memory_order_relaxed);
+  metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
+}
+
+void ChpServer::expire_due() {
+  auto now = Clock::now();
+  if (now < next_expiry_ && !expiry_backlog_) return;
+  next_expiry_ = now + config_.expiry_interval;
+  constexpr std::size_t kLimit = 1024;
+  std::vector<storage::ChpStore::Due> due;
+  storage::Status s = store_.due_expiries(config_.now_ms(), kLimit, &due);
+  if (!s.ok()) {
+    spdlog::error("expiry sweep failed: {}", s.message());
+    return;
+  }
+  expiry_backlog_ = due.size() == kLimit;
+  if (due.empty()) return;
+  std::vector<storage::ChpWrite> writes;
+  writes.reserve(due.size());
+  for (auto& d : due) writes.push_back({std::move(d.key), {}, {}, {}, 0, 0});
+  std::uint64_t before = metrics_.updates_applied;
+  commit_and_publish(writes);
+  if (metrics_.updates_applied != before) metrics_.expiries.fetch_add(writes.size(), std::memory_order_relaxed);
+}
+
+void ChpServer::heartbeat() {
+  auto now = Clock::now();
+  if (now - last_publish_ < config_.hugz_interval) return;
+  (void)try_send(publisher_, chp::encode_hugz({store_.last_sequence()}));
+  last_publish_ = now;
+}
+
+void ChpServer::sync_wal() {
+  if (!wal_dirty_ || db_.options().sync != storage::SyncPolicy::kBatch) return;
+  auto now = Clock::now();
+  if (now < next_sync_) return;
+  next_sync_ = now + config_.sync_interval;
+  wal_dirty_ = false;
+  storage::Status s = db_.sync_wal();
+  if (!s.ok()) spdlog::error("{}", s.message());
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,94 @@
+// ChpServer: the CHP reactor (rfc 12). ROUTER at P answers ICANHAZ? with a
+// streamed snapshot, SUB at P+2 collects KVSETs, PUB at P+1 publishes
+// KVPUBs and HUGZ. Every update is persisted (one group commit per loop
+// turn) before its KVPUB is sent, so whatever a client saw is on disk.
+// TTLs are absolute expiry times in the store and are swept from its index.
+// start() binds and runs the reactor on its own thread; stop() joins it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "protocol/chp_codec.h"
+#include "server/chp_metrics.h"
+#include "server/chp_snapshots.h"
+#include "server/log.h"
+#include "storage/chp_store.h"
+#include "storage/database.h"
+
+namespace zstore::server {
+
+struct ChpServerConfig {
+  std::string bind = "127.0.0.1";
+  std::uint16_t port = 5556;
+  protocol::chp::Limits limits;
+  std::chrono::milliseconds hugz_interval{1000};
+  std::chrono::milliseconds sync_interval{100};  // used with SyncPolicy::kBatch
+  std::chrono::milliseconds expiry_interval{100};
+  std::size_t max_batch = 4096;          // KVSETs drained per loop turn
+  std::size_t snapshot_slice = 2048;     // KVSYNCs sent per loop turn
+  std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
+};
+
+class ChpServer {
+ public:
+  ChpServer(zmq::context_t& ctx, storage::Database& db, storage::ChpStore& store, ChpServerConfig config,
+            ChpMetrics& metrics);
+  ~ChpServer();
+  ChpServer(const ChpServer&) = delete;
+  ChpServer& operator=(const ChpServer&) = delete;
+
+  // Binds the three sockets (throws zmq::error_t naming nothing on failure:
+  // caller reports) and starts the reactor thread.
+  void start();
+  // Finishes the current turn, then stops. Idempotent.
+  void stop();
+
+  std::vector<std::string> endpoints() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void run();
+  void drain_collector();
+  void serve_snapshot_requests();
+  void pump_snapshots();
+  void expire_due();
+  void heartbeat();
+  void sync_wal();
+  // Persists writes and, only if that succeeded, publishes them.
+  void commit_and_publish(std::vector<storage::ChpWrite>& writes);
+  void publish(const storage::ChpWrite& w);
+  void report_malformed(const char* where, const protocol::DecodeError& error);
+  int poll_timeout_ms() const;
+
+  zmq::context_t& ctx_;
+  storage::Database& db_;
+  storage::ChpStore& store_;
+  ChpServerConfig config_;
+  ChpMetrics& metrics_;
+
+  zmq::socket_t router_;
+  zmq::socket_t publisher_;
+  zmq::socket_t collector_;
+  zmq::socket_t stop_rx_;
+  zmq::socket_t stop_tx_;
+  std::thread thread_;
+
+  SnapshotPump snapshots_;
+  RateLimiter bad_input_log_;
+  RateLimiter write_error_log_;
+  Clock::time_point last_publish_{};
+  Clock::time_point next_expiry_{};
+  Clock::time_point next_sync_{};
+  bool wal_dirty_ = false;
+  bool expiry_backlog_ = false;
+};
+
+}  // namespace zstore::server

@@ -1,0 +1,56 @@
+// SnapshotPump: streams CHP snapshots (KVSYNC* then KTHXBAI) to clients in
+// slices, so a snapshot of millions of keys never stalls the reactor. One
+// session per client identity: a new ICANHAZ? replaces the running one.
+// Sends on a ROUTER with ZMQ_ROUTER_MANDATORY: a full pipe pauses the
+// session, a vanished client ends it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "storage/chp_store.h"
+
+namespace zstore::server {
+
+class SnapshotPump {
+ public:
+  explicit SnapshotPump(std::size_t max_sessions = 256) : max_sessions_(max_sessions) {}
+
+  // Starts streaming cursor to identity. Returns false (and drops the
+  // request) when max_sessions other clients are already being served.
+  bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor);
+
+  struct Result {
+    std::size_t keys_sent = 0;
+    std::size_t completed = 0;  // snapshots finished with KTHXBAI
+    std::size_t aborted = 0;    // client gone or read error
+    bool blocked = false;       // some session waits for its pipe to drain
+  };
+  // Sends up to budget KVSYNCs round-robin over sessions.
+  Result pump(zmq::socket_t& router, std::size_t budget);
+
+  bool active() const { return !sessions_.empty(); }
+  std::size_t size() const { return sessions_.size(); }
+
+ private:
+  struct Session {
+    std::string identity;
+    std::string subtree;
+    std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+    std::optional<storage::ChpRecord> pending;  // read but not yet sent
+    bool blocked = false;
+  };
+  enum class Step { kContinue, kBlocked, kDone, kAborted };
+  Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::size_t* sent);
+
+  std::size_t max_sessions_;
+  std::list<Session> sessions_;
+};
+
+}  // namespace zstore::server

@@ -1,0 +1,109 @@
+// zstored: the zstore server. Opens the data directory, starts the enabled
+// protocol reactors, and runs until SIGINT or SIGTERM, then shuts down
+// cleanly (finish the current batch, sync, close the database).
+#include <signal.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <memory>
+
+#include <zmq.hpp>
+
+#include "server/chp_server.h"
+#include "server/log.h"
+#include "server/options.h"
+#include "storage/chp_store.h"
+#include "storage/database.h"
+
+extern char** environ;
+
+namespace zstore::server {
+namespace {
+
+ChpServerConfig chp_config(const ServerOptions& o) {
+  ChpServerConfig c;
+  c.bind = o.bind;
+  c.port = o.chp_port;
+  c.limits.max_value_bytes = o.max_value_bytes;
+  c.hugz_interval = std::chrono::milliseconds(o.hugz_interval_ms);
+  c.sync_interval = std::chrono::milliseconds(o.sync_interval_ms);
+  return c;
+}
+
+int wait_for_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+int run(const ServerOptions& o) {
+  // Block the stop signals in every thread; main waits for them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  std::unique_ptr<storage::Database> db;
+  storage::DatabaseOptions dbo;
+  dbo.sync = o.sync;
+  if (auto s = storage::Database::Open(o.data_dir, dbo, &db); !s.ok()) {
+    spdlog::critical("cannot start: {}", s.message());
+    return 1;
+  }
+  std::unique_ptr<storage::ChpStore> chp_store;
+  if (auto s = storage::ChpStore::Open(db.get(), &chp_store); !s.ok()) {
+    spdlog::critical("cannot start: {}", s.message());
+    return 1;
+  }
+
+  zmq::context_t ctx;
+  ChpMetrics chp_metrics;
+  std::unique_ptr<ChpServer> chp;
+  try {
+    if (o.chp_port != 0) {
+      chp = std::make_unique<ChpServer>(ctx, *db, *chp_store, chp_config(o), chp_metrics);
+      chp->start();
+    }
+  } catch (const zmq::error_t& e) {
+    spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
+    return 1;
+  }
+  std::string eps;
+  if (chp) {
+    for (const auto& ep : chp->endpoints()) eps += " " + ep;
+  }
+  spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
+               eps.empty() ? " (none)" : eps);
+
+  int sig = wait_for_signal();
+  spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  if (chp) chp->stop();
+  chp.reset();
+  chp_store.reset();
+  if (auto s = db->close(); !s.ok()) {
+    spdlog::error("database close: {}", s.message());
+    return 1;
+  }
+  spdlog::info("zstored stopped cleanly");
+  return 0;
+}
+
+}  // namespace
+}  // namespace zstore::server
+
+int main(int argc, char** argv) {
+  auto outcome = zstore::server::parse_options(argc, argv, environ);
+  if (!outcome.options) {
+    std::fputs((outcome.message + "\n").c_str(), outcome.exit_code == 0 ? stdout : stderr);
+    return outcome.exit_code;
+  }
+  zstore::server::init_logging(outcome.options->log_level);
+  return zstore::server::run(*outcome.options);
+}

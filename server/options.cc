@@ -1,0 +1,147 @@
+#include "server/options.h"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace zstore::server {
+namespace po = boost::program_options;
+namespace {
+
+struct Raw {
+  std::string config;
+  std::string sync = "batch";
+  std::string towers;
+  unsigned chp_port = 5556, dafka_port = 5582, tower_port = 5580;
+};
+
+po::options_description describe(ServerOptions& o, Raw& raw) {
+  po::options_description d("zstored options (also ZSTORE_<FLAG> env vars and --config INI keys)");
+  d.add_options()
+      ("help,h", "print this help and exit")
+      ("config", po::value(&raw.config), "INI file with any of these flags as key=value")
+      ("data-dir", po::value(&o.data_dir)->default_value(o.data_dir), "RocksDB data directory")
+      ("bind", po::value(&o.bind)->default_value(o.bind), "address to bind every port on (e.g. 127.0.0.1, 0.0.0.0)")
+      ("chp-port", po::value(&raw.chp_port)->default_value(raw.chp_port),
+       "CHP base port P: snapshot ROUTER P, publisher P+1, collector P+2; 0 disables CHP")
+      ("sync", po::value(&raw.sync)->default_value(raw.sync),
+       "WAL fsync policy: none (survives process crash), batch (also fsync every --sync-interval-ms), "
+       "always (fsync before every publish/ACK)")
+      ("sync-interval-ms", po::value(&o.sync_interval_ms)->default_value(o.sync_interval_ms),
+       "fsync interval of --sync batch")
+      ("max-value-bytes", po::value(&o.max_value_bytes)->default_value(o.max_value_bytes),
+       "largest CHP value accepted (bytes)")
+      ("hugz-interval-ms", po::value(&o.hugz_interval_ms)->default_value(o.hugz_interval_ms),
+       "CHP HUGZ heartbeat interval when idle")
+      ("log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error")
+      ("dafka-port", po::value(&raw.dafka_port)->default_value(raw.dafka_port),
+       "Dafka store publisher (XPUB) port; 0 disables the store")
+      ("tower-port", po::value(&raw.tower_port)->default_value(raw.tower_port),
+       "embedded Dafka tower: XSUB at T, XPUB at T+1; 0 disables it")
+      ("advertise", po::value(&o.advertise)->default_value(o.advertise),
+       "host other Dafka nodes use to reach this store")
+      ("towers", po::value(&raw.towers),
+       "comma-separated towers tcp://host:T to beacon to (default: the embedded tower)")
+      ("beacon-interval-ms", po::value(&o.beacon_interval_ms)->default_value(o.beacon_interval_ms),
+       "Dafka beacon interval")
+      ("beacon-timeout-ms", po::value(&o.beacon_timeout_ms)->default_value(o.beacon_timeout_ms),
+       "drop Dafka peers silent for this long");
+  return d;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// The flag named by environment variable `name` (ZSTORE_DATA_DIR ->
+// data-dir), or empty when it names none of ours.
+std::string env_flag(const po::options_description& d, const std::string& name) {
+  std::string flag;
+  if (name.rfind("ZSTORE_", 0) != 0) return flag;
+  for (char c : name.substr(7)) flag.push_back(c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (flag == "help" || d.find_nothrow(flag, false) == nullptr) flag.clear();
+  return flag;
+}
+
+std::optional<std::string> check_port(const char* flag, unsigned value, unsigned span) {
+  if (value + span - 1 > 65535) return std::string("--") + flag + ": port " + std::to_string(value) + " out of range";
+  return std::nullopt;
+}
+
+std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
+  auto sync = storage::parse_sync_policy(raw.sync);
+  if (!sync) return "--sync: expected none, batch or always, got '" + raw.sync + "'";
+  o.sync = *sync;
+  if (auto e = check_port("chp-port", raw.chp_port, 3)) return e;
+  if (auto e = check_port("dafka-port", raw.dafka_port, 1)) return e;
+  if (auto e = check_port("tower-port", raw.tower_port, 2)) return e;
+  o.chp_port = static_cast<std::uint16_t>(raw.chp_port);
+  o.dafka_port = static_cast<std::uint16_t>(raw.dafka_port);
+  o.tower_port = static_cast<std::uint16_t>(raw.tower_port);
+  o.towers = split_list(raw.towers);
+  for (const auto& t : o.towers) {
+    if (t.rfind("tcp://", 0) != 0) return "--towers: '" + t + "' is not a tcp://host:port address";
+  }
+  if (o.data_dir.empty()) return std::string("--data-dir must not be empty");
+  if (o.max_value_bytes == 0) return std::string("--max-value-bytes must be positive");
+  if (o.sync_interval_ms == 0) return std::string("--sync-interval-ms must be positive");
+  if (o.hugz_interval_ms == 0) return std::string("--hugz-interval-ms must be positive");
+  if (o.beacon_interval_ms == 0 || o.beacon_timeout_ms <= o.beacon_interval_ms) {
+    return std::string("--beacon-timeout-ms must exceed a positive --beacon-interval-ms");
+  }
+  static const char* levels[] = {"trace", "debug", "info", "warn", "error"};
+  if (std::find(std::begin(levels), std::end(levels), o.log_level) == std::end(levels)) {
+    return "--log-level: expected trace, debug, info, warn or error, got '" + o.log_level + "'";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ParseOutcome parse_options(int argc, const char* const* argv, const char* const* env) {
+  ServerOptions o;
+  Raw raw;
+  po::options_description d = describe(o, raw);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(d).run(), vm);
+    for (const char* const* e = env; e != nullptr && *e != nullptr; ++e) {
+      std::string kv(*e);
+      auto eq = kv.find('=');
+      if (eq == std::string::npos) continue;
+      std::string flag = env_flag(d, kv.substr(0, eq));
+      if (flag.empty() || (vm.count(flag) && !vm[flag].defaulted())) continue;
+      po::store(po::command_line_parser(std::vector<std::string>{"--" + flag + "=" + kv.substr(eq + 1)})
+                    .options(d)
+                    .run(),
+                vm);
+    }
+    if (vm.count("help")) {
+      std::ostringstream out;
+      out << "usage: zstored [options]\n\n" << d;
+      return {std::nullopt, 0, out.str()};
+    }
+    if (vm.count("config")) {
+      std::ifstream in(vm["config"].as<std::string>());
+      if (!in) return {std::nullopt, 2, "--config: cannot read '" + vm["config"].as<std::string>() + "'"};
+      po::store(po::parse_config_file(in, d, false), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return {std::nullopt, 2, std::string("zstored: ") + e.what() + " (see --help)"};
+  }
+  if (auto e = finish(o, raw)) return {std::nullopt, 2, "zstored: " + *e};
+  return {o, 0, ""};
+}
+
+}  // namespace zstore::server

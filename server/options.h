@@ -1,0 +1,45 @@
+// ServerOptions: every zstored setting, read from the command line, then
+// ZSTORE_<FLAG> environment variables, then an INI --config file, then the
+// built-in defaults (the first source that sets a value wins).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/sync_policy.h"
+
+namespace zstore::server {
+
+struct ServerOptions {
+  std::string data_dir = "./data";
+  std::string bind = "127.0.0.1";
+  std::uint16_t chp_port = 5556;  // 0 disables CHP; uses P, P+1, P+2
+  storage::SyncPolicy sync = storage::SyncPolicy::kBatch;
+  std::uint32_t sync_interval_ms = 100;
+  std::size_t max_value_bytes = 16u << 20;
+  std::uint32_t hugz_interval_ms = 1000;
+  std::string log_level = "info";
+
+  // Dafka store and tower.
+  std::uint16_t dafka_port = 5582;  // 0 disables the store
+  std::uint16_t tower_port = 5580;  // 0 disables the embedded tower; uses T, T+1
+  std::string advertise = "127.0.0.1";
+  std::vector<std::string> towers;  // tcp://host:T of other towers
+  std::uint32_t beacon_interval_ms = 1000;
+  std::uint32_t beacon_timeout_ms = 4000;
+};
+
+// Outcome of parsing: either options to run with, or an exit code (0 after
+// --help, 2 after a bad flag, value or config file) with the text to print.
+struct ParseOutcome {
+  std::optional<ServerOptions> options;
+  int exit_code = 0;
+  std::string message;
+};
+
+// env: the process environment (environ), injectable for tests.
+ParseOutcome parse_options(int argc, const char* const* argv, const char* const* env);
+
+}  // namespace zstore::server

@@ -1,0 +1,30 @@
+// ChpEntry: the stored form of one CHP key, and the key encodings of the
+// chp_map and chp_expiry column families.
+//   chp_map value:  seq u64 BE | expires_at_ms u64 BE (0 = none) |
+//                   uuid_len u8 | uuid | props_len u32 BE | props | value
+//   chp_expiry key: expires_at_ms u64 BE | map key   (value empty)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace zstore::storage {
+
+struct ChpEntry {
+  std::uint64_t sequence = 0;
+  std::uint64_t expires_at_ms = 0;  // absolute, ms since the Unix epoch; 0 = never
+  std::string uuid;
+  std::string properties;
+  std::string value;
+  bool operator==(const ChpEntry&) const = default;
+};
+
+std::string encode_chp_entry(const ChpEntry& entry);
+// Returns false (leaving *out unspecified) when bytes are not a valid entry.
+bool decode_chp_entry(std::string_view bytes, ChpEntry* out);
+
+std::string encode_expiry_key(std::uint64_t expires_at_ms, std::string_view key);
+bool decode_expiry_key(std::string_view bytes, std::uint64_t* expires_at_ms, std::string_view* key);
+
+}  // namespace zstore::storage

@@ -1,0 +1,192 @@
+#include "storage/chp_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/write_batch.h>
+
+#include "protocol/byte_order.h"
+
+namespace zstore::storage {
+namespace {
+
+rocksdb::Slice slice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+
+// The smallest string greater than every string starting with prefix, or
+// empty when there is none (prefix of all 0xff bytes, or empty prefix).
+std::string prefix_successor(std::string_view prefix) {
+  std::string s(prefix);
+  while (!s.empty()) {
+    auto& c = reinterpret_cast<unsigned char&>(s.back());
+    if (c != 0xff) {
+      ++c;
+      return s;
+    }
+    s.pop_back();
+  }
+  return s;
+}
+
+class RocksSnapshotCursor final : public ChpSnapshotCursor {
+ public:
+  RocksSnapshotCursor(Database* db, std::string_view prefix, std::uint64_t sequence)
+      : db_(db), snapshot_(db->db()->GetSnapshot()), prefix_(prefix), upper_(prefix_successor(prefix)),
+        sequence_(sequence) {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot_;
+    ro.fill_cache = false;  // a full scan must not evict the hot set
+    if (!upper_.empty()) {
+      upper_slice_ = rocksdb::Slice(upper_);
+      ro.iterate_upper_bound = &upper_slice_;
+    }
+    it_.reset(db->db()->NewIterator(ro, db->handle(Column::kChpMap)));
+    it_->Seek(slice(prefix_));
+  }
+
+  ~RocksSnapshotCursor() override {
+    it_.reset();
+    db_->db()->ReleaseSnapshot(snapshot_);
+  }
+
+  std::uint64_t sequence() const override { return sequence_; }
+
+  bool next(ChpRecord* out) override {
+    if (!status_.ok() || !it_->Valid()) {
+      if (status_.ok() && !it_->status().ok()) status_ = Status::Error("snapshot read: " + it_->status().ToString());
+      return false;
+    }
+    out->key.assign(it_->key().data(), it_->key().size());
+    if (!decode_chp_entry(std::string_view(it_->value().data(), it_->value().size()), &out->entry)) {
+      status_ = Status::Error("corrupt CHP entry for a key of " + std::to_string(out->key.size()) + " bytes");
+      return false;
+    }
+    it_->Next();
+    return true;
+  }
+
+  Status status() const override { return status_; }
+
+ private:
+  Database* db_;
+  const rocksdb::Snapshot* snapshot_;
+  std::string prefix_;
+  std::string upper_;
+  rocksdb::Slice upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  std::uint64_t sequence_;
+  Status status_ = Status::Ok();
+};
+
+}  // namespace
+
+Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out) {
+  std::unique_ptr<ChpStore> store(new ChpStore(db));
+  std::string bytes;
+  Status s = db->get_meta(kMetaChpLastSequence, &bytes);
+  if (!s.ok()) return s;
+  if (!bytes.empty()) {
+    if (bytes.size() != 8) return Status::Error("corrupt CHP last sequence metadata");
+    store->last_sequence_ = protocol::get_be<std::uint64_t>(bytes);
+  }
+  *out = std::move(store);
+  return Status::Ok();
+}
+
+Status ChpStore::apply(std::span<ChpWrite> writes) {
+  if (writes.empty()) return Status::Ok();
+  rocksdb::WriteBatch batch;
+  auto* map = db_->handle(Column::kChpMap);
+  auto* expiry = db_->handle(Column::kChpExpiry);
+  std::uint64_t seq = last_sequence_;
+  for (auto& w : writes) {
+    if (w.sequence == 0) {
+      w.sequence = ++seq;
+    } else if (w.sequence <= seq) {
+      return Status::Error("explicit sequence " + std::to_string(w.sequence) + " is not above " + std::to_string(seq));
+    } else {
+      seq = w.sequence;
+    }
+    if (w.value.empty()) {
+      batch.Delete(map, slice(w.key));
+      continue;
+    }
+    batch.Put(map, slice(w.key), encode_chp_entry({w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value}));
+    if (w.expires_at_ms != 0) batch.Put(expiry, encode_expiry_key(w.expires_at_ms, w.key), rocksdb::Slice());
+  }
+  std::string seq_bytes;
+  protocol::put_be<std::uint64_t>(seq_bytes, seq);
+  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpLastSequence), seq_bytes);
+  Status s = db_->write(batch);
+  if (!s.ok()) {
+    for (auto& w : writes) w.sequence = 0;
+    return s;
+  }
+  last_sequence_ = seq;
+  return Status::Ok();
+}
+
+Status ChpStore::get(std::string_view key, ChpEntry* entry, bool* found) {
+  std::string bytes;
+  rocksdb::Status s = db_->db()->Get(rocksdb::ReadOptions(), db_->handle(Column::kChpMap), slice(key), &bytes);
+  *found = false;
+  if (s.IsNotFound()) return Status::Ok();
+  if (!s.ok()) return Status::Error("read failed: " + s.ToString());
+  if (!decode_chp_entry(bytes, entry)) return Status::Error("corrupt CHP entry");
+  *found = true;
+  return Status::Ok();
+}
+
+std::unique_ptr<ChpSnapshotCursor> ChpStore::snapshot(std::string_view prefix) {
+  return std::make_unique<RocksSnapshotCursor>(db_, prefix, last_sequence_);
+}
+
+Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vector<Due>* out) {
+  out->clear();
+  std::string upper;
+  protocol::put_be<std::uint64_t>(upper, now_ms + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(ro, db_->handle(Column::kChpExpiry)));
+  rocksdb::WriteBatch stale;
+  for (it->SeekToFirst(); it->Valid() && out->size() < limit; it->Next()) {
+    std::uint64_t at = 0;
+    std::string_view key;
+    if (!decode_expiry_key(std::string_view(it->key().data(), it->key().size()), &at, &key)) {
+      stale.Delete(db_->handle(Column::kChpExpiry), it->key());
+      continue;
+    }
+    ChpEntry entry;
+    bool found = false;
+    Status s = get(key, &entry, &found);
+    if (!s.ok()) return s;
+    if (found && entry.expires_at_ms == at) {
+      out->push_back({std::string(key), at});
+    } else {
+      stale.Delete(db_->handle(Column::kChpExpiry), it->key());
+    }
+  }
+  if (!it->status().ok()) return Status::Error("expiry scan failed: " + it->status().ToString());
+  if (stale.Count() > 0) return db_->write(stale);
+  return Status::Ok();
+}
+
+Status ChpStore::clear() {
+  for (Column c : {Column::kChpMap, Column::kChpExpiry}) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(c)));
+    rocksdb::WriteBatch batch;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      batch.Delete(db_->handle(c), it->key());
+      if (batch.Count() >= 10000) {
+        Status s = db_->write(batch);
+        if (!s.ok()) return s;
+        batch.Clear();
+      }
+    }
+    if (!it->status().ok()) return Status::Error("clear scan failed: " + it->status().ToString());
+    Status s = db_->write(batch);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace zstore::storage

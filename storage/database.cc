@@ -1,0 +1,153 @@
+#include "storage/database.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+namespace zstore::storage {
+namespace {
+
+constexpr std::array<std::string_view, kColumnCount> kColumnNames = {
+    "meta", "chp_map", "chp_expiry", "dafka_records", "dafka_heads"};
+
+Status from_rocks(const rocksdb::Status& s, std::string_view what) {
+  if (s.ok()) return Status::Ok();
+  return Status::Error(std::string(what) + ": " + s.ToString());
+}
+
+rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
+  rocksdb::ColumnFamilyOptions cf;
+  rocksdb::BlockBasedTableOptions table;
+  // Point lookups on the CHP map and Dafka heads; cheap for the others.
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.cache_index_and_filter_blocks = true;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  if (name == "dafka_records") cf.write_buffer_size = 64 << 20;
+  return cf;
+}
+
+rocksdb::DBOptions db_options(const DatabaseOptions& options) {
+  rocksdb::DBOptions db;
+  db.create_if_missing = options.create_if_missing && !options.read_only;
+  db.create_missing_column_families = !options.read_only;
+  db.paranoid_checks = true;
+  db.max_background_jobs = 2;
+  db.keep_log_file_num = 5;
+  return db;
+}
+
+}  // namespace
+
+std::string_view column_name(Column column) { return kColumnNames[static_cast<std::size_t>(column)]; }
+
+Status Database::Open(const std::string& dir, const DatabaseOptions& options, std::unique_ptr<Database>* out) {
+  std::unique_ptr<Database> db(new Database());
+  Status s = db->open_impl(dir, options);
+  if (!s.ok()) return s;
+  *out = std::move(db);
+  return Status::Ok();
+}
+
+Status Database::open_impl(const std::string& dir, const DatabaseOptions& options) {
+  dir_ = dir;
+  options_ = options;
+  std::error_code ec;
+  bool fresh = !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
+  if (fresh && (options.read_only || !options.create_if_missing)) {
+    return Status::Error("no zstore database in '" + dir + "' (no RocksDB CURRENT file)");
+  }
+  if (!fresh) {
+    std::vector<std::string> existing;
+    Status s = from_rocks(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir, &existing),
+                          "cannot read column families of '" + dir + "'");
+    if (!s.ok()) return s;
+    if (std::find(existing.begin(), existing.end(), "meta") == existing.end()) {
+      return Status::Error("'" + dir + "' is a RocksDB database but not a zstore one (no 'meta' column family)");
+    }
+  }
+  if (!fresh || !options.read_only) {
+    std::filesystem::create_directories(dir, ec);
+  }
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  for (auto name : kColumnNames) descriptors.emplace_back(std::string(name), column_options(name));
+
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs =
+      options.read_only
+          ? rocksdb::DB::OpenForReadOnly(db_options(options), dir, descriptors, &handles, &raw)
+          : rocksdb::DB::Open(db_options(options), dir, descriptors, &handles, &raw);
+  if (!rs.ok()) return from_rocks(rs, "cannot open database in '" + dir + "'");
+  db_.reset(raw);
+  default_handle_ = handles[0];
+  for (std::size_t i = 0; i < kColumnCount; ++i) handles_[i] = handles[i + 1];
+  return check_layout(fresh);
+}
+
+Status Database::check_layout(bool fresh) {
+  std::string version;
+  Status s = get_meta(kMetaLayoutVersion, &version);
+  if (!s.ok()) return s;
+  if (version.empty()) {
+    if (!fresh) return Status::Error("'" + dir_ + "' has no zstore layout version: not a zstore database");
+    rocksdb::WriteBatch batch;
+    batch.Put(handle(Column::kMeta), std::string(kMetaLayoutVersion), std::string(kLayoutVersion));
+    return write(batch);
+  }
+  if (version != kLayoutVersion) {
+    return Status::Error("'" + dir_ + "' has layout version " + version + "; this zstore reads version " +
+                         std::string(kLayoutVersion));
+  }
+  return Status::Ok();
+}
+
+Database::~Database() { (void)close(); }
+
+Status Database::write(rocksdb::WriteBatch& batch) {
+  if (!db_) return Status::Error("database is closed");
+  if (options_.read_only) return Status::Error("database is open read-only");
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync == SyncPolicy::kAlways;
+  return from_rocks(db_->Write(wo, &batch), "write failed");
+}
+
+Status Database::sync_wal() {
+  if (!db_ || options_.read_only) return Status::Ok();
+  return from_rocks(db_->SyncWAL(), "WAL sync failed");
+}
+
+Status Database::get_meta(std::string_view name, std::string* value) {
+  value->clear();
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handle(Column::kMeta), rocksdb::Slice(name.data(), name.size()), value);
+  if (s.IsNotFound()) return Status::Ok();
+  return from_rocks(s, "metadata read failed");
+}
+
+Status Database::close() {
+  if (!db_) return Status::Ok();
+  Status result = Status::Ok();
+  if (!options_.read_only) {
+    rocksdb::Status s = db_->SyncWAL();
+    if (!s.ok()) result = from_rocks(s, "WAL sync at close failed");
+  }
+  for (auto*& h : handles_) {
+    if (h != nullptr) (void)db_->DestroyColumnFamilyHandle(h);
+    h = nullptr;
+  }
+  if (default_handle_ != nullptr) (void)db_->DestroyColumnFamilyHandle(default_handle_);
+  default_handle_ = nullptr;
+  rocksdb::Status s = db_->Close();
+  if (!s.ok() && result.ok()) result = from_rocks(s, "close failed");
+  db_.reset();
+  return result;
+}
+
+}  // namespace zstore::storage
