@@ -76,8 +76,7 @@ bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds tim
 
 std::string bin_path(const std::string& name) {
   const char* dir = std::getenv("ZSTORE_BIN_DIR");
-  if (dir == nullptr || *dir == '\0') throw std::runtime_error("ZSTORE_BIN_DIR is not set (run through ctest)");
-  return std::string(dir) + "/" + name;
+  return std::string(dir != nullptr && *dir != '\0' ? dir : ZSTORE_DEFAULT_BIN_DIR) + "/" + name;
 }
 
 Process::Process(const std::string& program, std::vector<std::string> args, const std::filesystem::path& log_file)

@@ -38,7 +38,7 @@ class TempDir {
 bool wait_until(const std::function<bool()>& cond,
                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-// Path of an executable built into build/bin ($ZSTORE_BIN_DIR set by ctest).
+// Path of an executable in build/bin ($ZSTORE_BIN_DIR, else the build's own).
 std::string bin_path(const std::string& name);
 
 // A child process started with argv; stdout+stderr go to a log file.
