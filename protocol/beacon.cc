@@ -1,0 +1,135 @@
+#include "protocol/beacon.h"
+
+#include <charconv>
+#include <optional>
+#include <stdexcept>
+
+namespace zstore::protocol::beacon {
+namespace {
+
+using K = DecodeErrorKind;
+
+constexpr std::string_view kTcpScheme = "tcp://";
+
+// Decimal 1..65535, digits only (no sign, no spaces).
+std::optional<std::uint16_t> parse_port(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  std::uint32_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  if (value == 0 || value > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(value);
+}
+
+// For details: a field cut to a loggable size.
+std::string quoted(std::string_view text) {
+  constexpr std::size_t kShown = 32;
+  std::string out = "'" + std::string(text.substr(0, kShown));
+  if (text.size() > kShown) out += "...";
+  return out + "'";
+}
+
+std::optional<DecodeError> check_length(std::string_view value, std::string_view what) {
+  if (value.size() > kMaxFieldBytes) {
+    return decode_error(K::kTooLarge, std::string(what) + " is " + std::to_string(value.size()) +
+                                          " bytes, at most 255 allowed");
+  }
+  return std::nullopt;
+}
+
+std::optional<DecodeError> check_non_empty(std::string_view value, std::string_view what) {
+  if (value.empty()) return decode_error(K::kBadField, std::string(what) + " is empty");
+  return check_length(value, what);
+}
+
+std::optional<DecodeError> check_header(FrameViews frames, std::string_view what) {
+  if (frames.empty()) return decode_error(K::kFrameCount, std::string(what) + " with no frames");
+  if (frames[0] != kBeacon) {
+    return decode_error(K::kUnknownId, std::string(what) + ": frame 0 is " + quoted(frames[0]) + ", not 'B'");
+  }
+  return std::nullopt;
+}
+
+// Why `endpoint` is not "tcp://host:port", or nullopt when it is.
+std::optional<std::string> endpoint_problem(std::string_view endpoint) {
+  if (!endpoint.starts_with(kTcpScheme)) return "endpoint " + quoted(endpoint) + " does not start with tcp://";
+  std::string_view rest = endpoint.substr(kTcpScheme.size());
+  std::size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos) return "endpoint " + quoted(endpoint) + " has no port";
+  if (colon == 0) return "endpoint " + quoted(endpoint) + " has no host";
+  if (!parse_port(rest.substr(colon + 1))) {
+    return "endpoint " + quoted(endpoint) + " port is not a decimal in 1..65535";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Frames encode(const NodeBeacon& beacon) {
+  if (beacon.uuid.empty() || beacon.uuid.size() > kMaxFieldBytes) {
+    throw std::invalid_argument("node beacon: uuid must be 1..255 bytes");
+  }
+  if (beacon.host.size() > kMaxFieldBytes) throw std::invalid_argument("node beacon: host over 255 bytes");
+  if (beacon.port == 0) throw std::invalid_argument("node beacon: port 0");
+  return {std::string(kBeacon), beacon.uuid, beacon.host, std::to_string(beacon.port)};
+}
+
+Frames encode(const TowerBeacon& beacon) {
+  if (beacon.uuid.empty() || beacon.uuid.size() > kMaxFieldBytes) {
+    throw std::invalid_argument("tower beacon: uuid must be 1..255 bytes");
+  }
+  if (beacon.endpoint.size() > kMaxFieldBytes) throw std::invalid_argument("tower beacon: endpoint over 255 bytes");
+  if (auto problem = endpoint_problem(beacon.endpoint)) throw std::invalid_argument("tower beacon: " + *problem);
+  return {std::string(kBeacon), beacon.uuid, beacon.endpoint};
+}
+
+Frames encode_welcome() { return {std::string(kWelcome)}; }
+
+DecodeResult<NodeBeacon> decode_node_beacon(FrameViews frames) {
+  if (auto e = check_header(frames, "node beacon")) return *e;
+  if (frames.size() != 3 && frames.size() != 4) {
+    return decode_error(K::kFrameCount, "node beacon: expected 4 frames (or 3 without host), got " +
+                                            std::to_string(frames.size()));
+  }
+  const bool has_host = frames.size() == 4;
+  const std::string_view uuid = frames[1];
+  const std::string_view host = has_host ? frames[2] : std::string_view();
+  const std::string_view port_text = frames[frames.size() - 1];
+  if (auto e = check_non_empty(uuid, "node beacon: uuid")) return *e;
+  if (auto e = check_length(host, "node beacon: host")) return *e;
+  if (auto e = check_non_empty(port_text, "node beacon: port")) return *e;
+  auto port = parse_port(port_text);
+  if (!port) {
+    return decode_error(K::kBadField, "node beacon: port " + quoted(port_text) + " is not a decimal in 1..65535");
+  }
+  return NodeBeacon{std::string(uuid), std::string(host), *port};
+}
+
+DecodeResult<TowerBeacon> decode_tower_beacon(FrameViews frames) {
+  if (auto e = check_header(frames, "tower beacon")) return *e;
+  if (frames.size() != 3) {
+    return decode_error(K::kFrameCount, "tower beacon: expected 3 frames, got " + std::to_string(frames.size()));
+  }
+  if (auto e = check_non_empty(frames[1], "tower beacon: uuid")) return *e;
+  if (auto e = check_non_empty(frames[2], "tower beacon: endpoint")) return *e;
+  if (auto problem = endpoint_problem(frames[2])) return decode_error(K::kBadField, "tower beacon: " + *problem);
+  return TowerBeacon{std::string(frames[1]), std::string(frames[2])};
+}
+
+bool is_welcome(FrameViews frames) { return frames.size() == 1 && frames[0] == kWelcome; }
+
+std::string tower_endpoint(std::string_view host, std::uint16_t port) {
+  std::string out(kTcpScheme);
+  const bool bracket = host.find(':') != std::string_view::npos && !host.starts_with('[');
+  if (bracket) out.push_back('[');
+  out.append(host);
+  if (bracket) out.push_back(']');
+  out.push_back(':');
+  out.append(std::to_string(port));
+  return out;
+}
+
+}  // namespace zstore::protocol::beacon

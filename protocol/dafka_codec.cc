@@ -1,0 +1,422 @@
+#include "protocol/dafka_codec.h"
+
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "protocol/byte_order.h"
+
+namespace zstore::protocol::dafka {
+namespace {
+
+using K = DecodeErrorKind;
+
+constexpr char kHexDigits[] = "0123456789ABCDEF";
+
+std::optional<MsgId> msg_id_from_byte(char c) {
+  switch (static_cast<MsgId>(c)) {
+    case MsgId::kRecord:
+    case MsgId::kDirectRecord:
+    case MsgId::kFetch:
+    case MsgId::kAck:
+    case MsgId::kHead:
+    case MsgId::kDirectHead:
+    case MsgId::kGetHeads:
+    case MsgId::kConsumerHello:
+    case MsgId::kStoreHello:
+      return static_cast<MsgId>(c);
+  }
+  return std::nullopt;
+}
+
+bool has_content_frame(MsgId id) { return id == MsgId::kRecord || id == MsgId::kDirectRecord; }
+
+std::string byte_hex(char c) {
+  auto b = static_cast<unsigned char>(c);
+  return std::string("0x") + kHexDigits[b >> 4] + kHexDigits[b & 0xf];
+}
+
+// ---------------------------------------------------------------------------
+// Encoding
+
+class Writer {
+ public:
+  Writer(MsgId id, std::string_view topic) : name_(to_string(id)) {
+    if (!is_valid_topic(topic)) {
+      throw std::invalid_argument("dafka " + std::string(name_) + ": topic contains a NUL byte");
+    }
+    out_.reserve(topic.size() + 64);
+    out_.push_back(static_cast<char>(id));
+    out_.append(topic);
+    out_.push_back('\0');
+    out_.push_back(static_cast<char>(kVersion));
+  }
+
+  Writer& short_string(std::string_view s, std::string_view field) {
+    if (!fits_short_string(s)) {
+      throw std::length_error("dafka " + std::string(name_) + ": " + std::string(field) + " is " +
+                              std::to_string(s.size()) + " bytes, a string field holds at most 255");
+    }
+    out_.push_back(static_cast<char>(s.size()));
+    out_.append(s);
+    return *this;
+  }
+
+  Writer& strings(const std::vector<std::string>& list, std::string_view field) {
+    constexpr std::size_t kMax = std::numeric_limits<std::uint32_t>::max();
+    if (list.size() > kMax) {
+      throw std::length_error("dafka " + std::string(name_) + ": too many " + std::string(field));
+    }
+    put_be<std::uint32_t>(out_, static_cast<std::uint32_t>(list.size()));
+    for (const auto& s : list) {
+      if (s.size() > kMax) {
+        throw std::length_error("dafka " + std::string(name_) + ": " + std::string(field) + " entry too long");
+      }
+      put_be<std::uint32_t>(out_, static_cast<std::uint32_t>(s.size()));
+      out_.append(s);
+    }
+    return *this;
+  }
+
+  Writer& u64(std::uint64_t v) {
+    put_be<std::uint64_t>(out_, v);
+    return *this;
+  }
+
+  Writer& u32(std::uint32_t v) {
+    put_be<std::uint32_t>(out_, v);
+    return *this;
+  }
+
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string_view name_;
+  std::string out_;
+};
+
+// Shared by RECORD and DIRECT-RECORD.
+template <typename R>
+Frames encode_record(const R& msg) {
+  Writer w(R::kId, msg.topic);
+  w.short_string(msg.partition, "partition").short_string(msg.subject, "subject").u64(msg.sequence);
+  Frames frames;
+  frames.reserve(2);
+  frames.push_back(w.take());
+  frames.push_back(msg.content);
+  return frames;
+}
+
+// Shared by HEAD and DIRECT-HEAD.
+template <typename H>
+Frames encode_head(const H& msg) {
+  Writer w(H::kId, msg.topic);
+  w.short_string(msg.partition, "partition").short_string(msg.subject, "subject").u64(msg.sequence);
+  return {w.take()};
+}
+
+// ---------------------------------------------------------------------------
+// Decoding
+
+// Reads body fields front to back. The first failure sticks: later reads
+// return empty values, and error() reports the first problem.
+class Reader {
+ public:
+  Reader(std::string_view frame, std::size_t offset, std::string_view name)
+      : frame_(frame), pos_(offset), name_(name) {}
+
+  std::string short_string(std::string_view field) {
+    if (failed()) return {};
+    if (left() < 1) {
+      truncated(field, "length byte missing");
+      return {};
+    }
+    std::size_t n = static_cast<unsigned char>(frame_[pos_]);
+    if (left() - 1 < n) {
+      truncated(field, "length " + std::to_string(n) + " but " + std::to_string(left() - 1) + " bytes left");
+      return {};
+    }
+    std::string out(frame_.substr(pos_ + 1, n));
+    pos_ += 1 + n;
+    return out;
+  }
+
+  template <typename T>
+  T number(std::string_view field) {
+    if (failed()) return 0;
+    if (left() < sizeof(T)) {
+      truncated(field, "needs " + std::to_string(sizeof(T)) + " bytes, " + std::to_string(left()) + " left");
+      return 0;
+    }
+    T v = get_be<T>(frame_.substr(pos_, sizeof(T)));
+    pos_ += sizeof(T);
+    return v;
+  }
+
+  std::vector<std::string> strings(std::string_view field, std::size_t max_count) {
+    std::vector<std::string> out;
+    const std::size_t count_at = pos_;
+    const std::uint32_t count = number<std::uint32_t>(std::string(field) + " count");
+    if (failed()) return out;
+    // Each entry needs at least its 4-byte length: refuse a count the frame
+    // cannot hold before reserving anything for it.
+    if (count > left() / 4) {
+      truncated(field, "count " + std::to_string(count) + " needs at least " +
+                           std::to_string(std::uint64_t{count} * 4) + " bytes, " + std::to_string(left()) +
+                           " left",
+                count_at);
+      return out;
+    }
+    if (count > max_count) {
+      fail(K::kTooLarge, std::string(field) + " count " + std::to_string(count) + " exceeds limit " +
+                             std::to_string(max_count));
+      return out;
+    }
+    out.reserve(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::string entry = std::string(field) + "[" + std::to_string(i) + "]";
+      const std::size_t entry_at = pos_;
+      const std::uint32_t n = number<std::uint32_t>(entry + " length");
+      if (failed()) return out;
+      if (n > left()) {
+        truncated(entry, "length " + std::to_string(n) + " but " + std::to_string(left()) + " bytes left",
+                  entry_at);
+        return out;
+      }
+      out.emplace_back(frame_.substr(pos_, n));
+      pos_ += n;
+    }
+    return out;
+  }
+
+  // Call after the last field: anything left over is an error.
+  void finish() {
+    if (failed() || left() == 0) return;
+    fail(K::kTrailing, std::to_string(left()) + " trailing bytes after the last field at byte " +
+                           std::to_string(pos_));
+  }
+
+  bool failed() const { return error_.has_value(); }
+  DecodeError error() && { return std::move(*error_); }
+
+ private:
+  std::size_t left() const { return frame_.size() - pos_; }
+
+  void truncated(std::string_view field, const std::string& why, std::optional<std::size_t> at = {}) {
+    fail(K::kTruncated,
+         std::string(field) + " truncated at byte " + std::to_string(at.value_or(pos_)) + ": " + why);
+  }
+
+  void fail(K kind, std::string detail) {
+    error_ = decode_error(kind, std::string(name_) + ": " + std::move(detail));
+  }
+
+  std::string_view frame_;
+  std::size_t pos_;
+  std::string_view name_;
+  std::optional<DecodeError> error_;
+};
+
+template <typename R>
+R read_record(Reader& r, std::string topic, std::string_view content) {
+  R msg;
+  msg.topic = std::move(topic);
+  msg.partition = r.short_string("partition");
+  msg.subject = r.short_string("subject");
+  msg.sequence = r.number<std::uint64_t>("sequence");
+  msg.content = std::string(content);
+  return msg;
+}
+
+template <typename H>
+H read_head(Reader& r, std::string topic) {
+  H msg;
+  msg.topic = std::move(topic);
+  msg.partition = r.short_string("partition");
+  msg.subject = r.short_string("subject");
+  msg.sequence = r.number<std::uint64_t>("sequence");
+  return msg;
+}
+
+Message read_body(MsgId id, Reader& r, std::string topic, FrameViews frames, const Limits& limits) {
+  switch (id) {
+    case MsgId::kRecord:
+      return read_record<Record>(r, std::move(topic), frames[1]);
+    case MsgId::kDirectRecord:
+      return read_record<DirectRecord>(r, std::move(topic), frames[1]);
+    case MsgId::kFetch: {
+      Fetch msg;
+      msg.topic = std::move(topic);
+      msg.address = r.short_string("address");
+      msg.subject = r.short_string("subject");
+      msg.sequence = r.number<std::uint64_t>("sequence");
+      msg.count = r.number<std::uint32_t>("count");
+      return msg;
+    }
+    case MsgId::kAck: {
+      Ack msg;
+      msg.topic = std::move(topic);
+      msg.subject = r.short_string("subject");
+      msg.sequence = r.number<std::uint64_t>("sequence");
+      return msg;
+    }
+    case MsgId::kHead:
+      return read_head<Head>(r, std::move(topic));
+    case MsgId::kDirectHead:
+      return read_head<DirectHead>(r, std::move(topic));
+    case MsgId::kGetHeads:
+      return GetHeads{std::move(topic), r.short_string("address")};
+    case MsgId::kConsumerHello: {
+      ConsumerHello msg;
+      msg.topic = std::move(topic);
+      msg.address = r.short_string("address");
+      msg.subjects = r.strings("subjects", limits.max_subjects);
+      return msg;
+    }
+    case MsgId::kStoreHello:
+      return StoreHello{std::move(topic), r.short_string("address")};
+  }
+  return Message{};  // unreachable: callers pass a known id
+}
+
+}  // namespace
+
+std::string_view to_string(MsgId id) {
+  switch (id) {
+    case MsgId::kRecord: return "RECORD";
+    case MsgId::kDirectRecord: return "DIRECT-RECORD";
+    case MsgId::kFetch: return "FETCH";
+    case MsgId::kAck: return "ACK";
+    case MsgId::kHead: return "HEAD";
+    case MsgId::kDirectHead: return "DIRECT-HEAD";
+    case MsgId::kGetHeads: return "GET-HEADS";
+    case MsgId::kConsumerHello: return "CONSUMER-HELLO";
+    case MsgId::kStoreHello: return "STORE-HELLO";
+  }
+  return "UNKNOWN";
+}
+
+MsgId id_of(const Message& msg) {
+  return std::visit([](const auto& m) { return std::decay_t<decltype(m)>::kId; }, msg);
+}
+
+bool fits_short_string(std::string_view s) { return s.size() <= kMaxShortString; }
+
+bool is_valid_topic(std::string_view topic) { return topic.find('\0') == std::string_view::npos; }
+
+Frames encode(const Message& msg) {
+  return std::visit([](const auto& m) { return encode(m); }, msg);
+}
+
+Frames encode(const Record& msg) { return encode_record(msg); }
+
+Frames encode(const DirectRecord& msg) { return encode_record(msg); }
+
+Frames encode(const Fetch& msg) {
+  Writer w(Fetch::kId, msg.topic);
+  w.short_string(msg.address, "address").short_string(msg.subject, "subject").u64(msg.sequence).u32(msg.count);
+  return {w.take()};
+}
+
+Frames encode(const Ack& msg) {
+  Writer w(Ack::kId, msg.topic);
+  w.short_string(msg.subject, "subject").u64(msg.sequence);
+  return {w.take()};
+}
+
+Frames encode(const Head& msg) { return encode_head(msg); }
+
+Frames encode(const DirectHead& msg) { return encode_head(msg); }
+
+Frames encode(const GetHeads& msg) {
+  Writer w(GetHeads::kId, msg.topic);
+  w.short_string(msg.address, "address");
+  return {w.take()};
+}
+
+Frames encode(const ConsumerHello& msg) {
+  Writer w(ConsumerHello::kId, msg.topic);
+  w.short_string(msg.address, "address").strings(msg.subjects, "subjects");
+  return {w.take()};
+}
+
+Frames encode(const StoreHello& msg) {
+  Writer w(StoreHello::kId, msg.topic);
+  w.short_string(msg.address, "address");
+  return {w.take()};
+}
+
+DecodeResult<Message> decode(FrameViews frames, const Limits& limits) {
+  if (frames.empty()) return decode_error(K::kFrameCount, "dafka message with no frames");
+  const std::string_view head = frames[0];
+  if (head.empty()) return decode_error(K::kTruncated, "dafka frame 0 is empty (no message id)");
+
+  const std::optional<MsgId> id = msg_id_from_byte(head[0]);
+  if (!id) return decode_error(K::kUnknownId, "unknown dafka message id " + byte_hex(head[0]));
+  const std::string name(to_string(*id));
+
+  const std::size_t want_frames = has_content_frame(*id) ? 2 : 1;
+  if (frames.size() != want_frames) {
+    return decode_error(K::kFrameCount, name + ": expected " + std::to_string(want_frames) + " frames, got " +
+                                            std::to_string(frames.size()));
+  }
+  if (head.size() > limits.max_frame_bytes) {
+    return decode_error(K::kTooLarge, name + ": frame 0 of " + std::to_string(head.size()) +
+                                          " bytes exceeds limit " + std::to_string(limits.max_frame_bytes));
+  }
+  if (want_frames == 2 && frames[1].size() > limits.max_content_bytes) {
+    return decode_error(K::kTooLarge, name + ": content of " + std::to_string(frames[1].size()) +
+                                          " bytes exceeds limit " + std::to_string(limits.max_content_bytes));
+  }
+
+  const std::size_t nul = head.find('\0', 1);
+  if (nul == std::string_view::npos) {
+    return decode_error(K::kTruncated, name + ": topic is not NUL-terminated");
+  }
+  if (nul + 1 >= head.size()) {
+    return decode_error(K::kTruncated, name + ": version byte missing after topic");
+  }
+  const auto version = static_cast<unsigned char>(head[nul + 1]);
+  if (version != kVersion) {
+    return decode_error(K::kBadVersion, name + ": version " + std::to_string(version) + ", expected 1");
+  }
+
+  Reader reader(head, nul + 2, name);
+  Message msg = read_body(*id, reader, std::string(head.substr(1, nul - 1)), frames, limits);
+  reader.finish();
+  if (reader.failed()) return std::move(reader).error();
+  return msg;
+}
+
+std::string subscription(MsgId id, std::string_view topic) {
+  std::string out;
+  out.reserve(1 + topic.size());
+  out.push_back(static_cast<char>(id));
+  out.append(topic);
+  return out;
+}
+
+std::string make_address(std::span<const std::uint8_t, kUuidBytes> uuid) {
+  std::string out;
+  out.reserve(kAddressSize);
+  for (std::uint8_t b : uuid) {
+    out.push_back(kHexDigits[b >> 4]);
+    out.push_back(kHexDigits[b & 0xf]);
+  }
+  return out;
+}
+
+std::string make_address(const unsigned char uuid[kUuidBytes]) {
+  return make_address(std::span<const std::uint8_t, kUuidBytes>(uuid, kUuidBytes));
+}
+
+bool is_valid_address(std::string_view address) {
+  if (address.size() != kAddressSize) return false;
+  for (char c : address) {
+    if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'))) return false;
+  }
+  return true;
+}
+
+}  // namespace zstore::protocol::dafka
