@@ -254,3 +254,32 @@ BOOST_AUTO_TEST_CASE(sigterm_shuts_down_cleanly_with_exit_zero) {
   BOOST_CHECK_EQUAL(s.zstored.wait_exit(5s), 0);
   BOOST_CHECK(s.zstored.log().find("stopped cleanly") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_CASE(stalled_snapshot_reader_does_not_block_other_clients) {
+  Server s;
+  auto writer = s.peer();
+  constexpr int kKeys = 30000;
+  std::string value(100, 'v');
+  for (int i = 0; i < kKeys; ++i) writer->set("bulk/" + std::to_string(i), value);
+  BOOST_REQUIRE(writer->wait_kvpub("bulk/" + std::to_string(kKeys - 1), 20s));
+
+  // A client asks for the whole map and never reads its socket.
+  zmq::socket_t stalled(s.ctx, zmq::socket_type::dealer);
+  stalled.set(zmq::sockopt::rcvhwm, 10);
+  stalled.set(zmq::sockopt::linger, 0);
+  stalled.connect(s.zstored.chp_endpoint());
+  auto req = chp::encode_icanhaz({""});
+  stalled.send(zmq::buffer(req[0]), zmq::send_flags::sndmore);
+  stalled.send(zmq::buffer(req[1]), zmq::send_flags::none);
+
+  // Everyone else is still served: updates flow and snapshots complete.
+  for (int round = 0; round < 3; ++round) {
+    writer->set("live", std::to_string(round));
+    auto kv = writer->wait_kvpub("live", 2s);
+    BOOST_REQUIRE_MESSAGE(kv, "update not published while a snapshot reader is stalled");
+    auto other = s.peer();
+    auto snap = other->snapshot("", 20s);
+    BOOST_REQUIRE(snap);
+    BOOST_CHECK_GE(snap->entries.size(), static_cast<std::size_t>(kKeys));
+  }
+}
