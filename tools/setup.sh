@@ -30,8 +30,13 @@ zstore_install_packages() {
   DEBIAN_FRONTEND=noninteractive zstore_sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# Configures and builds $BUILD_DIR with the extra cmake arguments "$@".
+# Configures and builds $BUILD_DIR with the extra cmake arguments "$@";
+# a trailing `--target NAME` builds only that target.
 zstore_build() {
-  cmake -S "$ZSTORE_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "$@" >/dev/null
-  cmake --build "$BUILD_DIR" -j "${JOBS:-2}"
+  local args=() target=()
+  while [ $# -gt 0 ]; do
+    if [ "$1" = "--target" ]; then target=(--target "$2"); shift 2; else args+=("$1"); shift; fi
+  done
+  cmake -S "$ZSTORE_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "${args[@]}" >/dev/null
+  cmake --build "$BUILD_DIR" -j "${JOBS:-2}" "${target[@]}"
 }
