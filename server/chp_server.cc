@@ -62,6 +62,11 @@ void ChpServer::start() {
   stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
   stop_tx_.connect(stop_ep);
   metrics_.last_sequence = store_.last_sequence();
+  if (config_.ha) {
+    ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer);
+    bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
+    published_state_ = config_.ha->role;
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -92,17 +97,31 @@ void ChpServer::run() {
   last_publish_ = Clock::now();
   next_expiry_ = Clock::now();  // expire what lapsed while we were down
   next_sync_ = Clock::now() + config_.sync_interval;
-  zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
-                             {collector_.handle(), 0, ZMQ_POLLIN, 0},
-                             {router_.handle(), 0, ZMQ_POLLIN, 0}};
+  std::vector<zmq::pollitem_t> items;
   while (true) {
-    zmq::poll(items, 3, std::chrono::milliseconds(poll_timeout_ms()));
+    items = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
+             {collector_.handle(), 0, ZMQ_POLLIN, 0},
+             {router_.handle(), 0, ZMQ_POLLIN, 0}};
+    if (ha_link_) items.push_back({ha_link_->subscriber().handle(), 0, ZMQ_POLLIN, 0});
+    ChpFollower* follower = follower_.get();  // handlers may replace it this turn
+    if (follower) {
+      items.push_back({follower->snapshot_socket().handle(), 0, ZMQ_POLLIN, 0});
+      items.push_back({follower->update_socket().handle(), 0, ZMQ_POLLIN, 0});
+    }
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
     if (items[0].revents & ZMQ_POLLIN) break;
     if (items[1].revents & ZMQ_POLLIN) drain_collector();
     if (items[2].revents & ZMQ_POLLIN) serve_snapshot_requests();
+    if (ha_link_ && (items[3].revents & ZMQ_POLLIN)) handle_peer_state();
+    if (follower && follower == follower_.get()) {
+      if (items[4].revents & ZMQ_POLLIN) follower->on_snapshot_socket();
+      if (items[5].revents & ZMQ_POLLIN) follower->on_update_socket();
+      follower->on_timer();
+    }
     pump_snapshots();
     expire_due();
     heartbeat();
+    send_ha_state();
     sync_wal();
   }
   wal_dirty_ = true;
@@ -135,7 +154,11 @@ void ChpServer::drain_collector() {
     writes.push_back({std::move(kv->key), std::move(kv->uuid), std::move(kv->properties), std::move(kv->body),
                       expires, 0});
   }
-  commit_and_publish(writes);
+  if (serving()) {
+    commit_and_publish(writes);
+  } else {
+    for (auto& w : writes) pending_.add(std::move(w));  // applied at takeover unless the active republishes
+  }
 }
 
 void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
@@ -172,6 +195,7 @@ void ChpServer::serve_snapshot_requests() {
       report_malformed("snapshot request", req.error());
       continue;
     }
+    if (!accept_vote()) continue;  // a non-active server ignores clients: they fail over
     if (!snapshots_.start(identity, req->subtree, store_.snapshot(req->subtree))) {
       std::uint64_t suppressed = 0;
       if (bad_input_log_.allow(&suppressed)) spdlog::warn("snapshot request refused: too many snapshots running");
@@ -181,12 +205,13 @@ void ChpServer::serve_snapshot_requests() {
 
 void ChpServer::pump_snapshots() {
   if (!snapshots_.active()) return;
-  auto r = snapshots_.pump(router_, config_.snapshot_slice);
+  auto r = snapshots_.pump(router_, config_.snapshot_slice, config_.now_ms());
   metrics_.snapshot_keys_sent.fetch_add(r.keys_sent, std::memory_order_relaxed);
   metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
 }
 
 void ChpServer::expire_due() {
+  if (!serving()) return;  // a passive applies the active's expiries
   auto now = Clock::now();
   if (now < next_expiry_ && !expiry_backlog_) return;
   next_expiry_ = now + config_.expiry_interval;
@@ -208,6 +233,7 @@ void ChpServer::expire_due() {
 }
 
 void ChpServer::heartbeat() {
+  if (!serving()) return;  // only the active sends HUGZ, so clients never stay on a passive
   auto now = Clock::now();
   if (now - last_publish_ < config_.hugz_interval) return;
   (void)try_send(publisher_, chp::encode_hugz({store_.last_sequence()}));
@@ -222,6 +248,66 @@ void ChpServer::sync_wal() {
   wal_dirty_ = false;
   storage::Status s = db_.sync_wal();
   if (!s.ok()) spdlog::error("{}", s.message());
+}
+
+std::string_view ChpServer::ha_state() const {
+  return config_.ha ? to_string(published_state_.load()) : "standalone";
+}
+
+bool ChpServer::accept_vote() {
+  if (!bstar_) return true;
+  HaState before = bstar_->state();
+  std::string_view reason;
+  bool accepted = bstar_->on_client_vote(store_.synced(), Clock::now(), &reason);
+  if (bstar_->state() != before) enter(before, bstar_->state());
+  if (!accepted) {
+    std::uint64_t suppressed = 0;
+    if (bad_input_log_.allow(&suppressed)) spdlog::info("HA: snapshot request ignored: {}", reason);
+  }
+  return accepted;
+}
+
+void ChpServer::handle_peer_state() {
+  std::uint64_t malformed = 0;
+  while (auto peer = ha_link_->receive(&malformed)) {
+    HaState before = bstar_->state();
+    HaState after = bstar_->on_peer_state(*peer, Clock::now());
+    if (after != before) enter(before, after);
+  }
+  if (malformed) metrics_.count_malformed(protocol::DecodeErrorKind::kBadField);
+}
+
+void ChpServer::enter(HaState from, HaState to) {
+  spdlog::info("HA: {} -> {}", to_string(from), to_string(to));
+  published_state_ = to;
+  if (to == HaState::kPassive) {
+    snapshots_.clear();  // a passive serves nobody
+    follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.ha->peer_chp, config_.limits,
+                                              config_.now_ms);
+    follower_->start();
+  } else if (to == HaState::kActive) {
+    become_active();
+  }
+  next_ha_beat_ = Clock::now();  // tell the peer at once
+}
+
+void ChpServer::become_active() {
+  follower_.reset();
+  // A new epoch: our sequences exceed anything the previous active published,
+  // even the updates we never received from it.
+  if (auto s = store_.begin_epoch(); !s.ok()) spdlog::error("HA: cannot start a new epoch: {}", s.message());
+  auto writes = pending_.take_all();
+  spdlog::info("HA: active from sequence {}, applying {} pending update(s)", store_.last_sequence(), writes.size());
+  commit_and_publish(writes);
+  last_publish_ = Clock::time_point{};  // HUGZ now: clients looking for the active find us
+}
+
+void ChpServer::send_ha_state() {
+  if (!ha_link_) return;
+  auto now = Clock::now();
+  if (now < next_ha_beat_) return;
+  next_ha_beat_ = now + config_.ha->heartbeat;
+  ha_link_->send_state(bstar_->state());
 }
 
 }  // namespace zstore::server

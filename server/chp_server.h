@@ -6,10 +6,12 @@
 // start() binds and runs the reactor on its own thread; stop() joins it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,13 +19,26 @@
 #include <zmq.hpp>
 
 #include "protocol/chp_codec.h"
+#include "server/binary_star.h"
+#include "server/chp_follower.h"
 #include "server/chp_metrics.h"
+#include "server/chp_pending.h"
+#include "server/ha_link.h"
 #include "server/chp_snapshots.h"
 #include "server/log.h"
 #include "storage/chp_store.h"
 #include "storage/database.h"
 
 namespace zstore::server {
+
+// A primary/backup pair (Binary Star). Absent: a standalone server.
+struct HaConfig {
+  HaState role = HaState::kPrimary;  // kPrimary or kBackup
+  std::string bind;                  // our state PUB, e.g. tcp://127.0.0.1:5003
+  std::string peer;                  // the peer's state PUB
+  std::string peer_chp;              // the peer's CHP base, tcp://host:P
+  std::chrono::milliseconds heartbeat{1000};  // the peer is dead after 2 of them
+};
 
 struct ChpServerConfig {
   std::string bind = "127.0.0.1";
@@ -35,6 +50,7 @@ struct ChpServerConfig {
   std::size_t max_batch = 4096;          // KVSETs drained per loop turn
   std::size_t snapshot_slice = 2048;     // KVSYNCs sent per loop turn
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
+  std::optional<HaConfig> ha;
 };
 
 class ChpServer {
@@ -53,6 +69,9 @@ class ChpServer {
 
   std::vector<std::string> endpoints() const;
 
+  // The Binary Star state, or "standalone".
+  std::string_view ha_state() const;
+
  private:
   using Clock = std::chrono::steady_clock;
   void run();
@@ -62,6 +81,13 @@ class ChpServer {
   void expire_due();
   void heartbeat();
   void sync_wal();
+  // High availability (no-ops when standalone).
+  bool serving() const { return !bstar_ || bstar_->active(); }
+  bool accept_vote();
+  void handle_peer_state();
+  void enter(HaState from, HaState to);
+  void become_active();
+  void send_ha_state();
   // Persists writes and, only if that succeeded, publishes them.
   void commit_and_publish(std::vector<storage::ChpWrite>& writes);
   void publish(const storage::ChpWrite& w);
@@ -89,6 +115,13 @@ class ChpServer {
   Clock::time_point next_sync_{};
   bool wal_dirty_ = false;
   bool expiry_backlog_ = false;
+
+  std::unique_ptr<HaLink> ha_link_;
+  std::unique_ptr<BinaryStar> bstar_;
+  std::unique_ptr<ChpFollower> follower_;
+  PendingList pending_;
+  std::atomic<HaState> published_state_{HaState::kPrimary};
+  Clock::time_point next_ha_beat_{};
 };
 
 }  // namespace zstore::server

@@ -9,6 +9,27 @@ namespace zstore::server {
 
 namespace chp = protocol::chp;
 
+namespace {
+
+// properties with its ttl replaced by the seconds left until expires_at_ms.
+std::string with_remaining_ttl(const std::string& properties, std::uint64_t expires_at_ms, std::uint64_t now_ms) {
+  auto parsed = chp::parse_properties(properties);
+  if (!parsed) return properties;
+  std::uint64_t left_ms = expires_at_ms > now_ms ? expires_at_ms - now_ms : 0;
+  std::string left = std::to_string(std::max<std::uint64_t>(1, (left_ms + 999) / 1000));
+  bool found = false;
+  for (auto& [name, value] : parsed.value()) {
+    if (name == "ttl") {
+      value = left;
+      found = true;
+    }
+  }
+  if (!found) parsed->emplace_back("ttl", left);
+  return chp::format_properties(parsed.value());
+}
+
+}  // namespace
+
 bool SnapshotPump::start(std::string identity, std::string subtree,
                          std::unique_ptr<storage::ChpSnapshotCursor> cursor) {
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
@@ -22,7 +43,8 @@ bool SnapshotPump::start(std::string identity, std::string subtree,
   return true;
 }
 
-SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::size_t quota, std::size_t* sent) {
+SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms,
+                                      std::size_t* sent) {
   for (std::size_t i = 0; i < quota; ++i) {
     if (!s.pending) {
       storage::ChpRecord record;
@@ -30,7 +52,11 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
       s.pending = std::move(record);
     }
     const auto& r = *s.pending;
-    auto frames = chp::encode_kvmsg({r.key, r.entry.sequence, r.entry.uuid, r.entry.properties, r.entry.value});
+    auto frames = chp::encode_kvmsg({r.key, r.entry.sequence, r.entry.uuid,
+                                     r.entry.expires_at_ms == 0
+                                         ? r.entry.properties
+                                         : with_remaining_ttl(r.entry.properties, r.entry.expires_at_ms, now_ms),
+                                     r.entry.value});
     switch (try_send(router, frames, s.identity)) {
       case SendOutcome::kWouldBlock: return Step::kBlocked;
       case SendOutcome::kUnroutable: return Step::kAborted;
@@ -58,13 +84,13 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
   return Step::kAborted;
 }
 
-SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budget) {
+SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budget, std::uint64_t now_ms) {
   Result result;
   if (sessions_.empty()) return result;
   std::size_t quota = std::max<std::size_t>(1, budget / sessions_.size());
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     std::size_t sent = 0;
-    Step st = step(router, *it, quota, &sent);
+    Step st = step(router, *it, quota, now_ms, &sent);
     result.keys_sent += sent;
     it->blocked = st == Step::kBlocked;
     result.blocked |= it->blocked;

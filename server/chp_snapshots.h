@@ -1,7 +1,8 @@
 // SnapshotPump: streams CHP snapshots (KVSYNC* then KTHXBAI) to clients in
 // slices, so a snapshot of millions of keys never stalls the reactor. One
 // session per client identity: a new ICANHAZ? replaces the running one.
-// Sends on a ROUTER with ZMQ_ROUTER_MANDATORY: a full pipe pauses the
+// A key with a TTL is sent with "ttl=<seconds remaining>", so whoever loads
+// the snapshot computes the same absolute expiry. Sends on a ROUTER with ZMQ_ROUTER_MANDATORY: a full pipe pauses the
 // session, a vanished client ends it.
 #pragma once
 
@@ -32,9 +33,11 @@ class SnapshotPump {
     std::size_t aborted = 0;    // client gone or read error
     bool blocked = false;       // some session waits for its pipe to drain
   };
-  // Sends up to budget KVSYNCs round-robin over sessions.
-  Result pump(zmq::socket_t& router, std::size_t budget);
+  // Sends up to budget KVSYNCs round-robin over sessions. now_ms: the wall
+  // clock, to send each TTL as the seconds remaining (rounded up).
+  Result pump(zmq::socket_t& router, std::size_t budget, std::uint64_t now_ms);
 
+  void clear() { sessions_.clear(); }
   bool active() const { return !sessions_.empty(); }
   std::size_t size() const { return sessions_.size(); }
 
@@ -47,7 +50,7 @@ class SnapshotPump {
     bool blocked = false;
   };
   enum class Step { kContinue, kBlocked, kDone, kAborted };
-  Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::size_t* sent);
+  Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms, std::size_t* sent);
 
   std::size_t max_sessions_;
   std::list<Session> sessions_;

@@ -87,6 +87,9 @@ Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out) {
     if (bytes.size() != 8) return Status::Error("corrupt CHP last sequence metadata");
     store->last_sequence_ = protocol::get_be<std::uint64_t>(bytes);
   }
+  s = db->get_meta(kMetaChpSynced, &bytes);
+  if (!s.ok()) return s;
+  store->synced_ = bytes != "0";
   *out = std::move(store);
   return Status::Ok();
 }
@@ -187,6 +190,42 @@ Status ChpStore::clear() {
     if (!s.ok()) return s;
   }
   return Status::Ok();
+}
+
+Status ChpStore::load(std::span<const ChpRecord> records) {
+  rocksdb::WriteBatch batch;
+  for (const auto& r : records) {
+    batch.Put(db_->handle(Column::kChpMap), slice(r.key), encode_chp_entry(r.entry));
+    if (r.entry.expires_at_ms != 0) {
+      batch.Put(db_->handle(Column::kChpExpiry), encode_expiry_key(r.entry.expires_at_ms, r.key), rocksdb::Slice());
+    }
+  }
+  return db_->write(batch);
+}
+
+Status ChpStore::write_sequence(std::uint64_t sequence) {
+  rocksdb::WriteBatch batch;
+  std::string bytes;
+  protocol::put_be<std::uint64_t>(bytes, sequence);
+  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpLastSequence), bytes);
+  Status s = db_->write(batch);
+  if (s.ok()) last_sequence_ = sequence;
+  return s;
+}
+
+Status ChpStore::reset_sequence(std::uint64_t sequence) { return write_sequence(sequence); }
+
+Status ChpStore::begin_epoch() {
+  std::uint64_t epoch = (last_sequence_ >> kEpochShift) + 1;
+  return write_sequence(epoch << kEpochShift);
+}
+
+Status ChpStore::set_synced(bool synced) {
+  rocksdb::WriteBatch batch;
+  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpSynced), synced ? "1" : "0");
+  Status s = db_->write(batch);
+  if (s.ok()) synced_ = synced;
+  return s;
 }
 
 }  // namespace zstore::storage

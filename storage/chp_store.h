@@ -19,6 +19,11 @@
 namespace zstore::storage {
 
 inline constexpr std::string_view kMetaChpLastSequence = "chp_last_sequence";
+inline constexpr std::string_view kMetaChpSynced = "chp_synced";
+
+// Sequences are (epoch << kEpochShift) | counter; a new active server starts
+// a new epoch so its sequences exceed anything its predecessor published.
+inline constexpr unsigned kEpochShift = 40;
 
 struct ChpWrite {
   std::string key;
@@ -79,10 +84,27 @@ class ChpStore {
   // its map with its leader's snapshot.
   Status clear();
 
+  // Stores records as they are (their own sequence and expiry), without
+  // touching the counter: a follower loading its leader's snapshot.
+  Status load(std::span<const ChpRecord> records);
+
+  // Adopts sequence as the last one (a follower taking its leader's).
+  Status reset_sequence(std::uint64_t sequence);
+
+  // Moves the counter to the start of the next epoch (see kEpochShift).
+  Status begin_epoch();
+
+  // Whether this map is a complete copy (false while a follower reloads).
+  Status set_synced(bool synced);
+  bool synced() const { return synced_; }
+
  private:
   explicit ChpStore(Database* db) : db_(db) {}
+  Status write_sequence(std::uint64_t sequence);
+
   Database* db_;
   std::uint64_t last_sequence_ = 0;
+  bool synced_ = true;
 };
 
 }  // namespace zstore::storage

@@ -1,0 +1,133 @@
+#include "server/chp_follower.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/zmq_frames.h"
+
+namespace zstore::server {
+
+namespace chp = protocol::chp;
+
+namespace {
+constexpr auto kSnapshotRetry = std::chrono::seconds(2);
+constexpr std::size_t kLoadBatch = 1000;
+constexpr std::size_t kMaxBuffered = 1'000'000;
+}  // namespace
+
+ChpFollower::ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
+                         chp::Limits limits, std::function<std::uint64_t()> now_ms)
+    : ctx_(ctx), store_(store), pending_(pending), leader_(std::move(leader)), limits_(limits),
+      now_ms_(std::move(now_ms)) {}
+
+void ChpFollower::start() {
+  auto colon = leader_.rfind(':');
+  int port = std::stoi(leader_.substr(colon + 1));
+  sub_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
+  sub_.set(zmq::sockopt::linger, 0);
+  sub_.set(zmq::sockopt::rcvhwm, 0);
+  sub_.set(zmq::sockopt::subscribe, "");
+  sub_.connect(leader_.substr(0, colon) + ":" + std::to_string(port + 1));
+  request_snapshot();
+}
+
+void ChpFollower::request_snapshot() {
+  dealer_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);  // a fresh socket: no stale replies
+  dealer_.set(zmq::sockopt::linger, 0);
+  dealer_.set(zmq::sockopt::rcvhwm, 0);
+  dealer_.connect(leader_);
+  (void)try_send(dealer_, chp::encode_icanhaz({""}));
+  phase_ = Phase::kRequested;
+  loaded_.clear();
+  buffered_.clear();
+  last_progress_ = Clock::now();
+}
+
+void ChpFollower::restart(const std::string& why) {
+  spdlog::warn("HA follower: resync from {}: {}", leader_, why);
+  request_snapshot();
+}
+
+void ChpFollower::on_timer() {
+  if (phase_ != Phase::kFollowing && Clock::now() - last_progress_ > kSnapshotRetry) {
+    restart("snapshot request unanswered");
+  }
+}
+
+std::uint64_t ChpFollower::expiry_of(const std::string& properties) const {
+  auto ttl = chp::ttl_seconds(properties, limits_);
+  return ttl.ok() && *ttl > 0 ? now_ms_() + *ttl * 1000 : 0;
+}
+
+void ChpFollower::on_snapshot_socket() {
+  ReceivedMessage msg;
+  while (try_recv(dealer_, &msg)) {
+    auto reply = chp::decode_snapshot_reply(msg.frames(), limits_);
+    if (!reply) {
+      restart("malformed snapshot message: " + reply.error().detail);
+      return;
+    }
+    last_progress_ = Clock::now();
+    if (phase_ == Phase::kRequested) {
+      // The first reply: from here the local map is incomplete until KTHXBAI.
+      if (auto s = store_.set_synced(false); !s.ok()) return restart(s.message());
+      if (auto s = store_.clear(); !s.ok()) return restart(s.message());
+      phase_ = Phase::kLoading;
+    }
+    if (auto* done = std::get_if<chp::Kthxbai>(&reply.value())) return finish_sync(done->sequence);
+    auto& kv = std::get<chp::KvMsg>(reply.value());
+    pending_.seen_from_active(kv.uuid);
+    std::uint64_t expires = expiry_of(kv.properties);
+    loaded_.push_back({std::move(kv.key), {kv.sequence, expires, std::move(kv.uuid), std::move(kv.properties),
+                                           std::move(kv.body)}});
+    if (loaded_.size() >= kLoadBatch) flush_loaded();
+  }
+}
+
+void ChpFollower::flush_loaded() {
+  if (auto s = store_.load(loaded_); !s.ok()) restart(s.message());
+  loaded_.clear();
+}
+
+void ChpFollower::finish_sync(std::uint64_t sequence) {
+  flush_loaded();
+  if (phase_ != Phase::kLoading) return;
+  if (auto s = store_.reset_sequence(sequence); !s.ok()) return restart(s.message());
+  phase_ = Phase::kFollowing;
+  std::vector<chp::KvMsg> buffered;
+  buffered.swap(buffered_);
+  for (auto& kv : buffered) {
+    if (kv.sequence > store_.last_sequence()) apply_update(kv);
+    if (phase_ != Phase::kFollowing) return;
+  }
+  if (auto s = store_.set_synced(true); !s.ok()) return restart(s.message());
+  spdlog::info("HA follower: synced from {} at sequence {}", leader_, store_.last_sequence());
+}
+
+void ChpFollower::on_update_socket() {
+  ReceivedMessage msg;
+  while (try_recv(sub_, &msg)) {
+    auto update = chp::decode_update(msg.frames(), limits_);
+    if (!update || std::holds_alternative<chp::Hugz>(update.value())) continue;
+    auto& kv = std::get<chp::KvMsg>(update.value());
+    if (phase_ != Phase::kFollowing) {
+      if (buffered_.size() >= kMaxBuffered) return restart("too many updates during the snapshot");
+      buffered_.push_back(std::move(kv));
+      continue;
+    }
+    if (kv.sequence <= store_.last_sequence()) continue;
+    apply_update(kv);
+  }
+}
+
+void ChpFollower::apply_update(chp::KvMsg& kv) {
+  if (kv.sequence != store_.last_sequence() + 1) {
+    return restart("sequence gap: " + std::to_string(store_.last_sequence()) + " -> " + std::to_string(kv.sequence));
+  }
+  pending_.seen_from_active(kv.uuid);
+  std::uint64_t expires = kv.body.empty() ? 0 : expiry_of(kv.properties);
+  storage::ChpWrite w{std::move(kv.key), std::move(kv.uuid), std::move(kv.properties), std::move(kv.body), expires,
+                      kv.sequence};
+  if (auto s = store_.apply({&w, 1}); !s.ok()) restart(s.message());
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,67 @@
+// ChpFollower: a passive server's clone of the active one. It subscribes to
+// the active's publisher, asks for a full snapshot, REPLACES the local map
+// with it (the map is marked unsynced until KTHXBAI, so a crash mid-way
+// never leaves a partial map that could be served), then applies every
+// KVPUB with the active's own sequence numbers. A sequence gap or an
+// unanswered snapshot request starts a new sync; it never gives up.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "protocol/chp_codec.h"
+#include "server/chp_pending.h"
+#include "storage/chp_store.h"
+
+namespace zstore::server {
+
+class ChpFollower {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // leader: "tcp://host:P" of the active server's CHP ports.
+  ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
+              protocol::chp::Limits limits, std::function<std::uint64_t()> now_ms);
+
+  // Connects and requests a snapshot.
+  void start();
+  // Socket handlers and the retry timer; call when readable / every turn.
+  void on_snapshot_socket();
+  void on_update_socket();
+  void on_timer();
+
+  bool following() const { return phase_ == Phase::kFollowing; }
+  zmq::socket_t& snapshot_socket() { return dealer_; }
+  zmq::socket_t& update_socket() { return sub_; }
+
+ private:
+  enum class Phase { kRequested, kLoading, kFollowing };
+  void request_snapshot();
+  void restart(const std::string& why);
+  void flush_loaded();
+  void finish_sync(std::uint64_t sequence);
+  void apply_update(protocol::chp::KvMsg& kv);
+  std::uint64_t expiry_of(const std::string& properties) const;
+
+  zmq::context_t& ctx_;
+  storage::ChpStore& store_;
+  PendingList& pending_;
+  std::string leader_;
+  protocol::chp::Limits limits_;
+  std::function<std::uint64_t()> now_ms_;
+
+  zmq::socket_t dealer_;
+  zmq::socket_t sub_;
+  Phase phase_ = Phase::kRequested;
+  Clock::time_point last_progress_{};
+  std::vector<storage::ChpRecord> loaded_;         // snapshot records not yet written
+  std::vector<protocol::chp::KvMsg> buffered_;      // KVPUBs received while syncing
+};
+
+}  // namespace zstore::server

@@ -1,0 +1,48 @@
+// PendingList: client updates a passive server received on its collector
+// but has not yet seen republished by the active, oldest first, keyed by
+// UUID (Guide Model Six). At takeover the new active applies them in order,
+// with their properties and absolute expiry intact. UUIDs already seen from
+// the active are remembered for a while so a late KVSET is not re-applied.
+// Bounded: past max_entries the oldest entry is dropped (and counted).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "storage/chp_store.h"
+
+namespace zstore::server {
+
+class PendingList {
+ public:
+  explicit PendingList(std::size_t max_entries = 1'000'000, std::size_t max_seen = 1'000'000)
+      : max_entries_(max_entries), max_seen_(max_seen) {}
+
+  // Adds a client update unless the active already republished its UUID.
+  void add(storage::ChpWrite write);
+  // The active republished uuid: forget it and remember it as seen.
+  void seen_from_active(const std::string& uuid);
+  // Removes and returns every pending update, oldest first.
+  std::vector<storage::ChpWrite> take_all();
+
+  std::size_t size() const { return entries_.size(); }
+  std::uint64_t dropped() const { return dropped_; }
+
+ private:
+  std::size_t max_entries_;
+  std::size_t max_seen_;
+  std::list<storage::ChpWrite> entries_;
+  std::unordered_map<std::string, std::list<storage::ChpWrite>::iterator> by_uuid_;
+  std::unordered_set<std::string> seen_;
+  std::deque<std::string> seen_order_;
+  std::uint64_t dropped_ = 0;
+};
+
+}  // namespace zstore::server
