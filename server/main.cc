@@ -29,6 +29,10 @@ ChpServerConfig chp_config(const ServerOptions& o) {
   c.limits.max_value_bytes = o.max_value_bytes;
   c.hugz_interval = std::chrono::milliseconds(o.hugz_interval_ms);
   c.sync_interval = std::chrono::milliseconds(o.sync_interval_ms);
+  if (!o.ha.empty()) {
+    c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
+                    std::chrono::milliseconds(o.ha_heartbeat_ms)};
+  }
   return c;
 }
 
@@ -79,6 +83,7 @@ int run(const ServerOptions& o) {
   if (chp) {
     for (const auto& ep : chp->endpoints()) eps += " " + ep;
   }
+  if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
                eps.empty() ? " (none)" : eps);
 

@@ -47,7 +47,13 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("beacon-interval-ms", po::value(&o.beacon_interval_ms)->default_value(o.beacon_interval_ms),
        "Dafka beacon interval")
       ("beacon-timeout-ms", po::value(&o.beacon_timeout_ms)->default_value(o.beacon_timeout_ms),
-       "drop Dafka peers silent for this long");
+       "drop Dafka peers silent for this long")
+      ("ha", po::value(&o.ha), "CHP high availability role: primary or backup (needs the three --ha-* endpoints)")
+      ("ha-bind", po::value(&o.ha_bind), "our Binary Star state publisher, e.g. tcp://127.0.0.1:5003")
+      ("ha-peer", po::value(&o.ha_peer), "the peer's state publisher, e.g. tcp://127.0.0.1:5004")
+      ("ha-peer-chp", po::value(&o.ha_peer_chp), "the peer's CHP base, e.g. tcp://127.0.0.1:5566")
+      ("ha-heartbeat-ms", po::value(&o.ha_heartbeat_ms)->default_value(o.ha_heartbeat_ms),
+       "Binary Star state interval; the peer is dead after two");
   return d;
 }
 
@@ -78,6 +84,35 @@ std::optional<std::string> check_port(const char* flag, unsigned value, unsigned
   return std::nullopt;
 }
 
+// True for tcp://HOST:PORT with a non-empty host and a port in 1..65535.
+bool is_tcp_endpoint(const std::string& ep) {
+  if (ep.rfind("tcp://", 0) != 0) return false;
+  auto colon = ep.rfind(':');
+  if (colon <= 6 || colon + 1 >= ep.size()) return false;
+  std::string port = ep.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+  int p = std::stoi(port);
+  return p >= 1 && p <= 65535;
+}
+
+std::optional<std::string> check_ha(const ServerOptions& o) {
+  if (o.ha.empty()) {
+    if (!o.ha_bind.empty() || !o.ha_peer.empty() || !o.ha_peer_chp.empty()) {
+      return std::string("--ha-bind/--ha-peer/--ha-peer-chp need --ha primary|backup");
+    }
+    return std::nullopt;
+  }
+  if (o.ha != "primary" && o.ha != "backup") return "--ha: expected primary or backup, got '" + o.ha + "'";
+  if (o.chp_port == 0) return std::string("--ha needs CHP (--chp-port is 0)");
+  const std::pair<const char*, const std::string*> eps[] = {
+      {"--ha-bind", &o.ha_bind}, {"--ha-peer", &o.ha_peer}, {"--ha-peer-chp", &o.ha_peer_chp}};
+  for (const auto& [flag, value] : eps) {
+    if (!is_tcp_endpoint(*value)) return std::string(flag) + ": expected tcp://host:port, got '" + *value + "'";
+  }
+  if (o.ha_heartbeat_ms == 0) return std::string("--ha-heartbeat-ms must be positive");
+  return std::nullopt;
+}
+
 std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   auto sync = storage::parse_sync_policy(raw.sync);
   if (!sync) return "--sync: expected none, batch or always, got '" + raw.sync + "'";
@@ -99,6 +134,7 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   if (o.beacon_interval_ms == 0 || o.beacon_timeout_ms <= o.beacon_interval_ms) {
     return std::string("--beacon-timeout-ms must exceed a positive --beacon-interval-ms");
   }
+  if (auto e = check_ha(o)) return e;
   static const char* levels[] = {"trace", "debug", "info", "warn", "error"};
   if (std::find(std::begin(levels), std::end(levels), o.log_level) == std::end(levels)) {
     return "--log-level: expected trace, debug, info, warn or error, got '" + o.log_level + "'";

@@ -29,6 +29,13 @@ struct ServerOptions {
   std::vector<std::string> towers;  // tcp://host:T of other towers
   std::uint32_t beacon_interval_ms = 1000;
   std::uint32_t beacon_timeout_ms = 4000;
+
+  // CHP high availability (Binary Star); ha empty = standalone.
+  std::string ha;           // "primary" or "backup"
+  std::string ha_bind;      // tcp://host:port of our state publisher
+  std::string ha_peer;      // tcp://host:port of the peer's state publisher
+  std::string ha_peer_chp;  // tcp://host:P, the peer's CHP base port
+  std::uint32_t ha_heartbeat_ms = 1000;
 };
 
 // Outcome of parsing: either options to run with, or an exit code (0 after

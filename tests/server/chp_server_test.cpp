@@ -171,18 +171,32 @@ BOOST_AUTO_TEST_CASE(sigkill_mid_stream_loses_nothing_published) {
   std::uint64_t max_seq = 0;
   for (int round = 0; round < 3; ++round) {
     auto p = s.peer();
-    for (int i = 0; i < 3000; ++i) {
-      p->set("key" + std::to_string(i % 500), "r" + std::to_string(round) + "-" + std::to_string(i));
-      if (i == 1500) s.zstored.kill(SIGKILL);
-    }
-    // Collect everything that was published before the kill took effect.
-    while (auto u = p->next_update(500ms)) {
+    std::size_t seen_this_round = 0;
+    auto record = [&](std::chrono::milliseconds wait) {
+      auto u = p->next_update(wait);
+      if (!u) return false;
       if (auto* kv = std::get_if<chp::KvMsg>(&*u)) {
         BOOST_CHECK_GT(kv->sequence, max_seq);  // sequences never go back, across restarts too
         max_seq = std::max(max_seq, kv->sequence);
-        if (kv->key.rfind("key", 0) == 0) seen[kv->key] = {kv->sequence, kv->body};
+        if (kv->key.rfind("key", 0) == 0) {
+          seen[kv->key] = {kv->sequence, kv->body};
+          ++seen_this_round;
+        }
+      }
+      return true;
+    };
+    for (int i = 0; i < 3000; ++i) {
+      p->set("key" + std::to_string(i % 500), "r" + std::to_string(round) + "-" + std::to_string(i));
+      if (i == 1500) {  // kill mid-stream, once part of it was published
+        auto deadline = std::chrono::steady_clock::now() + 5s;
+        while (seen_this_round == 0 && std::chrono::steady_clock::now() < deadline) record(100ms);
+        s.zstored.kill(SIGKILL);
       }
     }
+    // Collect everything that was published before the kill took effect.
+    while (record(500ms)) {
+    }
+    BOOST_CHECK_GT(seen_this_round, 0u);
     s.zstored.wait_exit();
     BOOST_REQUIRE(s.zstored.restart());
     auto check = s.peer();

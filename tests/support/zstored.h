@@ -19,6 +19,9 @@ class Zstored {
   explicit Zstored(std::vector<std::string> extra = {});
   ~Zstored();
 
+  // Appends flags for every later start (e.g. a pair naming each other).
+  void add_args(const std::vector<std::string>& args) { extra_.insert(extra_.end(), args.begin(), args.end()); }
+
   // Starts and waits until the log says it is serving; false on time-out
   // or early exit.
   bool start(std::chrono::milliseconds timeout = std::chrono::seconds(20));

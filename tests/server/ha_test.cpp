@@ -1,0 +1,192 @@
+// A Binary Star pair of real zstored processes: only the active serves and
+// sends HUGZ; SIGKILL of the active loses no published update; sequences
+// never go back; a restarted server resyncs as passive; TTLs survive.
+#include <signal.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <map>
+
+#include "protocol/chp_codec.h"
+#include "tests/support/chp_peer.h"
+#include "tests/support/zstored.h"
+
+using namespace std::chrono_literals;
+using zstore::testing::ChpPeer;
+using zstore::testing::ChpSnapshot;
+using zstore::testing::wait_until;
+using zstore::testing::Zstored;
+namespace chp = zstore::protocol::chp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Pair {
+  zmq::context_t ctx;
+  Zstored primary;
+  Zstored backup;
+  zmq::socket_t writer{ctx, zmq::socket_type::pub};  // connected to both collectors, like a clone client
+
+  Pair() {
+    std::uint16_t ha = zstore::testing::free_port_range(2);
+    auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
+    primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp",
+                      ep(backup.chp_port()), "--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200"});
+    backup.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp",
+                     ep(primary.chp_port()), "--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200"});
+    BOOST_REQUIRE(primary.start());
+    BOOST_REQUIRE(backup.start());
+    writer.set(zmq::sockopt::linger, 0);
+    writer.set(zmq::sockopt::sndhwm, 0);
+    writer.connect(primary.chp_endpoint(2));
+    writer.connect(backup.chp_endpoint(2));
+  }
+
+  void set(const std::string& key, const std::string& value, const std::string& props = "") {
+    auto frames = chp::encode_kvmsg({key, 0, std::string(16, '\0') + "", props, value});
+    // a distinct uuid per update
+    static std::uint64_t n = 0;
+    std::string uuid(16, '\0');
+    std::uint64_t v = ++n;
+    for (int i = 0; i < 8; ++i) uuid[i] = static_cast<char>(v >> (8 * i));
+    frames[2] = uuid;
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      writer.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    }
+  }
+
+  // Asks server for a snapshot until one answers (a vote), within timeout.
+  std::optional<ChpSnapshot> snapshot_from(Zstored& server, std::chrono::milliseconds timeout) {
+    auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      ChpPeer peer(ctx, "tcp://127.0.0.1", server.chp_port());
+      if (auto snap = peer.snapshot("", 300ms)) return snap;
+    }
+    return std::nullopt;
+  }
+};
+
+bool saw_hugz(zmq::context_t& ctx, Zstored& server, std::chrono::milliseconds within) {
+  ChpPeer peer(ctx, "tcp://127.0.0.1", server.chp_port());
+  auto deadline = Clock::now() + within;
+  while (Clock::now() < deadline) {
+    auto u = peer.next_update(100ms);
+    if (u && std::holds_alternative<chp::Hugz>(*u)) return true;
+  }
+  return false;
+}
+
+// Publishes count keys to both servers while a reader on `from` records the
+// KVPUBs it sees; at kill_at, once the reader has seen some of the stream,
+// SIGKILLs `victim` mid-stream.
+std::map<std::string, chp::KvMsg> stream(Pair& pair, Zstored& from, int count, const std::string& tag, int kill_at,
+                                         Zstored& victim) {
+  ChpPeer reader(pair.ctx, "tcp://127.0.0.1", from.chp_port());
+  BOOST_REQUIRE(reader.wait_connected());
+  std::map<std::string, chp::KvMsg> seen;
+  auto drain = [&](std::chrono::milliseconds wait) {
+    bool any = false;
+    while (auto u = reader.next_update(wait)) {
+      if (auto* kv = std::get_if<chp::KvMsg>(&*u); kv && kv->key[0] == 'k') {
+        seen[kv->key] = *kv;
+        any = true;
+      }
+      if (wait.count() > 0 && any) break;
+    }
+  };
+  for (int i = 0; i < count; ++i) {
+    pair.set("k" + std::to_string(i % 200), tag + std::to_string(i));
+    if (i == kill_at) {
+      auto deadline = Clock::now() + 5s;
+      while (seen.empty() && Clock::now() < deadline) drain(100ms);
+      victim.kill(SIGKILL);
+    }
+    drain(0ms);
+  }
+  while (auto u = reader.next_update(300ms)) {
+    if (auto* kv = std::get_if<chp::KvMsg>(&*u); kv && kv->key[0] == 'k') seen[kv->key] = *kv;
+  }
+  return seen;
+}
+
+void check_contains(const ChpSnapshot& snap, const std::map<std::string, chp::KvMsg>& seen) {
+  for (const auto& [key, kv] : seen) {
+    auto it = snap.entries.find(key);
+    BOOST_REQUIRE_MESSAGE(it != snap.entries.end(), "published key lost in failover: " + key);
+    if (it->second.sequence == kv.sequence) BOOST_CHECK_EQUAL(it->second.body, kv.body);
+  }
+}
+
+std::uint64_t max_seq(const std::map<std::string, chp::KvMsg>& seen) {
+  std::uint64_t m = 0;
+  for (const auto& [k, kv] : seen) m = std::max(m, kv.sequence);
+  return m;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(only_the_active_serves_and_sends_hugz) {
+  Pair pair;
+  BOOST_REQUIRE(pair.snapshot_from(pair.primary, 5s));
+  BOOST_CHECK(saw_hugz(pair.ctx, pair.primary, 2s));
+  BOOST_CHECK(!saw_hugz(pair.ctx, pair.backup, 1500ms));
+  ChpPeer peer(pair.ctx, "tcp://127.0.0.1", pair.backup.chp_port());
+  BOOST_CHECK(!peer.snapshot("", 1s));  // a passive ignores votes while the active lives
+}
+
+BOOST_AUTO_TEST_CASE(sigkill_of_active_then_restart_then_kill_of_other_loses_nothing) {
+  Pair pair;
+  BOOST_REQUIRE(pair.snapshot_from(pair.primary, 5s));
+  BOOST_REQUIRE(wait_until([&] { return pair.backup.log().find("HA follower: synced") != std::string::npos; }));
+
+  auto seen = stream(pair, pair.primary, 2000, "a", 1000, pair.primary);
+  BOOST_REQUIRE(!seen.empty());
+  auto t0 = Clock::now();
+  auto snap = pair.snapshot_from(pair.backup, 10s);
+  BOOST_REQUIRE_MESSAGE(snap, "backup did not take over");
+  BOOST_CHECK_LT(Clock::now() - t0, 5s);
+  check_contains(*snap, seen);
+  BOOST_CHECK_GT(snap->sequence, max_seq(seen));  // new epoch: sequences never go back
+
+  // The old primary comes back passive, resyncs, and takes over when the backup dies.
+  pair.primary.wait_exit();
+  BOOST_REQUIRE(pair.primary.restart());
+  BOOST_REQUIRE(wait_until([&] { return pair.primary.log().find("HA follower: synced") != std::string::npos; }, 10s));
+  auto seen2 = stream(pair, pair.backup, 1000, "b", 500, pair.backup);
+  t0 = Clock::now();
+  auto snap2 = pair.snapshot_from(pair.primary, 10s);
+  BOOST_REQUIRE_MESSAGE(snap2, "restarted primary did not take over");
+  BOOST_CHECK_LT(Clock::now() - t0, 5s);
+  check_contains(*snap2, seen2);
+  BOOST_CHECK_GT(snap2->sequence, max_seq(seen2));
+  BOOST_CHECK_GT(snap2->sequence, snap->sequence);
+}
+
+BOOST_AUTO_TEST_CASE(ttl_keys_survive_failover_with_their_expiry) {
+  Pair pair;
+  BOOST_REQUIRE(pair.snapshot_from(pair.primary, 5s));
+  BOOST_REQUIRE(wait_until([&] { return pair.backup.log().find("HA follower: synced") != std::string::npos; }));
+  pair.set("lease", "held", "ttl=3\n");
+  pair.set("forever", "x");
+  ChpPeer probe(pair.ctx, "tcp://127.0.0.1", pair.primary.chp_port());
+  BOOST_REQUIRE(wait_until([&] {
+    auto s = probe.snapshot("", 500ms);
+    return s && s->entries.count("forever");
+  }));
+  auto set_at = Clock::now();
+  pair.primary.kill(SIGKILL);
+  auto snap = pair.snapshot_from(pair.backup, 10s);
+  BOOST_REQUIRE(snap);
+  BOOST_REQUIRE_EQUAL(snap->entries.count("lease"), 1u);
+  BOOST_CHECK(snap->entries.at("lease").properties.find("ttl=") != std::string::npos);
+  // It expires on the new active about when it would have on the old one.
+  ChpPeer reader(pair.ctx, "tcp://127.0.0.1", pair.backup.chp_port());
+  BOOST_REQUIRE(wait_until([&] {
+    auto s = reader.snapshot("", 500ms);
+    return s && !s->entries.count("lease");
+  }, 8s));
+  BOOST_CHECK_LT(Clock::now() - set_at, 6s);
+  auto final_snap = reader.snapshot("", 2s);
+  BOOST_REQUIRE(final_snap);
+  BOOST_CHECK_EQUAL(final_snap->entries.count("forever"), 1u);
+}
