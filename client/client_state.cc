@@ -1,0 +1,108 @@
+#include "client/client_state.h"
+
+namespace zstore::client {
+
+namespace chp = protocol::chp;
+using Clock = std::chrono::steady_clock;
+
+void ClientState::changed() {
+  ++version_;
+  cv_.notify_all();
+}
+
+void ClientState::begin_session(std::size_t index, SessionCause cause) {
+  std::lock_guard lock(mu_);
+  synced_ = false;
+  stats_.current_server = index;
+  if (cause == SessionCause::kFailover) ++stats_.failovers;
+  if (cause == SessionCause::kResync) ++stats_.resyncs;
+  changed();
+}
+
+std::vector<Change> ClientState::load(const LoadedSnapshot& snapshot) {
+  std::lock_guard lock(mu_);
+  auto source = stats_.snapshots_applied == 0 ? ChangeSource::kInitialSnapshot : ChangeSource::kResync;
+  std::vector<Change> changes = map_.replace(snapshot.entries, snapshot.sequence, source);
+  for (const auto& [key, entry] : snapshot.entries) uuids_.add(entry.uuid);
+  for (const auto& update : snapshot.updates) {
+    uuids_.add(update.uuid);
+    auto applied = map_.apply(update);
+    if (applied.outcome == LocalMap::Outcome::kStale) ++stats_.stale_discarded;
+    if (applied.change) changes.push_back(std::move(*applied.change));
+  }
+  ++stats_.snapshots_applied;
+  synced_ = true;
+  changed();
+  return changes;
+}
+
+std::optional<Change> ClientState::apply(const chp::KvMsg& update) {
+  std::lock_guard lock(mu_);
+  uuids_.add(update.uuid);
+  auto applied = map_.apply(update);
+  if (applied.outcome == LocalMap::Outcome::kStale) ++stats_.stale_discarded;
+  changed();
+  return std::move(applied.change);
+}
+
+void ClientState::note_uuid(std::string_view uuid) {
+  if (uuid.empty()) return;
+  std::lock_guard lock(mu_);
+  uuids_.add(uuid);
+  changed();
+}
+
+void ClientState::update_stats(const std::function<void(ClientStats&)>& fn) {
+  std::lock_guard lock(mu_);
+  fn(stats_);
+  changed();
+}
+
+std::optional<std::string> ClientState::get(std::string_view key) const {
+  std::lock_guard lock(mu_);
+  return map_.get(key);
+}
+
+std::map<std::string, std::string> ClientState::values() const {
+  std::lock_guard lock(mu_);
+  return map_.values();
+}
+
+std::uint64_t ClientState::sequence() const {
+  std::lock_guard lock(mu_);
+  return map_.sequence();
+}
+
+bool ClientState::synced() const {
+  std::lock_guard lock(mu_);
+  return synced_;
+}
+
+ClientStats ClientState::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+bool ClientState::wait_synced(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return synced_; });
+}
+
+bool ClientState::wait_published(std::string_view uuid, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return uuids_.contains(uuid); });
+}
+
+bool ClientState::wait_for(const std::function<bool()>& predicate, std::chrono::milliseconds timeout) const {
+  const auto deadline = Clock::now() + timeout;
+  std::unique_lock lock(mu_);
+  while (true) {
+    const std::uint64_t seen = version_;
+    lock.unlock();
+    if (predicate()) return true;
+    lock.lock();
+    if (!cv_.wait_until(lock, deadline, [&] { return version_ != seen; })) return false;
+  }
+}
+
+}  // namespace zstore::client

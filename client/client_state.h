@@ -1,0 +1,69 @@
+// ClientState: what the agent thread learns and the API threads read: the
+// local map, the synced flag, recently published UUIDs and counters.
+// Thread-safe: every method takes the one mutex; waits use a condition
+// variable signalled on every change. The agent is the only writer.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/change.h"
+#include "client/client_stats.h"
+#include "client/local_map.h"
+#include "client/recent_uuids.h"
+#include "client/snapshot_sync.h"
+#include "protocol/chp_codec.h"
+
+namespace zstore::client {
+
+class ClientState {
+ public:
+  static constexpr std::size_t kRememberedUuids = 65536;
+
+  // ---- agent side
+  // Why the agent (re)connects to a server.
+  enum class SessionCause : std::uint8_t { kStart, kFailover, kResync };
+  // A new session with server `index`: not synced until its snapshot loads.
+  void begin_session(std::size_t index, SessionCause cause);
+  // Replaces the map by the snapshot, applies the buffered updates, marks
+  // the client synced and remembers the UUIDs; returns the changes.
+  std::vector<Change> load(const LoadedSnapshot& snapshot);
+  // Applies one live KVPUB (stale ones are counted and dropped).
+  std::optional<Change> apply(const protocol::chp::KvMsg& update);
+  void note_uuid(std::string_view uuid);
+  // Any counter update: fn runs under the lock, waiters are woken.
+  void update_stats(const std::function<void(ClientStats&)>& fn);
+
+  // ---- API side
+  std::optional<std::string> get(std::string_view key) const;
+  std::map<std::string, std::string> values() const;
+  std::uint64_t sequence() const;
+  bool synced() const;
+  ClientStats stats() const;
+  bool wait_synced(std::chrono::milliseconds timeout) const;
+  bool wait_published(std::string_view uuid, std::chrono::milliseconds timeout) const;
+  // Evaluates predicate without the lock, again after each change.
+  bool wait_for(const std::function<bool()>& predicate, std::chrono::milliseconds timeout) const;
+
+ private:
+  void changed();  // precondition: mu_ held
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::uint64_t version_ = 0;  // bumped on every change, for wait_for
+  LocalMap map_;
+  bool synced_ = false;
+  RecentUuids uuids_{kRememberedUuids};
+  ClientStats stats_;
+};
+
+}  // namespace zstore::client

@@ -1,0 +1,354 @@
+#include "client/clone_agent.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#include <zmq_addon.hpp>
+
+namespace zstore::client {
+
+namespace chp = protocol::chp;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr std::size_t kBatch = 256;                // messages read per socket per round
+constexpr milliseconds kFlushRetry{10};            // a collector at its high-water mark
+constexpr std::string_view kHugzTopic = chp::kHugz;
+
+using Parts = std::vector<zmq::message_t>;
+
+// One multipart message if one is waiting.
+std::optional<Parts> try_recv(zmq::socket_t& socket) {
+  Parts parts;
+  if (!zmq::recv_multipart(socket, std::back_inserter(parts), zmq::recv_flags::dontwait)) return std::nullopt;
+  return parts;
+}
+
+std::vector<std::string_view> views(const Parts& parts) {
+  std::vector<std::string_view> out;
+  out.reserve(parts.size());
+  for (const auto& p : parts) out.emplace_back(static_cast<const char*>(p.data()), p.size());
+  return out;
+}
+
+// Sends frames without blocking; false (nothing sent) at the high-water mark.
+bool try_send(zmq::socket_t& socket, const protocol::Frames& frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    auto flags = zmq::send_flags::dontwait;
+    if (i + 1 < frames.size()) flags = flags | zmq::send_flags::sndmore;
+    if (!socket.send(zmq::buffer(frames[i]), flags)) return i > 0;  // later parts of a message never block
+  }
+  return true;
+}
+
+// The agent takes no signals: they belong to the application's threads.
+void block_signals() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+int poll_timeout_ms(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<milliseconds::rep>(left.count(), 0, 60000));
+}
+
+}  // namespace
+
+CloneAgent::CloneAgent(zmq::context_t& ctx, const Options& options, std::vector<ServerEndpoints> servers,
+                       ClientState& state, zmq::socket_t pipe)
+    : ctx_(ctx),
+      options_(options),
+      servers_(std::move(servers)),
+      state_(state),
+      pipe_(std::move(pipe)),
+      sync_(options.subtree, kMaxBufferedUpdates) {
+  for (const auto& server : servers_) {
+    Collector c{make_socket(zmq::socket_type::xpub), {}, {}};
+    c.socket.set(zmq::sockopt::xpub_nodrop, 1);
+    c.socket.connect(server.collector);
+    collectors_.push_back(std::move(c));
+  }
+}
+
+void CloneAgent::run() {
+  block_signals();
+  try {
+    start_session(0, SessionCause::kStart);
+  } catch (const std::exception& e) {
+    count_agent_error(e.what());
+  }
+  while (true) {
+    try {
+      if (!step()) break;
+    } catch (const zmq::error_t& e) {
+      if (e.num() == ETERM) break;
+      count_agent_error(e.what());
+    } catch (const std::exception& e) {
+      count_agent_error(e.what());
+    }
+  }
+  close_all();
+}
+
+bool CloneAgent::step() {
+  std::vector<zmq::pollitem_t> items{{pipe_.handle(), 0, ZMQ_POLLIN, 0}};
+  for (auto& c : collectors_) items.push_back({c.socket.handle(), 0, ZMQ_POLLIN, 0});
+  auto add = [&items](zmq::socket_t& s) {
+    if (!s) return std::size_t{0};
+    items.push_back({s.handle(), 0, ZMQ_POLLIN, 0});
+    return items.size() - 1;
+  };
+  const std::size_t sub_at = add(sub_);
+  const std::size_t dealer_at = add(dealer_);
+  const std::uint64_t session = session_;
+
+  zmq::poll(items.data(), items.size(), milliseconds(poll_timeout_ms(next_deadline())));
+
+  auto ready = [&items](std::size_t at) { return at != 0 && (items[at].revents & ZMQ_POLLIN) != 0; };
+  if ((items[0].revents & ZMQ_POLLIN) && !on_pipe()) return false;
+  for (std::size_t i = 0; i < collectors_.size(); ++i) {
+    if (items[1 + i].revents & ZMQ_POLLIN) on_collector(collectors_[i]);
+  }
+  if (ready(sub_at)) on_subscriber();
+  if (session == session_ && ready(dealer_at)) on_snapshot_socket();
+  on_timers();
+  return true;
+}
+
+CloneAgent::Clock::time_point CloneAgent::next_deadline() const {
+  auto deadline = last_heard_ + options_.failover_timeout;
+  if (phase_ == Phase::kRequesting) deadline = std::min(deadline, request_deadline_);
+  if (flush_retry_) deadline = std::min(deadline, *flush_retry_);
+  return deadline;
+}
+
+// ---------------------------------------------------------------------------
+// Commands from the API
+
+bool CloneAgent::on_pipe() {
+  for (std::size_t n = 0; n < kBatch; ++n) {
+    auto parts = try_recv(pipe_);
+    if (!parts) return true;
+    auto frames = views(*parts);
+    if (frames.empty() || frames[0] == kPipeStop) return false;
+    if (frames[0] == kPipeSet && frames.size() == 1 + chp::kKvFrames) {
+      forward_kvset(protocol::Frames(frames.begin() + 1, frames.end()));
+    }
+  }
+  return true;
+}
+
+void CloneAgent::forward_kvset(protocol::Frames frames) {
+  for (auto& c : collectors_) {
+    c.pending.push_back(frames);
+    if (c.pending.size() > kMaxPendingKvsets) {
+      c.pending.pop_front();
+      state_.update_stats([](ClientStats& s) { ++s.kvsets_dropped; });
+    }
+    flush(c);
+  }
+}
+
+// Sends queued KVSETs once the server's SUB has subscribed to us.
+void CloneAgent::flush(Collector& c) {
+  while (!c.topics.empty() && !c.pending.empty()) {
+    if (!try_send(c.socket, c.pending.front())) {
+      flush_retry_ = Clock::now() + kFlushRetry;
+      return;
+    }
+    c.pending.pop_front();
+  }
+}
+
+void CloneAgent::on_collector(Collector& c) {
+  for (std::size_t n = 0; n < kBatch; ++n) {
+    zmq::message_t msg;
+    if (!c.socket.recv(msg, zmq::recv_flags::dontwait)) break;
+    if (msg.size() == 0) continue;
+    std::string topic(static_cast<const char*>(msg.data()) + 1, msg.size() - 1);
+    const auto kind = *static_cast<const unsigned char*>(msg.data());
+    if (kind == 1) c.topics.insert(std::move(topic));
+    if (kind == 0) c.topics.erase(topic);
+  }
+  flush(c);
+}
+
+// ---------------------------------------------------------------------------
+// Sessions and snapshot requests
+
+zmq::socket_t CloneAgent::make_socket(zmq::socket_type type) {
+  zmq::socket_t socket(ctx_, type);
+  socket.set(zmq::sockopt::linger, 0);
+  return socket;
+}
+
+void CloneAgent::start_session(std::size_t index, SessionCause cause) {
+  ++session_;
+  last_heard_ = Clock::now();
+  current_ = index;
+  phase_ = Phase::kSubscribing;
+  dealer_.close();
+  sub_.close();
+  sync_ = SnapshotSync(options_.subtree, kMaxBufferedUpdates);
+  next_wait_ = options_.snapshot_retry_initial;
+  state_.begin_session(index, cause);
+
+  sub_ = make_socket(zmq::socket_type::sub);
+  sub_.set(zmq::sockopt::rcvhwm, 0);
+  sub_.set(zmq::sockopt::subscribe, options_.subtree);
+  sub_.set(zmq::sockopt::subscribe, kHugzTopic);
+  sub_.connect(servers_[index].publisher);
+}
+
+// A fresh DEALER per request: replies to an earlier request, or from a
+// server we left, can never reach the new one.
+void CloneAgent::send_request() {
+  dealer_.close();
+  sync_.restart_request();
+  dealer_ = make_socket(zmq::socket_type::dealer);
+  dealer_.connect(servers_[current_].snapshot);
+  (void)try_send(dealer_, chp::encode_icanhaz({options_.subtree}));
+  state_.update_stats([](ClientStats& s) { ++s.snapshot_requests; });
+  phase_ = Phase::kRequesting;
+  request_wait_ = next_wait_;
+  request_deadline_ = Clock::now() + request_wait_;
+  next_wait_ = std::min(next_wait_ * 2, options_.snapshot_retry_max);
+}
+
+// Drops the outstanding request; the retry timer sends the next one.
+void CloneAgent::abandon_request(const std::string& why) {
+  dealer_.close();
+  sync_.restart_request();
+  state_.update_stats([&](ClientStats& s) { s.last_error = why; });
+}
+
+void CloneAgent::on_timers() {
+  const auto now = Clock::now();
+  if (now - last_heard_ >= options_.failover_timeout) {
+    start_session((current_ + 1) % servers_.size(), SessionCause::kFailover);
+    return;
+  }
+  if (phase_ == Phase::kRequesting && now >= request_deadline_) send_request();
+  if (flush_retry_ && now >= *flush_retry_) {
+    flush_retry_.reset();
+    for (auto& c : collectors_) flush(c);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Traffic from the server in use
+
+void CloneAgent::on_subscriber() {
+  const std::uint64_t session = session_;
+  for (std::size_t n = 0; n < kBatch && session == session_; ++n) {
+    auto parts = try_recv(sub_);
+    if (!parts) return;
+    last_heard_ = Clock::now();
+    auto frames = views(*parts);
+    auto update = chp::decode_update(frames);
+    if (update) {
+      handle_update(std::move(update).value());
+    } else {
+      count_malformed(update.error());
+    }
+    if (session != session_) return;  // the update started a new session
+    // Any message proves our subscription is live: updates published after
+    // the snapshot will reach us, so it is now safe to ask for it.
+    if (phase_ == Phase::kSubscribing) send_request();
+  }
+}
+
+void CloneAgent::handle_update(chp::Update update) {
+  if (auto* hugz = std::get_if<chp::Hugz>(&update)) {
+    // A server whose history went backwards (sequence reset) must be resynced.
+    if (phase_ == Phase::kLive && hugz->sequence != 0 && hugz->sequence < state_.sequence()) {
+      start_session(current_, SessionCause::kResync);
+    }
+    return;
+  }
+  handle_kvpub(std::get<chp::KvMsg>(std::move(update)));
+}
+
+void CloneAgent::handle_kvpub(chp::KvMsg msg) {
+  if (!in_subtree(msg.key, options_.subtree)) return;  // e.g. "HUGZ..." keys seen through the HUGZ topic
+  if (phase_ == Phase::kLive) {
+    if (auto change = state_.apply(msg)) notify({*change});
+    return;
+  }
+  state_.note_uuid(msg.uuid);
+  if (!sync_.buffer_update(std::move(msg))) start_session(current_, SessionCause::kResync);
+}
+
+void CloneAgent::on_snapshot_socket() {
+  for (std::size_t n = 0; n < kBatch && dealer_; ++n) {
+    auto parts = try_recv(dealer_);
+    if (!parts) return;
+    last_heard_ = Clock::now();
+    request_deadline_ = last_heard_ + request_wait_;
+    auto frames = views(*parts);
+    auto reply = chp::decode_snapshot_reply(frames);
+    if (!reply) {
+      count_malformed(reply.error());
+      abandon_request("snapshot abandoned: " + reply.error().detail);  // it would miss an entry
+      return;
+    }
+    handle_reply(std::move(reply).value());
+  }
+}
+
+void CloneAgent::handle_reply(chp::SnapshotReply reply) {
+  if (auto* entry = std::get_if<chp::KvMsg>(&reply)) {
+    sync_.add_entry(std::move(*entry));
+    return;
+  }
+  load_snapshot(std::get<chp::Kthxbai>(reply).sequence);
+}
+
+void CloneAgent::load_snapshot(std::uint64_t sequence) {
+  dealer_.close();
+  phase_ = Phase::kLive;
+  LoadedSnapshot snapshot = sync_.finish(sequence);
+  notify(state_.load(snapshot));
+}
+
+// ---------------------------------------------------------------------------
+
+void CloneAgent::notify(const std::vector<Change>& changes) {
+  if (!options_.on_change) return;
+  for (const auto& change : changes) {
+    try {
+      options_.on_change(change);
+    } catch (...) {
+      state_.update_stats([](ClientStats& s) { ++s.callback_errors; });
+    }
+  }
+}
+
+void CloneAgent::count_malformed(const protocol::DecodeError& error) {
+  state_.update_stats([&](ClientStats& s) {
+    ++s.malformed_dropped;
+    s.last_error = std::string(to_string(error.kind)) + ": " + error.detail;
+  });
+}
+
+void CloneAgent::count_agent_error(const std::string& what) {
+  state_.update_stats([&](ClientStats& s) {
+    ++s.agent_errors;
+    s.last_error = what;
+  });
+}
+
+void CloneAgent::close_all() {
+  dealer_.close();
+  sub_.close();
+  for (auto& c : collectors_) c.socket.close();
+  pipe_.close();
+}
+
+}  // namespace zstore::client

@@ -1,0 +1,105 @@
+// CloneAgent: the CloneClient's background thread. It owns every socket:
+// per server an XPUB to its collector (P+2; the XPUB tells when the server's
+// SUB listens, so no KVSET is sent into the void), and for the server in use
+// a SUB to its publisher (P+1) and one DEALER per snapshot request (P).
+// It talks to the API only through its inproc pipe and the ClientState.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "client/client_state.h"
+#include "client/options.h"
+#include "client/server_endpoints.h"
+#include "client/snapshot_sync.h"
+#include "protocol/chp_codec.h"
+
+namespace zstore::client {
+
+// Commands on the pipe from CloneClient to the agent.
+inline constexpr std::string_view kPipeSet = "SET";    // then the 5 KVSET frames
+inline constexpr std::string_view kPipeStop = "STOP";  // alone
+
+class CloneAgent {
+ public:
+  static constexpr std::size_t kMaxPendingKvsets = 100000;    // per server, while it does not listen
+  static constexpr std::size_t kMaxBufferedUpdates = 1000000;  // KVPUBs held while a snapshot loads
+
+  // pipe: the agent's end of the command pipe (PAIR), already bound.
+  CloneAgent(zmq::context_t& ctx, const Options& options, std::vector<ServerEndpoints> servers, ClientState& state,
+             zmq::socket_t pipe);
+
+  // Runs until STOP arrives on the pipe, then closes every socket (linger 0).
+  // Never throws: errors are counted in ClientStats.
+  void run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  using SessionCause = ClientState::SessionCause;
+
+  // Session with the server in use: wait for the first message on the SUB
+  // (proof that the subscription is live), request a snapshot, then apply
+  // updates live.
+  enum class Phase : std::uint8_t { kSubscribing, kRequesting, kLive };
+
+  struct Collector {
+    zmq::socket_t socket;
+    std::set<std::string> topics;  // the server's subscriptions; empty = not listening
+    std::deque<protocol::Frames> pending;
+  };
+
+  bool step();  // one poll round; false once STOP arrived
+  bool on_pipe();
+  void on_subscriber();
+  void on_snapshot_socket();
+  void on_collector(Collector& collector);
+  void on_timers();
+
+  void handle_update(protocol::chp::Update update);
+  void handle_kvpub(protocol::chp::KvMsg msg);
+  void handle_reply(protocol::chp::SnapshotReply reply);
+  void load_snapshot(std::uint64_t sequence);
+
+  void start_session(std::size_t index, SessionCause cause);
+  void send_request();
+  void abandon_request(const std::string& why);
+  void forward_kvset(protocol::Frames frames);
+  void flush(Collector& collector);
+  void notify(const std::vector<Change>& changes);
+  void count_malformed(const protocol::DecodeError& error);
+  void count_agent_error(const std::string& what);
+
+  Clock::time_point next_deadline() const;
+  zmq::socket_t make_socket(zmq::socket_type type);
+  void close_all();
+
+  zmq::context_t& ctx_;
+  Options options_;
+  std::vector<ServerEndpoints> servers_;
+  ClientState& state_;
+  zmq::socket_t pipe_;
+  std::vector<Collector> collectors_;
+
+  std::size_t current_ = 0;
+  std::uint64_t session_ = 0;  // bumped by start_session
+  Phase phase_ = Phase::kSubscribing;
+  zmq::socket_t sub_;
+  zmq::socket_t dealer_;  // open only while a request is outstanding
+  SnapshotSync sync_;
+  Clock::time_point last_heard_;
+  Clock::time_point request_deadline_;
+  std::chrono::milliseconds request_wait_{0};  // silence allowed for the outstanding request
+  std::chrono::milliseconds next_wait_{0};     // for the next one (doubling)
+  std::optional<Clock::time_point> flush_retry_;
+};
+
+}  // namespace zstore::client

@@ -1,0 +1,69 @@
+// CloneClient: a local, continuously updated copy of a CHP (rfc 12) hashmap
+// or subtree of it, kept by a background thread, plus writes to it.
+//
+// The client loads a snapshot from one server, then applies its KVPUBs in
+// strictly increasing sequence order; after failover_timeout of silence it
+// moves to the next server and loads a fresh snapshot that replaces the map.
+// Writes (KVSET) go to every configured server. All methods are thread-safe;
+// reads never block on the network. A missing key reads as std::nullopt.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "client/change.h"
+#include "client/client_stats.h"
+#include "client/options.h"
+
+namespace zstore::client {
+
+class CloneClient {
+ public:
+  // Starts the background thread. Throws std::invalid_argument when the
+  // options are unusable (no server, more than two, a malformed address).
+  explicit CloneClient(Options options);
+  // Stops the background thread and closes its sockets without lingering;
+  // KVSETs not yet handed to the network are dropped.
+  ~CloneClient();
+  CloneClient(const CloneClient&) = delete;
+  CloneClient& operator=(const CloneClient&) = delete;
+
+  // Sends KVSET key=value (sequence 0, a fresh random 16-byte UUID, "ttl=N\n"
+  // when ttl_seconds > 0) to every server and returns the UUID. Fire and
+  // forget: use wait_published() to know a server stored and published it.
+  // Throws std::invalid_argument for an empty or reserved key.
+  std::string set(std::string_view key, std::string_view value, std::uint64_t ttl_seconds = 0);
+  // Sends a delete (KVSET with an empty value); returns its UUID.
+  std::string erase(std::string_view key);
+
+  std::optional<std::string> get(std::string_view key) const;
+  std::map<std::string, std::string> snapshot_map() const;
+  // Sequence of the last applied snapshot or KVPUB; 0 before the first sync.
+  std::uint64_t sequence() const;
+  // True when the map holds a complete snapshot of the current server plus
+  // its later updates; false while (re)synchronising.
+  bool synced() const;
+  ClientStats stats() const;
+
+  // Block until synced(); false on time-out.
+  bool wait_synced(std::chrono::milliseconds timeout) const;
+  // Block until a KVPUB (or a snapshot entry) carrying this UUID was received
+  // from a server; false on time-out. Only writes within the client's subtree
+  // can be seen; the last 65536 UUIDs are remembered.
+  bool wait_published(std::string_view uuid, std::chrono::milliseconds timeout) const;
+  // Block until predicate() holds, re-evaluating it after every change of the
+  // client's state; false on time-out. The predicate may call the client.
+  bool wait_for(const std::function<bool()>& predicate, std::chrono::milliseconds timeout) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zstore::client

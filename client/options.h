@@ -1,0 +1,46 @@
+// Options of a CloneClient: which CHP servers to use, which subtree to mirror,
+// how fast to fail over and retry, and whom to tell about changes.
+// A CloneClient copies its Options at construction; they never change after.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "client/change.h"
+
+namespace zmq {
+class context_t;
+}
+
+namespace zstore::client {
+
+struct Options {
+  // One or two servers, each "tcp://host:P": snapshot port P, publisher P+1,
+  // collector P+2. Updates go to every server; the map is read from one.
+  std::vector<std::string> servers;
+
+  // Key prefix to mirror ("" = the whole map; by convention "/a/b/").
+  std::string subtree;
+
+  // Silence (no HUGZ, KVPUB or snapshot traffic) after which the client
+  // switches to the next server and resynchronises.
+  std::chrono::milliseconds failover_timeout{3000};
+
+  // A snapshot request left unanswered this long is sent again, on a fresh
+  // connection; the delay doubles up to the cap and retries never stop.
+  std::chrono::milliseconds snapshot_retry_initial{100};
+  std::chrono::milliseconds snapshot_retry_max{2000};
+
+  // Called on the client's background thread for every change to the local
+  // map, after the map was updated. It may call the client's read methods;
+  // it must not block for long. Exceptions it throws are counted and dropped.
+  std::function<void(const Change&)> on_change;
+
+  // ZeroMQ context to create sockets in; nullptr = the client owns one.
+  // A borrowed context must outlive the client.
+  zmq::context_t* context = nullptr;
+};
+
+}  // namespace zstore::client

@@ -1,0 +1,31 @@
+#include "client/snapshot_sync.h"
+
+#include <utility>
+
+namespace zstore::client {
+
+namespace chp = protocol::chp;
+
+SnapshotSync::SnapshotSync(std::string subtree, std::size_t max_buffered)
+    : subtree_(std::move(subtree)), max_buffered_(max_buffered) {}
+
+void SnapshotSync::add_entry(chp::KvMsg entry) {
+  if (!in_subtree(entry.key, subtree_)) return;
+  std::string key = entry.key;
+  entries_.insert_or_assign(std::move(key), std::move(entry));
+}
+
+bool SnapshotSync::buffer_update(chp::KvMsg update) {
+  if (updates_.size() >= max_buffered_) return false;
+  updates_.push_back(std::move(update));
+  return true;
+}
+
+LoadedSnapshot SnapshotSync::finish(std::uint64_t sequence) {
+  LoadedSnapshot out{std::move(entries_), sequence, std::move(updates_)};
+  entries_.clear();
+  updates_.clear();
+  return out;
+}
+
+}  // namespace zstore::client

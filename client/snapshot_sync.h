@@ -1,0 +1,53 @@
+// SnapshotSync: one synchronisation with a server. Collects the KVSYNC
+// entries of the current snapshot request and buffers the KVPUBs that arrive
+// meanwhile, until KTHXBAI says at which sequence the snapshot was taken.
+// Pure logic, owned by the agent thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/chp_codec.h"
+
+namespace zstore::client {
+
+// Whether key lies in subtree (a plain byte prefix, as CHP filters).
+inline bool in_subtree(std::string_view key, std::string_view subtree) { return key.starts_with(subtree); }
+
+// A complete snapshot plus the updates received while it was in flight.
+struct LoadedSnapshot {
+  std::map<std::string, protocol::chp::KvMsg> entries;
+  std::uint64_t sequence = 0;
+  std::vector<protocol::chp::KvMsg> updates;  // in arrival order
+};
+
+class SnapshotSync {
+ public:
+  SnapshotSync(std::string subtree, std::size_t max_buffered);
+
+  // A new request replaces the previous one: its entries are forgotten, the
+  // buffered updates kept (they came from the subscriber, not the request).
+  void restart_request() { entries_.clear(); }
+
+  // A KVSYNC of the current request; entries outside the subtree are ignored.
+  void add_entry(protocol::chp::KvMsg entry);
+
+  // A KVPUB received before the snapshot completed. False when the buffer is
+  // full (the caller must start over: an update would otherwise be lost).
+  [[nodiscard]] bool buffer_update(protocol::chp::KvMsg update);
+
+  // KTHXBAI: hands over everything collected; the object is then empty.
+  LoadedSnapshot finish(std::uint64_t sequence);
+
+ private:
+  std::string subtree_;
+  std::size_t max_buffered_;
+  std::map<std::string, protocol::chp::KvMsg> entries_;
+  std::vector<protocol::chp::KvMsg> updates_;
+};
+
+}  // namespace zstore::client
