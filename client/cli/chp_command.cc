@@ -1,0 +1,251 @@
+#include "client/cli/chp_command.h"
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "client/cli/printable.h"
+#include "client/cli/stop_signal.h"
+#include "client/cli/subcommand.h"
+#include "client/clone_client.h"
+
+namespace zstore::cli {
+namespace {
+
+namespace po = boost::program_options;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kDefaultServer = "tcp://127.0.0.1:5556";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One parsed command line.
+struct Invocation {
+  std::string command;
+  std::vector<std::string> args;  // positional words after the command
+  std::vector<std::string> servers;
+  milliseconds timeout{5000};
+  milliseconds failover{3000};
+  std::optional<std::string> subtree;
+  std::optional<std::uint64_t> ttl;
+  std::optional<std::uint64_t> count;
+};
+
+const char* kUsage =
+    "usage: zstore-cli chp [options] get KEY\n"
+    "       zstore-cli chp [options] set KEY VALUE [--ttl N]\n"
+    "       zstore-cli chp [options] del KEY\n"
+    "       zstore-cli chp [options] watch [--subtree P] [--count N]\n"
+    "       zstore-cli chp [options] snapshot [--subtree P]\n"
+    "\n"
+    "get       print KEY's value; exit 1 if it is absent\n"
+    "set, del  write KEY; exit 0 once a server stored and published it\n"
+    "watch     print one line per update until SIGINT/SIGTERM (or --count)\n"
+    "snapshot  print every key, sorted, then exit\n"
+    "\n"
+    "Output: get prints VALUE; watch prints 'SEQ KEY VALUE' or 'SEQ KEY (deleted)';\n"
+    "snapshot prints 'KEY VALUE'. Text is printed as is, anything else escaped\n"
+    "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error.\n";
+
+po::options_description visible_options() {
+  po::options_description o("Options");
+  o.add_options()                                    //
+      ("help,h", "show this help")                   //
+      ("server,s", po::value<std::vector<std::string>>()->composing(),
+       "CHP server tcp://HOST:P (snapshot port P; publisher P+1; collector P+2); repeat for a backup "
+       "(at most 2). Default tcp://127.0.0.1:5556")                                        //
+      ("timeout-ms", po::value<std::string>(), "give up after N ms (default 5000; watch: initial sync)")  //
+      ("failover-ms", po::value<std::string>(), "switch server after N ms of silence (default 3000)")    //
+      ("ttl", po::value<std::string>(), "set: the key expires after N seconds")                            //
+      ("subtree", po::value<std::string>(), "watch, snapshot: only keys starting with P")                  //
+      ("count", po::value<std::string>(), "watch: exit after N updates");
+  return o;
+}
+
+std::uint64_t parse_number(const po::variables_map& vm, const char* name, std::uint64_t min, std::uint64_t max) {
+  const std::string text = vm[name].as<std::string>();
+  std::uint64_t value = 0;
+  std::size_t used = 0;
+  try {
+    if (text.empty() || text[0] == '-' || text[0] == '+') throw std::invalid_argument(text);
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || used == 0 || value < min || value > max) {
+    throw UsageError("--" + std::string(name) + " needs a number from " + std::to_string(min) + " to " +
+                     std::to_string(max) + ", not '" + text + "'");
+  }
+  return value;
+}
+
+// Positional words each command takes, and the options only some accept.
+void check_shape(const Invocation& inv, const po::variables_map& vm) {
+  const std::string& c = inv.command;
+  std::size_t want = c == "get" || c == "del" ? 1 : c == "set" ? 2 : c == "watch" || c == "snapshot" ? 0 : 99;
+  if (want == 99) throw UsageError("unknown command '" + c + "'");
+  if (inv.args.size() != want) {
+    throw UsageError(c + " takes " + std::to_string(want) + " argument(s), got " + std::to_string(inv.args.size()));
+  }
+  if (vm.count("ttl") && c != "set") throw UsageError("--ttl applies to set only");
+  if (vm.count("subtree") && c != "watch" && c != "snapshot") throw UsageError("--subtree applies to watch and snapshot");
+  if (vm.count("count") && c != "watch") throw UsageError("--count applies to watch only");
+  if (!inv.args.empty() && inv.args[0].empty()) throw UsageError("KEY must not be empty");
+  if (c == "set" && inv.args[1].empty()) throw UsageError("VALUE must not be empty (use del to delete a key)");
+}
+
+Invocation to_invocation(const po::variables_map& vm) {
+  Invocation inv;
+  std::vector<std::string> words = vm.count("words") ? vm["words"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (words.empty()) throw UsageError("missing command (get, set, del, watch or snapshot)");
+  inv.command = words[0];
+  inv.args.assign(words.begin() + 1, words.end());
+  inv.servers = vm.count("server") ? vm["server"].as<std::vector<std::string>>() : std::vector<std::string>{kDefaultServer};
+  if (inv.servers.size() > 2) throw UsageError("at most two --server");
+  if (vm.count("timeout-ms")) inv.timeout = milliseconds(parse_number(vm, "timeout-ms", 1, 86400000));
+  if (vm.count("failover-ms")) inv.failover = milliseconds(parse_number(vm, "failover-ms", 1, 86400000));
+  if (vm.count("ttl")) inv.ttl = parse_number(vm, "ttl", 0, 10ull * 365 * 24 * 3600);
+  if (vm.count("count")) inv.count = parse_number(vm, "count", 1, UINT64_MAX);
+  if (vm.count("subtree")) inv.subtree = vm["subtree"].as<std::string>();
+  check_shape(inv, vm);
+  return inv;
+}
+
+// Parses args; nullopt after printing --help.
+std::optional<Invocation> parse(const std::vector<std::string>& args) {
+  po::options_description all = visible_options();
+  all.add_options()("words", po::value<std::vector<std::string>>(), "");
+  po::positional_options_description positional;
+  positional.add("words", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << visible_options();
+    return std::nullopt;
+  }
+  return to_invocation(vm);
+}
+
+client::Options client_options(const Invocation& inv, std::string subtree) {
+  client::Options o;
+  o.servers = inv.servers;
+  o.subtree = std::move(subtree);
+  o.failover_timeout = inv.failover;
+  return o;
+}
+
+std::string servers_text(const Invocation& inv) {
+  std::string out;
+  for (const auto& s : inv.servers) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+int fail(const std::string& message) {
+  std::cerr << "zstore-cli chp: " << message << "\n";
+  return kExitFailure;
+}
+
+bool sync(const client::CloneClient& client, const Invocation& inv) {
+  if (client.wait_synced(inv.timeout)) return true;
+  fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" + servers_text(inv) + ")");
+  return false;
+}
+
+milliseconds left(Clock::time_point deadline) {
+  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+}
+
+// ---------------------------------------------------------------------------
+
+int run_get(const Invocation& inv) {
+  const std::string& key = inv.args[0];
+  client::CloneClient client(client_options(inv, key));  // the key as subtree: a small snapshot
+  if (!sync(client, inv)) return kExitFailure;
+  auto value = client.get(key);
+  if (!value) return fail("key not found: " + printable(key));
+  std::cout << printable(*value) << "\n";
+  return kExitOk;
+}
+
+// set and del: done once our own KVPUB came back.
+int run_write(const Invocation& inv) {
+  const auto deadline = Clock::now() + inv.timeout;
+  const std::string& key = inv.args[0];
+  client::CloneClient client(client_options(inv, key));
+  if (!sync(client, inv)) return kExitFailure;  // our SUB is live: we will see the KVPUB
+  const std::string uuid =
+      inv.command == "set" ? client.set(key, inv.args[1], inv.ttl.value_or(0)) : client.erase(key);
+  if (client.wait_published(uuid, left(deadline))) return kExitOk;
+  return fail(inv.command + " " + printable(key) + ": not confirmed by a server within " +
+              std::to_string(inv.timeout.count()) + " ms");
+}
+
+int run_snapshot(const Invocation& inv) {
+  client::CloneClient client(client_options(inv, inv.subtree.value_or("")));
+  if (!sync(client, inv)) return kExitFailure;
+  std::ostringstream out;
+  for (const auto& [key, value] : client.snapshot_map()) out << printable(key) << " " << printable(value) << "\n";
+  std::cout << out.str() << std::flush;
+  return kExitOk;
+}
+
+std::string watch_line(const client::Change& c) {
+  return std::to_string(c.sequence) + " " + printable(c.key) + " " + (c.deleted ? "(deleted)" : printable(c.value));
+}
+
+int run_watch(const Invocation& inv) {
+  StopSignal stop;
+  std::mutex mu;
+  std::uint64_t printed = 0;
+  client::Options o = client_options(inv, inv.subtree.value_or(""));
+  o.on_change = [&](const client::Change& c) {
+    if (c.source == client::ChangeSource::kInitialSnapshot) return;
+    std::lock_guard lock(mu);
+    if (inv.count && printed >= *inv.count) return;
+    std::cout << watch_line(c) << std::endl;
+    if (inv.count && ++printed == *inv.count) stop.trigger();
+  };
+  client::CloneClient client(o);
+  if (!sync(client, inv)) return kExitFailure;
+  std::cerr << "zstore-cli chp: watching " << (inv.subtree ? "'" + printable(*inv.subtree) + "'" : "everything")
+            << " from sequence " << client.sequence() << "\n";
+  stop.wait();
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_chp(const std::vector<std::string>& args) {
+  try {
+    auto inv = parse(args);
+    if (!inv) return kExitOk;
+    if (inv->command == "get") return run_get(*inv);
+    if (inv->command == "snapshot") return run_snapshot(*inv);
+    if (inv->command == "watch") return run_watch(*inv);
+    return run_write(*inv);
+  } catch (const UsageError& e) {
+    std::cerr << "zstore-cli chp: " << e.what() << "\nTry 'zstore-cli chp --help'.\n";
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {  // a malformed --server
+    std::cerr << "zstore-cli chp: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}
+
+}  // namespace zstore::cli

@@ -1,0 +1,22 @@
+// A zstore-cli protocol family ("chp", later "dafka", "admin"): main()
+// dispatches on the first word and passes the remaining arguments on.
+// Each family prints its own --help and returns one of the exit codes below.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zstore::cli {
+
+inline constexpr int kExitOk = 0;       // done
+inline constexpr int kExitFailure = 1;  // the operation failed (missing key, no server, time-out)
+inline constexpr int kExitUsage = 2;    // bad command line
+
+struct Subcommand {
+  std::string_view name;
+  std::string_view summary;                         // one line for the top-level --help
+  int (*run)(const std::vector<std::string>& args);  // args after the family word
+};
+
+}  // namespace zstore::cli
