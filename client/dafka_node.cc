@@ -1,0 +1,268 @@
+#include "client/dafka_node.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <stdexcept>
+#include <system_error>
+
+#include <zmq_addon.hpp>
+
+#include "protocol/beacon.h"
+#include "protocol/dafka_codec.h"
+
+namespace zstore::client::dafka {
+
+namespace wire = protocol::dafka;
+namespace beacon = protocol::beacon;
+using std::chrono::milliseconds;
+
+namespace {
+
+using Parts = std::vector<zmq::message_t>;
+
+constexpr std::size_t kBatch = 256;  // messages read per socket per round
+
+std::vector<std::string_view> views(const Parts& parts) {
+  std::vector<std::string_view> out;
+  out.reserve(parts.size());
+  for (const auto& p : parts) out.emplace_back(static_cast<const char*>(p.data()), p.size());
+  return out;
+}
+
+bool try_recv(zmq::socket_t& socket, Parts& parts) {
+  parts.clear();
+  return zmq::recv_multipart(socket, std::back_inserter(parts), zmq::recv_flags::dontwait).has_value();
+}
+
+// Sends without blocking; a message a full pipe cannot take is dropped, as
+// PUB does anyway. Later parts of a multipart message never block.
+void try_send(zmq::socket_t& socket, const protocol::Frames& frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    auto flags = zmq::send_flags::dontwait;
+    if (i + 1 < frames.size()) flags = flags | zmq::send_flags::sndmore;
+    if (!socket.send(zmq::buffer(frames[i]), flags)) return;
+  }
+}
+
+std::uint16_t parse_port(std::string_view s) {
+  if (s.empty() || s.size() > 5) return 0;
+  unsigned v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return 0;
+    v = v * 10 + static_cast<unsigned>(c - '0');
+  }
+  return v > 65535 ? 0 : static_cast<std::uint16_t>(v);
+}
+
+void block_signals() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> tower_endpoints(const std::string& tower) {
+  constexpr std::string_view kScheme = "tcp://";
+  auto colon = tower.rfind(':');
+  if (tower.rfind(kScheme, 0) != 0 || colon == std::string::npos || colon < kScheme.size() + 1)
+    throw std::invalid_argument("tower endpoint must be tcp://host:port, got '" + tower + "'");
+  std::uint16_t port = parse_port(std::string_view(tower).substr(colon + 1));
+  if (port == 0 || port == 65535)
+    throw std::invalid_argument("tower endpoint needs a port in 1..65534, got '" + tower + "'");
+  std::string host = tower.substr(0, colon + 1);
+  return {host + std::to_string(port), host + std::to_string(port + 1)};
+}
+
+std::string new_address() {
+  uuid_t uuid;
+  uuid_generate_random(uuid);
+  return wire::make_address(uuid);
+}
+
+DafkaNode::DafkaNode(const NodeOptions& options)
+    : address_(new_address()),
+      beacon_interval_(options.beacon_interval),
+      peer_timeout_(options.peer_timeout),
+      ctx_(1),
+      publisher_(ctx_, zmq::socket_type::xpub),
+      data_sub_(ctx_, zmq::socket_type::sub),
+      beacon_pub_(ctx_, zmq::socket_type::pub),
+      beacon_sub_(ctx_, zmq::socket_type::sub) {
+  std::vector<std::pair<std::string, std::string>> towers;
+  for (const auto& t : options.towers) towers.push_back(tower_endpoints(t));  // validate first
+
+  for (auto* s : {&publisher_, &data_sub_, &beacon_pub_, &beacon_sub_}) s->set(zmq::sockopt::linger, 0);
+  publisher_.set(zmq::sockopt::xpub_verbose, 1);
+  publisher_.bind(options.bind_endpoint);
+  endpoint_ = publisher_.get(zmq::sockopt::last_endpoint);
+
+  // endpoint_ is "tcp://host:port" (IPv6 hosts in brackets).
+  auto colon = endpoint_.rfind(':');
+  beacon_port_ = parse_port(std::string_view(endpoint_).substr(colon + 1));
+  std::string bound_host = endpoint_.substr(6, colon - 6);
+  if (!options.advertise_host.empty()) {
+    beacon_host_ = options.advertise_host;
+  } else if (bound_host != "0.0.0.0" && bound_host != "[::]" && bound_host != "*") {
+    beacon_host_ = bound_host;
+  }  // else empty: the tower uses the peer address
+
+  beacon_sub_.set(zmq::sockopt::subscribe, beacon::kBeacon);
+  beacon_sub_.set(zmq::sockopt::subscribe, beacon::kWelcome);
+  for (const auto& [xsub, xpub] : towers) {
+    beacon_pub_.connect(xsub);
+    beacon_sub_.connect(xpub);
+  }
+
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+}
+
+DafkaNode::~DafkaNode() {
+  stop();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void DafkaNode::start(Handler& handler) {
+  handler_ = &handler;
+  thread_ = std::thread([this] { run(); });
+}
+
+void DafkaNode::stop() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true);
+  wake();
+  thread_.join();
+}
+
+void DafkaNode::wake() {
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);  // EAGAIN: already pending
+}
+
+void DafkaNode::send(const wire::Message& msg) { try_send(publisher_, wire::encode(msg)); }
+
+void DafkaNode::subscribe(const std::string& topic) { data_sub_.set(zmq::sockopt::subscribe, topic); }
+
+void DafkaNode::run() {
+  block_signals();
+  next_beacon_ = Clock::now();
+  Clock::time_point handler_due = Clock::now();
+  while (!stopping_.load()) {
+    auto now = Clock::now();
+    if (now >= next_beacon_) {
+      send_beacon();
+      expire_peers(now);
+      next_beacon_ = now + beacon_interval_;
+    }
+    if (now >= handler_due) handler_due = handler_->on_timer(now);
+    auto deadline = std::min(next_beacon_, handler_due);
+    auto wait = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+    wait = std::clamp(wait, milliseconds(0), milliseconds(1000));
+
+    zmq::pollitem_t items[] = {
+        {beacon_sub_.handle(), 0, ZMQ_POLLIN, 0},
+        {data_sub_.handle(), 0, ZMQ_POLLIN, 0},
+        {publisher_.handle(), 0, ZMQ_POLLIN, 0},
+        {nullptr, wake_fd_, ZMQ_POLLIN, 0},
+    };
+    zmq::poll(items, 4, wait);
+    if (items[3].revents & ZMQ_POLLIN) {
+      std::uint64_t v;
+      [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
+      if (stopping_.load()) break;
+      handler_->on_wakeup();
+      handler_due = Clock::now();  // commands may change what is due
+    }
+    if (items[0].revents & ZMQ_POLLIN) read_beacons();
+    if (items[2].revents & ZMQ_POLLIN) read_publisher();
+    if (items[1].revents & ZMQ_POLLIN) {
+      read_data();
+      handler_due = Clock::now();
+    }
+  }
+}
+
+void DafkaNode::read_beacons() {
+  Parts parts;
+  for (std::size_t i = 0; i < kBatch && try_recv(beacon_sub_, parts); ++i) {
+    auto frames = views(parts);
+    if (beacon::is_welcome(frames)) continue;  // we never wait for it
+    auto decoded = beacon::decode_tower_beacon(frames);
+    if (!decoded) {
+      dropped_.fetch_add(1);
+      continue;
+    }
+    if (decoded->uuid == address_) continue;  // our own beacon
+    auto now = Clock::now();
+    auto it = peers_.find(decoded->uuid);
+    if (it != peers_.end() && it->second.endpoint != decoded->endpoint) {
+      try {
+        data_sub_.disconnect(it->second.endpoint);
+      } catch (const zmq::error_t&) {
+      }
+      peers_.erase(it);
+      it = peers_.end();
+    }
+    if (it == peers_.end()) {
+      try {
+        data_sub_.connect(decoded->endpoint);
+      } catch (const zmq::error_t&) {
+        dropped_.fetch_add(1);  // an endpoint ZeroMQ refuses
+        continue;
+      }
+      peers_.emplace(decoded->uuid, Peer{decoded->endpoint, now});
+      peer_count_.store(peers_.size());
+    } else {
+      it->second.last_seen = now;
+    }
+  }
+}
+
+void DafkaNode::expire_peers(Clock::time_point now) {
+  for (auto it = peers_.begin(); it != peers_.end();) {
+    if (now - it->second.last_seen > peer_timeout_) {
+      try {
+        data_sub_.disconnect(it->second.endpoint);
+      } catch (const zmq::error_t&) {
+      }
+      it = peers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  peer_count_.store(peers_.size());
+}
+
+void DafkaNode::send_beacon() {
+  try_send(beacon_pub_, beacon::encode(beacon::NodeBeacon{address_, beacon_host_, beacon_port_}));
+}
+
+void DafkaNode::read_data() {
+  Parts parts;
+  for (std::size_t i = 0; i < kBatch && try_recv(data_sub_, parts); ++i) {
+    auto decoded = wire::decode(views(parts));
+    if (!decoded) {
+      dropped_.fetch_add(1);
+      continue;
+    }
+    handler_->on_message(std::move(decoded).value());
+  }
+}
+
+void DafkaNode::read_publisher() {
+  Parts parts;
+  for (std::size_t i = 0; i < kBatch && try_recv(publisher_, parts); ++i) {
+    if (parts.size() != 1 || parts[0].size() == 0) continue;
+    auto data = parts[0].to_string_view();
+    handler_->on_subscription(data[0] == 1, data.substr(1));
+  }
+}
+
+}  // namespace zstore::client::dafka

@@ -1,0 +1,118 @@
+// DafkaNode: the part every Dafka client node shares (internal header).
+//
+// It owns the node's sockets and one background agent thread:
+//   publisher  XPUB (verbose), bound to options.bind_endpoint; XPUB rather than
+//              PUB so the node sees its subscribers (wire-identical to a PUB)
+//   data SUB   connected to every peer publisher the towers announce
+//   beacon PUB connected to each tower's XSUB (port T): node beacons
+//   beacon SUB connected to each tower's XPUB (port T+1), subscribed to B and W
+// Discovery follows the reference nodes: a tower beacon from another node
+// connects the data SUB to its endpoint once; peer_timeout of silence
+// disconnects it. Creation never waits for a tower's welcome.
+//
+// The Handler runs on the agent thread and is the only code that may call
+// send() and subscribe(); wake() and the accessors are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "client/dafka_options.h"
+#include "protocol/dafka_messages.h"
+
+namespace zstore::client::dafka {
+
+using Clock = std::chrono::steady_clock;
+
+class DafkaNode {
+ public:
+  class Handler {
+   public:
+    virtual ~Handler() = default;
+    // A well-formed Dafka message from the data SUB (malformed ones are
+    // counted and dropped before this).
+    virtual void on_message(protocol::dafka::Message msg) = 0;
+    // A (un)subscription a peer made on this node's publisher.
+    virtual void on_subscription(bool subscribe, std::string_view topic) = 0;
+    // wake() was called since the last time.
+    virtual void on_wakeup() = 0;
+    // Called every loop round; returns when it next wants to be called.
+    virtual Clock::time_point on_timer(Clock::time_point now) = 0;
+  };
+
+  // Creates the sockets, binds the publisher and connects to the towers.
+  // Throws std::invalid_argument for a malformed tower endpoint and
+  // zmq::error_t when the publisher cannot bind.
+  explicit DafkaNode(const NodeOptions& options);
+  ~DafkaNode();  // stop()s; sockets close with linger 0
+  DafkaNode(const DafkaNode&) = delete;
+  DafkaNode& operator=(const DafkaNode&) = delete;
+
+  // Starts the agent thread; `handler` must outlive stop().
+  void start(Handler& handler);
+  // Stops and joins the agent thread. Idempotent.
+  void stop();
+  // Makes the agent call Handler::on_wakeup() soon. Any thread.
+  void wake();
+
+  const std::string& address() const { return address_; }    // 32 hex chars
+  const std::string& endpoint() const { return endpoint_; }  // bound publisher
+  std::size_t peer_count() const { return peer_count_.load(); }
+  std::uint64_t dropped_messages() const { return dropped_.load(); }
+
+  // Agent thread only (from Handler callbacks), or before start().
+  void send(const protocol::dafka::Message& msg);
+  void subscribe(const std::string& topic);
+
+ private:
+  struct Peer {
+    std::string endpoint;
+    Clock::time_point last_seen;
+  };
+
+  void run();
+  void read_beacons();
+  void read_data();
+  void read_publisher();
+  void send_beacon();
+  void expire_peers(Clock::time_point now);
+
+  std::string address_;
+  std::string endpoint_;
+  std::string beacon_host_;
+  std::uint16_t beacon_port_ = 0;
+  std::chrono::milliseconds beacon_interval_;
+  std::chrono::milliseconds peer_timeout_;
+
+  zmq::context_t ctx_;
+  zmq::socket_t publisher_;
+  zmq::socket_t data_sub_;
+  zmq::socket_t beacon_pub_;
+  zmq::socket_t beacon_sub_;
+  int wake_fd_ = -1;
+
+  Handler* handler_ = nullptr;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::size_t> peer_count_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+  std::map<std::string, Peer> peers_;  // by uuid; agent thread only
+  Clock::time_point next_beacon_{};
+};
+
+// Splits a tower endpoint "tcp://host:T" into its XSUB ("tcp://host:T") and
+// XPUB ("tcp://host:T+1") endpoints. Throws std::invalid_argument.
+std::pair<std::string, std::string> tower_endpoints(const std::string& tower);
+
+// A fresh node address: a libuuid UUID as 32 uppercase hex characters.
+std::string new_address();
+
+}  // namespace zstore::client::dafka
