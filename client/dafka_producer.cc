@@ -27,6 +27,7 @@ struct TopicState {
   std::optional<std::uint64_t> acked;          // highest cumulative ACK
   std::map<std::uint64_t, std::string> kept;   // unacknowledged records
   Clock::time_point next_head{};
+  bool progressed = false;                     // an ACK since the last HEAD
   bool all_acked() const { return next == 0 || (acked && *acked + 1 >= next); }
 };
 
@@ -39,6 +40,7 @@ class Producer::Impl final : public DafkaNode::Handler {
         node_(options.node) {
     node_.subscribe(wire::subscription(wire::MsgId::kAck, node_.address()));
     node_.subscribe(wire::subscription(wire::MsgId::kFetch, node_.address()));
+    node_.subscribe(wire::subscription(wire::MsgId::kDirectHead, node_.address()));
     node_.start(*this);
   }
 
@@ -103,6 +105,10 @@ class Producer::Impl final : public DafkaNode::Handler {
       if (t.next == 0) continue;
       if (now >= t.next_head) {
         node_.send(wire::Head{topic, address(), topic, t.next - 1});
+        // A store ACKs a record once; if that ACK was lost (our SUB was not
+        // connected to the store yet) ask the stores for their heads instead.
+        if (!t.kept.empty() && !t.progressed) node_.send(wire::GetHeads{topic, address()});
+        t.progressed = false;
         t.next_head = now + head_interval_;
       }
       due = std::min(due, t.next_head);
@@ -113,6 +119,11 @@ class Producer::Impl final : public DafkaNode::Handler {
   void on_message(wire::Message msg) override {
     if (auto* ack = std::get_if<wire::Ack>(&msg)) {
       if (ack->topic == address()) on_ack(*ack);
+    } else if (auto* head = std::get_if<wire::DirectHead>(&msg)) {
+      // Only a store reports a head for our partition: it has stored up to
+      // there, which is what a cumulative ACK says.
+      if (head->topic == address() && head->partition == address())
+        on_ack(wire::Ack{address(), head->subject, head->sequence});
     } else if (auto* fetch = std::get_if<wire::Fetch>(&msg)) {
       if (fetch->topic == address()) on_fetch(*fetch);
     }
@@ -137,6 +148,7 @@ class Producer::Impl final : public DafkaNode::Handler {
     std::uint64_t seq = std::min(ack.sequence, t.next - 1);  // an ACK beyond what we sent is bogus
     if (t.acked && *t.acked >= seq) return;
     t.acked = seq;
+    t.progressed = true;
     t.kept.erase(t.kept.begin(), t.kept.upper_bound(seq));
     cv_.notify_all();
   }

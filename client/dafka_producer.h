@@ -6,7 +6,10 @@
 // first record of a topic a HEAD with the last sequence goes out every
 // head_interval, so stores that missed records FETCH them; the producer
 // answers FETCH from its unacknowledged records and forgets records once any
-// store sends a cumulative ACK covering them.
+// store sends a cumulative ACK covering them. A store ACKs a record only once,
+// so when unacknowledged records make no progress for a head_interval the
+// producer also sends GET-HEADS for the topic: a store's DIRECT-HEAD for this
+// producer's partition counts as a cumulative ACK.
 //
 // Thread-safety: every member function may be called from any thread. A
 // background agent thread owns the sockets.
