@@ -32,14 +32,31 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   return cf;
 }
 
-rocksdb::DBOptions db_options(const DatabaseOptions& options) {
+// Column families are created only with a new database: one missing from an
+// existing database means a damaged MANIFEST, and creating it empty would
+// silently drop that family's data (RocksDB skips log records for it).
+rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
   rocksdb::DBOptions db;
   db.create_if_missing = options.create_if_missing && !options.read_only;
-  db.create_missing_column_families = !options.read_only;
+  db.create_missing_column_families = fresh && !options.read_only;
   db.paranoid_checks = true;
   db.max_background_jobs = 2;
   db.keep_log_file_num = 5;
   return db;
+}
+
+// Whether dir holds files only RocksDB writes. Without CURRENT they mean a
+// damaged database, over which RocksDB would start a new, empty one.
+bool has_rocksdb_files(const std::string& dir) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.starts_with("MANIFEST-")) return true;
+    auto dot = name.find('.');  // table and log files: <number>.sst, <number>.log
+    bool numbered = dot != 0 && dot != std::string::npos && name.find_first_not_of("0123456789") == dot;
+    if (numbered && (name.substr(dot) == ".sst" || name.substr(dot) == ".log")) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -59,6 +76,10 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   options_ = options;
   std::error_code ec;
   bool fresh = !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
+  if (fresh && has_rocksdb_files(dir)) {
+    return Status::Error("damaged database in '" + dir +
+                         "': RocksDB files but no CURRENT file; not starting a new database over them");
+  }
   if (fresh && (options.read_only || !options.create_if_missing)) {
     return Status::Error("no zstore database in '" + dir + "' (no RocksDB CURRENT file)");
   }
@@ -69,6 +90,11 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
     if (!s.ok()) return s;
     if (std::find(existing.begin(), existing.end(), "meta") == existing.end()) {
       return Status::Error("'" + dir + "' is a RocksDB database but not a zstore one (no 'meta' column family)");
+    }
+    for (auto name : kColumnNames) {
+      if (std::find(existing.begin(), existing.end(), name) == existing.end()) {
+        return Status::Error("damaged database in '" + dir + "': no '" + std::string(name) + "' column family");
+      }
     }
   }
   if (!fresh || !options.read_only) {
@@ -83,8 +109,8 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs =
       options.read_only
-          ? rocksdb::DB::OpenForReadOnly(db_options(options), dir, descriptors, &handles, &raw)
-          : rocksdb::DB::Open(db_options(options), dir, descriptors, &handles, &raw);
+          ? rocksdb::DB::OpenForReadOnly(db_options(options, fresh), dir, descriptors, &handles, &raw)
+          : rocksdb::DB::Open(db_options(options, fresh), dir, descriptors, &handles, &raw);
   if (!rs.ok()) return from_rocks(rs, "cannot open database in '" + dir + "'");
   db_.reset(raw);
   default_handle_ = handles[0];
@@ -126,6 +152,7 @@ Status Database::sync_wal() {
 
 Status Database::get_meta(std::string_view name, std::string* value) {
   value->clear();
+  if (!db_) return Status::Error("database is closed");
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handle(Column::kMeta), rocksdb::Slice(name.data(), name.size()), value);
   if (s.IsNotFound()) return Status::Ok();
   return from_rocks(s, "metadata read failed");

@@ -1,0 +1,650 @@
+#include "storage/chp_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "storage/database.h"
+#include "tests/support/test_support.h"
+
+namespace fs = std::filesystem;
+using zstore::storage::ChpEntry;
+using zstore::storage::ChpRecord;
+using zstore::storage::ChpSnapshotCursor;
+using zstore::storage::ChpStore;
+using zstore::storage::ChpWrite;
+using zstore::storage::Column;
+using zstore::storage::Database;
+using zstore::storage::DatabaseOptions;
+using zstore::storage::Status;
+using zstore::storage::SyncPolicy;
+using zstore::testing::TempDir;
+using namespace std::string_literals;
+
+namespace {
+
+std::string failure(const Status& s) { return s.ok() ? std::string() : s.message(); }
+
+// A database and the CHP store on it; the store goes first on destruction.
+struct Opened {
+  std::unique_ptr<Database> db;
+  std::unique_ptr<ChpStore> store;
+  ChpStore& operator*() { return *store; }
+  ChpStore* operator->() { return store.get(); }
+};
+
+Opened open_store(const std::string& dir, DatabaseOptions options = {}) {
+  Opened o;
+  Status s = Database::Open(dir, options, &o.db);
+  BOOST_REQUIRE_MESSAGE(s.ok(), "open database: " << failure(s));
+  s = ChpStore::Open(o.db.get(), &o.store);
+  BOOST_REQUIRE_MESSAGE(s.ok(), "open store: " << failure(s));
+  return o;
+}
+
+void close_store(Opened& o) {
+  o.store.reset();
+  BOOST_REQUIRE(o.db->close().ok());
+  o.db.reset();
+}
+
+ChpWrite put(std::string key, std::string value, std::uint64_t expires_at_ms = 0, std::uint64_t sequence = 0) {
+  ChpWrite w;
+  w.key = std::move(key);
+  w.value = std::move(value);
+  w.expires_at_ms = expires_at_ms;
+  w.sequence = sequence;
+  return w;
+}
+
+ChpWrite del(std::string key, std::uint64_t sequence = 0) { return put(std::move(key), "", 0, sequence); }
+
+// Applies writes, requiring success; returns the sequences used.
+std::vector<std::uint64_t> apply(ChpStore& store, std::vector<ChpWrite> writes) {
+  Status s = store.apply(writes);
+  BOOST_REQUIRE_MESSAGE(s.ok(), "apply: " << failure(s));
+  std::vector<std::uint64_t> sequences;
+  for (const auto& w : writes) sequences.push_back(w.sequence);
+  return sequences;
+}
+
+std::optional<ChpEntry> get(ChpStore& store, std::string_view key) {
+  ChpEntry entry;
+  bool found = true;
+  Status s = store.get(key, &entry, &found);
+  BOOST_REQUIRE_MESSAGE(s.ok(), "get: " << failure(s));
+  if (!found) return std::nullopt;
+  return entry;
+}
+
+std::vector<ChpRecord> drain(ChpSnapshotCursor& cursor) {
+  std::vector<ChpRecord> records;
+  ChpRecord r;
+  while (cursor.next(&r)) records.push_back(r);
+  BOOST_CHECK_MESSAGE(cursor.status().ok(), "cursor: " << failure(cursor.status()));
+  BOOST_CHECK(!cursor.next(&r));  // stays at the end
+  return records;
+}
+
+std::vector<std::string> keys_under(ChpStore& store, std::string_view prefix) {
+  auto cursor = store.snapshot(prefix);
+  std::vector<std::string> keys;
+  for (auto& r : drain(*cursor)) keys.push_back(r.key);
+  return keys;
+}
+
+// The (expiry, key) pairs of the TTL index, in index order.
+std::vector<std::pair<std::uint64_t, std::string>> expiry_index(Database& db) {
+  std::vector<std::pair<std::uint64_t, std::string>> out;
+  std::unique_ptr<rocksdb::Iterator> it(db.db()->NewIterator(rocksdb::ReadOptions(), db.handle(Column::kChpExpiry)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::uint64_t at = 0;
+    std::string_view key;
+    BOOST_REQUIRE(zstore::storage::decode_expiry_key(std::string_view(it->key().data(), it->key().size()), &at, &key));
+    out.emplace_back(at, std::string(key));
+  }
+  BOOST_REQUIRE(it->status().ok());
+  return out;
+}
+
+using Dues = std::vector<std::pair<std::string, std::uint64_t>>;
+
+Dues due(ChpStore& store, std::uint64_t now_ms, std::size_t limit = 100) {
+  std::vector<ChpStore::Due> out{{"stale", 1}};
+  Status s = store.due_expiries(now_ms, limit, &out);
+  BOOST_REQUIRE_MESSAGE(s.ok(), "due_expiries: " << failure(s));
+  Dues dues;
+  for (auto& d : out) dues.emplace_back(d.key, d.expires_at_ms);
+  return dues;
+}
+
+std::string key_n(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "key%08d", i);
+  return buf;
+}
+
+const char* const kCrashChildTest = "crash_child_applies_without_close_then_is_killed";
+constexpr int kCrashChildBatches = 10;
+constexpr int kCrashChildBatchSize = 100;
+
+}  // namespace
+
+// ---- sequences ------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(fresh_store_starts_at_sequence_0_and_synced) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  BOOST_CHECK_EQUAL(s->last_sequence(), 0u);
+  BOOST_CHECK(s->synced());
+}
+
+BOOST_AUTO_TEST_CASE(apply_assigns_consecutive_sequences_from_last_plus_one) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  BOOST_CHECK(apply(*s, {put("a", "1"), put("b", "2"), put("c", "3")}) == (std::vector<std::uint64_t>{1, 2, 3}));
+  BOOST_CHECK_EQUAL(s->last_sequence(), 3u);
+  BOOST_CHECK(apply(*s, {put("a", "4"), put("d", "5")}) == (std::vector<std::uint64_t>{4, 5}));
+  BOOST_CHECK_EQUAL(s->last_sequence(), 5u);
+
+  std::vector<ChpWrite> none;
+  BOOST_CHECK(s->apply(none).ok());
+  BOOST_CHECK_EQUAL(s->last_sequence(), 5u);
+
+  auto a = get(*s, "a");
+  BOOST_REQUIRE(a);
+  BOOST_CHECK_EQUAL(a->sequence, 4u);
+  BOOST_CHECK_EQUAL(a->value, "4");
+}
+
+BOOST_AUTO_TEST_CASE(get_returns_every_stored_field) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  ChpWrite w = put("k\0ey"s, "v\0al"s, 1700000000000ull);
+  w.uuid = std::string(16, '\x01');
+  w.properties = "ttl=5\n";
+  apply(*s, {w});
+  auto e = get(*s, "k\0ey"s);
+  BOOST_REQUIRE(e);
+  BOOST_CHECK(*e == (ChpEntry{1, 1700000000000ull, std::string(16, '\x01'), "ttl=5\n", "v\0al"s}));
+}
+
+BOOST_AUTO_TEST_CASE(get_of_missing_key_is_ok_and_not_found) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  BOOST_CHECK(!get(*s, "missing"));
+  apply(*s, {put("k", "v")});
+  BOOST_CHECK(!get(*s, "k\0"s));  // a longer key is another key
+  BOOST_CHECK(!get(*s, ""));
+  BOOST_CHECK(get(*s, "k"));
+}
+
+BOOST_AUTO_TEST_CASE(last_sequence_persists_across_clean_reopen) {
+  TempDir dir;
+  {
+    auto s = open_store(dir.str());
+    apply(*s, {put("a", "1"), put("b", "2")});
+    apply(*s, {del("a")});
+    close_store(s);
+  }
+  auto s = open_store(dir.str());
+  BOOST_CHECK_EQUAL(s->last_sequence(), 3u);
+  BOOST_CHECK(apply(*s, {put("c", "3")}) == std::vector<std::uint64_t>{4});
+  BOOST_CHECK(!get(*s, "a"));
+  BOOST_CHECK_EQUAL(get(*s, "b")->sequence, 2u);
+}
+
+// Run only by last_sequence_and_writes_survive_a_killed_process, in a child
+// process: applies writes with SyncPolicy::kNone and dies by SIGKILL with the
+// database still open (no close, no destructors, no fsync).
+BOOST_AUTO_TEST_CASE(crash_child_applies_without_close_then_is_killed, *boost::unit_test::disabled()) {
+  auto& suite = boost::unit_test::framework::master_test_suite();
+  BOOST_REQUIRE_EQUAL(suite.argc, 2);
+  DatabaseOptions options;
+  options.sync = SyncPolicy::kNone;
+  auto s = open_store(suite.argv[1], options);
+  for (int b = 0; b < kCrashChildBatches; ++b) {
+    std::vector<ChpWrite> batch;
+    for (int i = 0; i < kCrashChildBatchSize; ++i) {
+      int n = b * kCrashChildBatchSize + i;
+      batch.push_back(put(key_n(n), "value " + std::to_string(n), n % 2 == 0 ? 5000 + n : 0));
+    }
+    apply(*s, batch);
+  }
+  apply(*s, {del("before")});
+  ::kill(::getpid(), SIGKILL);
+}
+
+BOOST_AUTO_TEST_CASE(last_sequence_and_writes_survive_a_killed_process) {
+  TempDir dir;
+  std::string data = (dir.path() / "data").string();
+  {
+    auto s = open_store(data);
+    apply(*s, {put("before", "x"), put("kept", "y")});
+    close_store(s);
+  }
+  std::string self = fs::read_symlink("/proc/self/exe").string();
+  zstore::testing::Process child(self, {"--run_test="s + kCrashChildTest, "--log_level=error", "--", data},
+                                 dir.path() / "child.log");
+  int rc = child.wait(std::chrono::seconds(60));
+  BOOST_REQUIRE_MESSAGE(rc == 128 + SIGKILL, "child ended with " << rc << ", log:\n" << child.log());
+
+  constexpr int kWrites = kCrashChildBatches * kCrashChildBatchSize;
+  auto s = open_store(data);
+  BOOST_CHECK_EQUAL(s->last_sequence(), 2u + kWrites + 1u);
+  BOOST_CHECK(!get(*s, "before"));
+  BOOST_CHECK(get(*s, "kept"));
+  for (int n = 0; n < kWrites; ++n) {
+    auto e = get(*s, key_n(n));
+    BOOST_REQUIRE_MESSAGE(e, key_n(n) << " lost");
+    BOOST_CHECK_EQUAL(e->sequence, 3u + static_cast<std::uint64_t>(n));
+    BOOST_CHECK_EQUAL(e->value, "value " + std::to_string(n));
+  }
+  BOOST_CHECK_EQUAL(expiry_index(*s.db).size(), static_cast<std::size_t>(kWrites / 2));
+  BOOST_CHECK(apply(*s, {put("after", "z")}) == std::vector<std::uint64_t>{2u + kWrites + 2u});
+}
+
+BOOST_AUTO_TEST_CASE(delete_removes_the_key_and_still_consumes_a_sequence) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("a", "1", 100), put("b", "2")});
+  BOOST_CHECK(apply(*s, {del("a")}) == std::vector<std::uint64_t>{3});
+  BOOST_CHECK(!get(*s, "a"));
+  BOOST_CHECK_EQUAL(s->last_sequence(), 3u);
+  // Deleting a key that does not exist is still an update with a sequence.
+  BOOST_CHECK(apply(*s, {del("never")}) == std::vector<std::uint64_t>{4});
+  BOOST_CHECK(keys_under(*s, "") == std::vector<std::string>{"b"});
+  close_store(s);
+  s = open_store(dir.str());
+  BOOST_CHECK_EQUAL(s->last_sequence(), 4u);
+  BOOST_CHECK(!get(*s, "a"));
+}
+
+BOOST_AUTO_TEST_CASE(put_and_delete_of_one_key_in_one_batch_apply_in_order) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  BOOST_CHECK(apply(*s, {put("k", "1"), del("k"), put("j", "1"), del("j"), put("j", "2")}) ==
+              (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+  BOOST_CHECK(!get(*s, "k"));
+  BOOST_CHECK_EQUAL(get(*s, "j")->sequence, 5u);
+}
+
+BOOST_AUTO_TEST_CASE(explicit_sequences_above_last_are_accepted_and_move_the_counter) {
+  TempDir dir;
+  {
+    auto s = open_store(dir.str());
+    apply(*s, {put("a", "1")});
+    BOOST_CHECK(apply(*s, {put("b", "2", 0, 10), put("c", "3"), put("d", "4", 0, 20)}) ==
+                (std::vector<std::uint64_t>{10, 11, 20}));
+    BOOST_CHECK_EQUAL(s->last_sequence(), 20u);
+    BOOST_CHECK(apply(*s, {del("a", 21)}) == std::vector<std::uint64_t>{21});
+    BOOST_CHECK_EQUAL(get(*s, "c")->sequence, 11u);
+    close_store(s);
+  }
+  auto s = open_store(dir.str());
+  BOOST_CHECK_EQUAL(s->last_sequence(), 21u);
+  BOOST_CHECK(!get(*s, "a"));
+}
+
+BOOST_AUTO_TEST_CASE(explicit_sequence_at_or_below_last_is_rejected_with_nothing_applied) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("base", "1", 0, 20)});
+  std::vector<std::vector<ChpWrite>> rejected = {
+      {put("new", "1", 0, 20)},                           // equal to last
+      {put("new", "1", 0, 5)},                            // below last
+      {put("new", "1"), put("new2", "1", 0, 21)},         // the auto write took 21
+      {put("new", "1", 0, 30), put("new2", "1", 0, 30)},  // not increasing
+      {put("new", "1", 0, 30), put("new2", "1", 0, 25)},  // decreasing
+      {put("new", "1", 100, 30), del("base", 1)},         // a delete, with a ttl write before it
+  };
+  for (auto& writes : rejected) {
+    Status st = s->apply(writes);
+    BOOST_CHECK(!st.ok());
+    BOOST_CHECK_MESSAGE(failure(st).find("not above") != std::string::npos, failure(st));
+    BOOST_CHECK_EQUAL(s->last_sequence(), 20u);
+    BOOST_CHECK(!get(*s, "new"));
+    BOOST_CHECK(!get(*s, "new2"));
+    BOOST_CHECK(get(*s, "base"));
+  }
+  BOOST_CHECK(expiry_index(*s.db).empty());
+  close_store(s);
+  s = open_store(dir.str());
+  BOOST_CHECK_EQUAL(s->last_sequence(), 20u);
+  BOOST_CHECK(apply(*s, {put("next", "1")}) == std::vector<std::uint64_t>{21});
+}
+
+BOOST_AUTO_TEST_CASE(apply_that_cannot_be_written_changes_nothing) {
+  TempDir dir;
+  {
+    auto s = open_store(dir.str());
+    apply(*s, {put("a", "1"), put("b", "2")});
+    close_store(s);
+  }
+  DatabaseOptions ro;
+  ro.read_only = true;
+  auto s = open_store(dir.str(), ro);
+  BOOST_CHECK_EQUAL(s->last_sequence(), 2u);
+  std::vector<ChpWrite> writes = {put("c", "3"), del("a")};
+  BOOST_CHECK(!s->apply(writes).ok());
+  BOOST_CHECK_EQUAL(s->last_sequence(), 2u);
+  BOOST_CHECK(!get(*s, "c"));
+  BOOST_CHECK(get(*s, "a"));
+  BOOST_CHECK_EQUAL(writes[0].sequence, 0u);  // not reported as used
+  BOOST_CHECK_EQUAL(writes[1].sequence, 0u);
+}
+
+// ---- snapshots --------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(snapshot_cursor_keeps_its_point_in_time_view_while_writes_continue) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("a", "a1"), put("b", "b1"), put("c", "c1")});
+  auto cursor = s->snapshot("");
+  BOOST_CHECK_EQUAL(cursor->sequence(), 3u);
+
+  // Read one record, then change everything around the cursor.
+  ChpRecord first;
+  BOOST_REQUIRE(cursor->next(&first));
+  BOOST_CHECK_EQUAL(first.key, "a");
+  apply(*s, {put("a", "a2"), del("b"), put("bb", "new"), put("c", "c2"), put("d", "d1")});
+  BOOST_REQUIRE(s->clear().ok());
+
+  auto rest = drain(*cursor);
+  BOOST_REQUIRE_EQUAL(rest.size(), 2u);
+  BOOST_CHECK_EQUAL(rest[0].key, "b");
+  BOOST_CHECK(rest[0].entry == (ChpEntry{2, 0, "", "", "b1"}));
+  BOOST_CHECK_EQUAL(rest[1].key, "c");
+  BOOST_CHECK(rest[1].entry == (ChpEntry{3, 0, "", "", "c1"}));
+  BOOST_CHECK_EQUAL(cursor->sequence(), 3u);
+  cursor.reset();
+
+  apply(*s, {put("e", "e1")});
+  auto now = s->snapshot("");
+  BOOST_CHECK_EQUAL(now->sequence(), 9u);
+  auto records = drain(*now);
+  BOOST_REQUIRE_EQUAL(records.size(), 1u);
+  BOOST_CHECK_EQUAL(records[0].key, "e");
+  BOOST_CHECK_EQUAL(records[0].entry.sequence, 9u);
+}
+
+BOOST_AUTO_TEST_CASE(two_cursors_taken_at_different_times_see_different_views) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("k", "old")});
+  auto before = s->snapshot("k");
+  apply(*s, {put("k", "new"), put("k2", "x")});
+  auto after = s->snapshot("k");
+  auto old_view = drain(*before);
+  auto new_view = drain(*after);
+  BOOST_REQUIRE_EQUAL(old_view.size(), 1u);
+  BOOST_CHECK_EQUAL(old_view[0].entry.value, "old");
+  BOOST_REQUIRE_EQUAL(new_view.size(), 2u);
+  BOOST_CHECK_EQUAL(new_view[0].entry.value, "new");
+  BOOST_CHECK_EQUAL(before->sequence(), 1u);
+  BOOST_CHECK_EQUAL(after->sequence(), 3u);
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_of_empty_store_yields_nothing) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  auto cursor = s->snapshot("");
+  BOOST_CHECK_EQUAL(cursor->sequence(), 0u);
+  BOOST_CHECK(drain(*cursor).empty());
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_prefix_selects_keys_starting_with_it_in_key_order) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("b", "1"), put("abc", "1"), put("a", "1"), put("ab", "1"), put("ac", "1"), put("aa", "1"),
+             put("ab\xff", "1"), put("ab\0"s, "1"), put("", "empty key")});
+  BOOST_CHECK(keys_under(*s, "ab") == (std::vector<std::string>{"ab", "ab\0"s, "abc", "ab\xff"}));
+  BOOST_CHECK(keys_under(*s, "a") == (std::vector<std::string>{"a", "aa", "ab", "ab\0"s, "abc", "ab\xff", "ac"}));
+  BOOST_CHECK(keys_under(*s, "abc") == std::vector<std::string>{"abc"});
+  BOOST_CHECK(keys_under(*s, "abcd").empty());
+  BOOST_CHECK(keys_under(*s, "c").empty());
+  BOOST_CHECK(keys_under(*s, "0").empty());
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_empty_prefix_yields_every_key_in_bytewise_order) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  // Applied out of order; bytewise order treats bytes as unsigned.
+  apply(*s, {put("\xff", "1"), put("\x80", "1"), put("\x7f", "1"), put("a", "1"), put("A", "1"), put("\0"s, "1"),
+             put("", "1"), put("\0\0"s, "1"), put("\xff\xff\xff", "1")});
+  BOOST_CHECK(keys_under(*s, "") == (std::vector<std::string>{"", "\0"s, "\0\0"s, "A", "a", "\x7f", "\x80", "\xff",
+                                                              "\xff\xff\xff"}));
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_prefix_of_ff_bytes_has_no_upper_bound_problem) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("\xfe\xff", "1"), put("\xff", "1"), put("\xff\x00"s, "1"), put("\xff\xff", "1"),
+             put("\xff\xff\x00"s, "1"), put("\xff\xff\xff", "1"), put("\xff\xff\xff\xff", "1"), put("a\xff", "1"),
+             put("a\xff\x01", "1"), put("b", "1"), put("a\xfe", "1")});
+  BOOST_CHECK(keys_under(*s, "\xff\xff") ==
+              (std::vector<std::string>{"\xff\xff", "\xff\xff\x00"s, "\xff\xff\xff", "\xff\xff\xff\xff"}));
+  BOOST_CHECK(keys_under(*s, "\xff") == (std::vector<std::string>{"\xff", "\xff\x00"s, "\xff\xff", "\xff\xff\x00"s,
+                                                                   "\xff\xff\xff", "\xff\xff\xff\xff"}));
+  BOOST_CHECK(keys_under(*s, "a\xff") == (std::vector<std::string>{"a\xff", "a\xff\x01"}));
+  BOOST_CHECK(keys_under(*s, "\xfe") == std::vector<std::string>{"\xfe\xff"});
+  BOOST_CHECK(keys_under(*s, "\xff\xff\xff\xff\xff").empty());
+}
+
+BOOST_AUTO_TEST_CASE(binary_keys_with_nuls_are_distinct_and_prefix_filtered) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("a", "plain"), put("a\0"s, "one nul"), put("a\0b"s, "nul b"), put("a\0\0"s, "two nuls"),
+             put("\0"s, "just nul")});
+  BOOST_CHECK_EQUAL(get(*s, "a")->value, "plain");
+  BOOST_CHECK_EQUAL(get(*s, "a\0"s)->value, "one nul");
+  BOOST_CHECK_EQUAL(get(*s, "a\0b"s)->value, "nul b");
+  BOOST_CHECK(keys_under(*s, "a\0"s) == (std::vector<std::string>{"a\0"s, "a\0\0"s, "a\0b"s}));
+  BOOST_CHECK(keys_under(*s, "\0"s) == std::vector<std::string>{"\0"s});
+  auto cursor = s->snapshot("a\0b"s);
+  auto records = drain(*cursor);
+  BOOST_REQUIRE_EQUAL(records.size(), 1u);
+  BOOST_CHECK_EQUAL(records[0].key.size(), 3u);
+  BOOST_CHECK_EQUAL(records[0].entry.value, "nul b");
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_of_100k_keys_yields_every_key_once_in_order) {
+  constexpr int kKeys = 100000;
+  constexpr int kBatch = 10000;
+  TempDir dir;
+  DatabaseOptions options;
+  options.sync = SyncPolicy::kNone;
+  auto s = open_store(dir.str(), options);
+  for (int b = 0; b < kKeys; b += kBatch) {
+    std::vector<ChpWrite> batch;
+    batch.reserve(kBatch);
+    for (int i = b; i < b + kBatch; ++i) batch.push_back(put(key_n(i), "v"));
+    apply(*s, std::move(batch));
+  }
+  BOOST_REQUIRE(s.db->db()->Flush(rocksdb::FlushOptions(), s.db->handle(Column::kChpMap)).ok());
+  apply(*s, {put(key_n(kKeys), "one more, in the memtable")});
+
+  auto cursor = s->snapshot("key");
+  BOOST_CHECK_EQUAL(cursor->sequence(), static_cast<std::uint64_t>(kKeys + 1));
+  ChpRecord r;
+  int count = 0;
+  bool in_order = true;
+  while (cursor->next(&r)) {
+    if (r.key != key_n(count) || r.entry.sequence != static_cast<std::uint64_t>(count + 1)) in_order = false;
+    ++count;
+  }
+  BOOST_CHECK(cursor->status().ok());
+  BOOST_CHECK(in_order);
+  BOOST_CHECK_EQUAL(count, kKeys + 1);
+}
+
+// ---- TTL index -----------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(due_expiries_returns_keys_due_at_now_in_expiry_order) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("k300", "v", 300), put("k100", "v", 100), put("k200", "v", 200), put("k1000", "v", 1000),
+             put("forever", "v"), put("z100", "v", 100), put("a100", "v", 100)});
+  BOOST_CHECK(due(*s, 99).empty());
+  BOOST_CHECK(due(*s, 100) == (Dues{{"a100", 100}, {"k100", 100}, {"z100", 100}}));  // expiry == now is due
+  BOOST_CHECK(due(*s, 250) == (Dues{{"a100", 100}, {"k100", 100}, {"z100", 100}, {"k200", 200}}));
+  BOOST_CHECK(due(*s, 999).size() == 5u);
+  BOOST_CHECK(due(*s, std::numeric_limits<std::uint64_t>::max() - 1).size() == 6u);
+  // Reporting a key as due does not remove it: the caller deletes it.
+  BOOST_CHECK(get(*s, "k100"));
+  BOOST_CHECK_EQUAL(expiry_index(*s.db).size(), 6u);
+}
+
+BOOST_AUTO_TEST_CASE(due_expiries_respects_the_limit) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  std::vector<ChpWrite> writes;
+  for (int i = 0; i < 10; ++i) writes.push_back(put("k" + std::to_string(i), "v", 100 + static_cast<std::uint64_t>(i)));
+  apply(*s, writes);
+  BOOST_CHECK(due(*s, 1000, 3) == (Dues{{"k0", 100}, {"k1", 101}, {"k2", 102}}));
+  BOOST_CHECK(due(*s, 1000, 0).empty());
+  BOOST_CHECK_EQUAL(due(*s, 1000, 10).size(), 10u);
+  BOOST_CHECK_EQUAL(due(*s, 1000, 11).size(), 10u);
+
+  // Expire the first three the way the server does, then ask again.
+  apply(*s, {del("k0"), del("k1"), del("k2")});
+  BOOST_CHECK(due(*s, 1000, 3) == (Dues{{"k3", 103}, {"k4", 104}, {"k5", 105}}));
+}
+
+BOOST_AUTO_TEST_CASE(due_expiries_skips_and_removes_stale_index_entries) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("no_ttl_now", "v", 100), put("later_ttl", "v", 100), put("deleted", "v", 100),
+             put("earlier_ttl", "v", 500), put("same_ttl", "v", 100), put("live", "v", 150)});
+  apply(*s, {put("no_ttl_now", "v2"), put("later_ttl", "v2", 400), del("deleted"), put("earlier_ttl", "v2", 120),
+             put("same_ttl", "v2", 100)});
+  BOOST_CHECK_EQUAL(expiry_index(*s.db).size(), 8u);  // stale ones still there
+
+  // The stale entries at 100 come first but do not use up the limit.
+  BOOST_CHECK(due(*s, 200, 2) == (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}}));
+  BOOST_CHECK(due(*s, 200) == (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}, {"live", 150}}));
+  BOOST_CHECK(expiry_index(*s.db) == (std::vector<std::pair<std::uint64_t, std::string>>{
+                                         {100, "same_ttl"}, {120, "earlier_ttl"}, {150, "live"}, {400, "later_ttl"},
+                                         {500, "earlier_ttl"}}));
+
+  // The old, later entry of earlier_ttl goes once its own time comes.
+  BOOST_CHECK(due(*s, 1000) ==
+              (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}, {"live", 150}, {"later_ttl", 400}}));
+  BOOST_CHECK_EQUAL(expiry_index(*s.db).size(), 4u);
+  BOOST_CHECK_EQUAL(get(*s, "no_ttl_now")->expires_at_ms, 0u);
+}
+
+BOOST_AUTO_TEST_CASE(due_expiries_removes_stale_entries_found_before_the_limit_stops) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("gone", "v", 10), put("due", "v", 20), put("stale_after", "v", 30)});
+  apply(*s, {del("gone"), del("stale_after")});
+  BOOST_CHECK(due(*s, 100, 1) == (Dues{{"due", 20}}));
+  // "gone" was passed over and removed; the scan stopped before "stale_after".
+  BOOST_CHECK(expiry_index(*s.db) ==
+              (std::vector<std::pair<std::uint64_t, std::string>>{{20, "due"}, {30, "stale_after"}}));
+}
+
+BOOST_AUTO_TEST_CASE(expiry_survives_reopen) {
+  TempDir dir;
+  {
+    auto s = open_store(dir.str());
+    apply(*s, {put("soon", "v", 100), put("late", "v", 900), put("never", "v")});
+    close_store(s);
+  }
+  auto s = open_store(dir.str());
+  BOOST_CHECK(due(*s, 500) == (Dues{{"soon", 100}}));
+  BOOST_CHECK_EQUAL(get(*s, "late")->expires_at_ms, 900u);
+  BOOST_CHECK(due(*s, 900) == (Dues{{"soon", 100}, {"late", 900}}));
+}
+
+// ---- clear, load, sequence administration -------------------------------------
+
+BOOST_AUTO_TEST_CASE(clear_removes_every_key_and_index_entry_and_keeps_last_sequence) {
+  constexpr int kKeys = 25000;  // more than one internal delete batch
+  TempDir dir;
+  {
+    DatabaseOptions options;
+    options.sync = SyncPolicy::kNone;
+    auto s = open_store(dir.str(), options);
+    std::vector<ChpWrite> writes;
+    for (int i = 0; i < kKeys; ++i) writes.push_back(put(key_n(i), "v", i % 3 == 0 ? 1000 + i : 0));
+    apply(*s, std::move(writes));
+    BOOST_REQUIRE_EQUAL(s->last_sequence(), static_cast<std::uint64_t>(kKeys));
+
+    BOOST_REQUIRE(s->clear().ok());
+    BOOST_CHECK(keys_under(*s, "").empty());
+    BOOST_CHECK(expiry_index(*s.db).empty());
+    BOOST_CHECK(due(*s, std::numeric_limits<std::uint64_t>::max() - 1).empty());
+    BOOST_CHECK_EQUAL(s->last_sequence(), static_cast<std::uint64_t>(kKeys));
+    BOOST_CHECK(s->clear().ok());  // clearing an empty map is fine
+    close_store(s);
+  }
+  auto s = open_store(dir.str());
+  BOOST_CHECK(keys_under(*s, "").empty());
+  BOOST_CHECK_EQUAL(s->last_sequence(), static_cast<std::uint64_t>(kKeys));
+  BOOST_CHECK(apply(*s, {put("next", "v")}) == std::vector<std::uint64_t>{kKeys + 1});
+}
+
+BOOST_AUTO_TEST_CASE(load_stores_records_as_given_without_touching_the_counter) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put("mine", "v")});
+  std::vector<ChpRecord> records = {{"a", {500, 0, std::string(16, 'u'), "p=1\n", "va"}},
+                                    {"b\0"s, {700, 250, "", "", "vb"}}};
+  BOOST_REQUIRE(s->load(records).ok());
+  BOOST_CHECK_EQUAL(s->last_sequence(), 1u);
+  BOOST_CHECK(*get(*s, "a") == records[0].entry);
+  BOOST_CHECK(*get(*s, "b\0"s) == records[1].entry);
+  BOOST_CHECK(due(*s, 300) == (Dues{{"b\0"s, 250}}));
+}
+
+BOOST_AUTO_TEST_CASE(reset_sequence_and_begin_epoch_persist) {
+  TempDir dir;
+  {
+    auto s = open_store(dir.str());
+    apply(*s, {put("a", "1")});
+    BOOST_REQUIRE(s->reset_sequence(41).ok());
+    BOOST_CHECK(apply(*s, {put("b", "1")}) == std::vector<std::uint64_t>{42});
+    BOOST_REQUIRE(s->begin_epoch().ok());
+    BOOST_CHECK_EQUAL(s->last_sequence(), 1ull << zstore::storage::kEpochShift);
+    BOOST_REQUIRE(s->begin_epoch().ok());
+    BOOST_CHECK_EQUAL(s->last_sequence(), 2ull << zstore::storage::kEpochShift);
+    close_store(s);
+  }
+  auto s = open_store(dir.str());
+  BOOST_CHECK_EQUAL(s->last_sequence(), 2ull << zstore::storage::kEpochShift);
+  BOOST_CHECK(apply(*s, {put("c", "1")}) == std::vector<std::uint64_t>{(2ull << zstore::storage::kEpochShift) + 1});
+}
+
+BOOST_AUTO_TEST_CASE(synced_flag_persists) {
+  TempDir dir;
+  {
+    auto s = open_store(dir.str());
+    BOOST_REQUIRE(s->set_synced(false).ok());
+    BOOST_CHECK(!s->synced());
+    close_store(s);
+  }
+  {
+    auto s = open_store(dir.str());
+    BOOST_CHECK(!s->synced());
+    BOOST_REQUIRE(s->set_synced(true).ok());
+    close_store(s);
+  }
+  auto s = open_store(dir.str());
+  BOOST_CHECK(s->synced());
+}
