@@ -11,10 +11,17 @@
 
 #include <zmq.hpp>
 
+#include <uuid/uuid.h>
+
+#include "protocol/dafka_codec.h"
 #include "server/chp_server.h"
+#include "server/dafka_store.h"
+#include "server/tower.h"
 #include "server/log.h"
 #include "server/options.h"
 #include "storage/chp_store.h"
+#include "storage/dafka_log.h"
+#include "storage/node_address.h"
 #include "storage/database.h"
 
 extern char** environ;
@@ -34,6 +41,29 @@ ChpServerConfig chp_config(const ServerOptions& o) {
                     std::chrono::milliseconds(o.ha_heartbeat_ms)};
   }
   return c;
+}
+
+DafkaStoreConfig dafka_config(const ServerOptions& o) {
+  DafkaStoreConfig c;
+  c.bind = o.bind;
+  c.port = o.dafka_port;
+  c.advertise = o.advertise;
+  c.towers = o.towers;
+  if (c.towers.empty() && o.tower_port != 0) {
+    // Our own embedded tower; a wildcard bind is reached on loopback.
+    bool wildcard = o.bind == "*" || o.bind == "0.0.0.0";
+    c.towers.push_back("tcp://" + (wildcard ? std::string("127.0.0.1") : o.bind) + ":" + std::to_string(o.tower_port));
+  }
+  c.beacon_interval = std::chrono::milliseconds(o.beacon_interval_ms);
+  c.beacon_timeout = std::chrono::milliseconds(o.beacon_timeout_ms);
+  c.sync_interval = std::chrono::milliseconds(o.sync_interval_ms);
+  return c;
+}
+
+std::string new_node_address() {
+  uuid_t uuid;
+  uuid_generate(uuid);
+  return protocol::dafka::make_address(uuid);
 }
 
 int wait_for_signal() {
@@ -67,13 +97,38 @@ int run(const ServerOptions& o) {
     return 1;
   }
 
+  std::unique_ptr<storage::DafkaLog> dafka_log;
+  std::string node_address;
+  if (o.dafka_port != 0) {
+    if (auto s = storage::DafkaLog::Open(db.get(), &dafka_log); !s.ok()) {
+      spdlog::critical("cannot start: {}", s.message());
+      return 1;
+    }
+    if (auto s = storage::load_or_store_node_address(db.get(), new_node_address(), &node_address); !s.ok()) {
+      spdlog::critical("cannot start: {}", s.message());
+      return 1;
+    }
+  }
+
   zmq::context_t ctx;
   ChpMetrics chp_metrics;
+  DafkaMetrics dafka_metrics;
+  TowerMetrics tower_metrics;
   std::unique_ptr<ChpServer> chp;
+  std::unique_ptr<Tower> tower;
+  std::unique_ptr<DafkaStore> dafka;
   try {
     if (o.chp_port != 0) {
       chp = std::make_unique<ChpServer>(ctx, *db, *chp_store, chp_config(o), chp_metrics);
       chp->start();
+    }
+    if (o.tower_port != 0) {
+      tower = std::make_unique<Tower>(ctx, o.bind, o.tower_port, tower_metrics);
+      tower->start();
+    }
+    if (o.dafka_port != 0) {
+      dafka = std::make_unique<DafkaStore>(ctx, *db, *dafka_log, node_address, dafka_config(o), dafka_metrics);
+      dafka->start();
     }
   } catch (const zmq::error_t& e) {
     spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
@@ -83,14 +138,21 @@ int run(const ServerOptions& o) {
   if (chp) {
     for (const auto& ep : chp->endpoints()) eps += " " + ep;
   }
+  if (tower) eps += " tower " + tower->endpoints()[0] + " " + tower->endpoints()[1];
+  if (dafka) eps += " dafka " + dafka->endpoint() + " (node " + dafka->address() + ")";
   if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
                eps.empty() ? " (none)" : eps);
 
   int sig = wait_for_signal();
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  if (dafka) dafka->stop();
+  if (tower) tower->stop();
   if (chp) chp->stop();
+  dafka.reset();
+  tower.reset();
   chp.reset();
+  dafka_log.reset();
   chp_store.reset();
   if (auto s = db->close(); !s.ok()) {
     spdlog::error("database close: {}", s.message());

@@ -1,0 +1,113 @@
+#include "server/dafka_discovery.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+#include "protocol/beacon.h"
+#include "server/zmq_frames.h"
+
+namespace zstore::server {
+
+namespace beacon = protocol::beacon;
+
+bool parse_tower(const std::string& tower, std::string* host, std::uint16_t* port) {
+  constexpr std::string_view kScheme = "tcp://";
+  if (!tower.starts_with(kScheme)) return false;
+  auto colon = tower.rfind(':');
+  if (colon == std::string::npos || colon < kScheme.size()) return false;
+  unsigned value = 0;
+  const char* first = tower.data() + colon + 1;
+  const char* last = tower.data() + tower.size();
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc() || ptr != last || value == 0 || value > 65534) return false;
+  *host = tower.substr(kScheme.size(), colon - kScheme.size());
+  *port = static_cast<std::uint16_t>(value);
+  return !host->empty();
+}
+
+DafkaDiscovery::DafkaDiscovery(zmq::context_t& ctx, DiscoveryConfig config, DafkaMetrics& metrics)
+    : ctx_(ctx), config_(std::move(config)), metrics_(metrics) {}
+
+void DafkaDiscovery::start() {
+  pub_ = zmq::socket_t(ctx_, zmq::socket_type::pub);
+  pub_.set(zmq::sockopt::linger, 0);
+  pub_.set(zmq::sockopt::sndhwm, 16);
+  sub_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
+  sub_.set(zmq::sockopt::linger, 0);
+  sub_.set(zmq::sockopt::maxmsgsize, std::int64_t{4096});
+  sub_.set(zmq::sockopt::subscribe, std::string(beacon::kBeacon));
+  sub_.set(zmq::sockopt::subscribe, std::string(beacon::kWelcome));
+  for (const auto& tower : config_.towers) {
+    std::string host;
+    std::uint16_t port = 0;
+    if (!parse_tower(tower, &host, &port)) throw zmq::error_t();
+    pub_.connect("tcp://" + host + ":" + std::to_string(port));
+    sub_.connect("tcp://" + host + ":" + std::to_string(port + 1));
+  }
+  next_beacon_ = Clock::now();
+}
+
+void DafkaDiscovery::close() {
+  pub_.close();
+  sub_.close();
+}
+
+DafkaDiscovery::Clock::time_point DafkaDiscovery::next_deadline() const {
+  auto next = next_beacon_;
+  for (const auto& [uuid, peer] : peers_) next = std::min(next, peer.last_seen + config_.timeout);
+  return next;
+}
+
+void DafkaDiscovery::beacon() {
+  beacon::NodeBeacon b{config_.address, config_.advertise, config_.port};
+  (void)try_send(pub_, beacon::encode(b));
+}
+
+void DafkaDiscovery::on_readable(std::vector<PeerChange>* changes) {
+  ReceivedMessage msg;
+  for (int i = 0; i < 1024 && try_recv(sub_, &msg); ++i) {
+    if (beacon::is_welcome(msg.frames())) continue;
+    auto b = beacon::decode_tower_beacon(msg.frames());
+    if (!b) {
+      metrics_.count_malformed(b.error().kind);
+      std::uint64_t suppressed = 0;
+      if (bad_input_log_.allow(&suppressed)) {
+        spdlog::warn("dropped malformed tower beacon ({}): {}", protocol::to_string(b.error().kind), b.error().detail);
+      }
+      continue;
+    }
+    if (b->uuid == config_.address) continue;  // our own beacon
+    auto now = Clock::now();
+    auto it = peers_.find(b->uuid);
+    if (it != peers_.end() && it->second.endpoint == b->endpoint) {
+      it->second.last_seen = now;
+      continue;
+    }
+    if (it != peers_.end()) changes->push_back({PeerChange::Kind::kDisconnect, it->second.endpoint});
+    peers_[b->uuid] = Peer{b->endpoint, now};
+    changes->push_back({PeerChange::Kind::kConnect, b->endpoint});
+    spdlog::info("Dafka peer {} at {}", b->uuid, b->endpoint);
+  }
+  metrics_.peers.store(peers_.size(), std::memory_order_relaxed);
+}
+
+void DafkaDiscovery::on_timer(std::vector<PeerChange>* changes) {
+  auto now = Clock::now();
+  if (now >= next_beacon_) {
+    beacon();
+    next_beacon_ = now + config_.interval;
+  }
+  for (auto it = peers_.begin(); it != peers_.end();) {
+    if (now - it->second.last_seen < config_.timeout) {
+      ++it;
+      continue;
+    }
+    spdlog::info("Dafka peer {} at {} timed out", it->first, it->second.endpoint);
+    changes->push_back({PeerChange::Kind::kDisconnect, it->second.endpoint});
+    it = peers_.erase(it);
+  }
+  metrics_.peers.store(peers_.size(), std::memory_order_relaxed);
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,75 @@
+// DafkaDiscovery: a Dafka node's side of the towers (specs/DAFKA-WIRE.md).
+// A beacon PUB connected to each tower's XSUB (T) sends our node beacon
+// "B | address | host | port" every interval; a SUB connected to each
+// tower's XPUB (T+1) receives tower beacons. The peer table maps a node uuid
+// to its publisher endpoint; a peer silent for the timeout is dropped. Our
+// own beacon is ignored. Never waits for a tower: beacons sent before a tower
+// is up are simply lost. Owned and driven by one reactor thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "server/dafka_metrics.h"
+#include "server/log.h"
+
+namespace zstore::server {
+
+struct DiscoveryConfig {
+  std::string address;    // our node uuid (32 hex characters)
+  std::string advertise;  // host others reach our publisher on (may be empty)
+  std::uint16_t port = 0; // our publisher port
+  std::vector<std::string> towers;  // tcp://host:T
+  std::chrono::milliseconds interval{1000};
+  std::chrono::milliseconds timeout{4000};
+};
+
+// A change of the peer table the reactor applies to its subscriber.
+struct PeerChange {
+  enum class Kind { kConnect, kDisconnect } kind;
+  std::string endpoint;
+};
+
+// Splits "tcp://host:T" into host and port; false when it is not that form.
+bool parse_tower(const std::string& tower, std::string* host, std::uint16_t* port);
+
+class DafkaDiscovery {
+ public:
+  using Clock = std::chrono::steady_clock;
+  DafkaDiscovery(zmq::context_t& ctx, DiscoveryConfig config, DafkaMetrics& metrics);
+
+  // Creates and connects the sockets (throws zmq::error_t on a bad endpoint).
+  void start();
+  void close();
+  zmq::socket_t& subscriber() { return sub_; }
+
+  // Reads waiting tower beacons; new or moved peers yield kConnect (and
+  // kDisconnect of the old endpoint).
+  void on_readable(std::vector<PeerChange>* changes);
+  // Beacons when due and drops silent peers (kDisconnect).
+  void on_timer(std::vector<PeerChange>* changes);
+  Clock::time_point next_deadline() const;
+
+ private:
+  struct Peer {
+    std::string endpoint;
+    Clock::time_point last_seen;
+  };
+  void beacon();
+
+  zmq::context_t& ctx_;
+  DiscoveryConfig config_;
+  DafkaMetrics& metrics_;
+  zmq::socket_t pub_;
+  zmq::socket_t sub_;
+  std::map<std::string, Peer> peers_;  // by uuid
+  Clock::time_point next_beacon_{};
+  RateLimiter bad_input_log_;
+};
+
+}  // namespace zstore::server

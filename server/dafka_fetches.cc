@@ -1,0 +1,59 @@
+#include "server/dafka_fetches.h"
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/dafka_codec.h"
+
+namespace zstore::server {
+
+namespace dafka = protocol::dafka;
+
+bool FetchPump::start(std::string requester, std::unique_ptr<storage::DafkaCursor> cursor) {
+  if (sessions_.size() >= max_sessions_) return false;
+  sessions_.push_back({std::move(requester), std::move(cursor), std::nullopt});
+  return true;
+}
+
+bool FetchPump::load_next(Session& s) {
+  if (s.pending) return true;
+  storage::DafkaRecord r;
+  if (!s.cursor->next(&r)) {
+    if (!s.cursor->status().ok()) spdlog::error("FETCH answer cut short: {}", s.cursor->status().message());
+    return false;
+  }
+  s.pending = dafka::encode(dafka::DirectRecord{s.requester, std::move(r.partition), std::move(r.subject), r.offset,
+                                                std::move(r.content)});
+  return true;
+}
+
+std::size_t FetchPump::pump(std::size_t budget, const Send& send) {
+  blocked_ = false;
+  std::size_t sent = 0;
+  std::size_t blocked_in_a_row = 0;  // a slow requester must not hold up the others
+  while (sent < budget && !sessions_.empty()) {
+    Session& s = sessions_.front();
+    if (!load_next(s)) {
+      sessions_.pop_front();
+      continue;
+    }
+    if (!send(*s.pending)) {
+      if (++blocked_in_a_row >= sessions_.size()) {
+        blocked_ = true;
+        break;
+      }
+      sessions_.push_back(std::move(sessions_.front()));
+      sessions_.pop_front();
+      continue;
+    }
+    blocked_in_a_row = 0;
+    s.pending.reset();
+    ++sent;
+    if (sent % 64 == 0 && sessions_.size() > 1) {  // take turns
+      sessions_.push_back(std::move(sessions_.front()));
+      sessions_.pop_front();
+    }
+  }
+  return sent;
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,52 @@
+// FetchPump: answers FETCHes from disk, a slice per loop turn, so a FETCH
+// for a million records never stalls the reactor. Each session reads its
+// range with a DafkaCursor and sends DIRECT-RECORDs addressed to the
+// requester, ascending, exactly the records stored in the range. A send that
+// would block keeps its message and pauses the pump until the next turn.
+// Owned and driven by one reactor thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "protocol/frames.h"
+#include "storage/dafka_log.h"
+
+namespace zstore::server {
+
+class FetchPump {
+ public:
+  // send returns false when the message would block (nothing was sent).
+  using Send = std::function<bool(const protocol::Frames&)>;
+  explicit FetchPump(std::size_t max_sessions) : max_sessions_(max_sessions) {}
+
+  // Queues a session; false (nothing queued) when max_sessions are active.
+  bool start(std::string requester, std::unique_ptr<storage::DafkaCursor> cursor);
+  // Sends up to `budget` messages round-robin over sessions; returns how
+  // many were sent. Stops early on would-block (see blocked()).
+  std::size_t pump(std::size_t budget, const Send& send);
+
+  bool active() const { return !sessions_.empty(); }
+  bool blocked() const { return blocked_; }
+  void clear() { sessions_.clear(); }
+
+ private:
+  struct Session {
+    std::string requester;
+    std::unique_ptr<storage::DafkaCursor> cursor;
+    std::optional<protocol::Frames> pending;  // read but not yet sent
+  };
+  // Fills s.pending with the next message; false when the session is done.
+  bool load_next(Session& s);
+
+  std::size_t max_sessions_;
+  std::deque<Session> sessions_;
+  bool blocked_ = false;
+};
+
+}  // namespace zstore::server

@@ -1,0 +1,353 @@
+#include "server/dafka_store.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "server/zmq_frames.h"
+
+namespace zstore::server {
+
+namespace dafka = protocol::dafka;
+
+struct DafkaStore::Turn {
+  std::vector<storage::DafkaRecord> records;
+  std::vector<dafka::Message> later;  // handled once the records are on disk
+};
+
+namespace {
+
+constexpr std::int64_t kMaxMessageBytes = (64 << 20) + (64 << 10);
+
+template <typename R>
+storage::DafkaRecord to_record(R&& r) {
+  return {std::move(r.subject), std::move(r.partition), r.sequence, std::move(r.content)};
+}
+
+}  // namespace
+
+DafkaStore::DafkaStore(zmq::context_t& ctx, storage::Database& db, storage::DafkaLog& log, std::string address,
+                       DafkaStoreConfig config, DafkaMetrics& metrics)
+    : ctx_(ctx), db_(db), log_(log), address_(std::move(address)), config_(std::move(config)), metrics_(metrics),
+      discovery_(ctx, DiscoveryConfig{address_, config_.advertise, config_.port, config_.towers,
+                                      config_.beacon_interval, config_.beacon_timeout},
+                 metrics),
+      fetches_(config_.max_fetch_sessions) {}
+
+DafkaStore::~DafkaStore() { stop(); }
+
+std::string DafkaStore::endpoint() const { return "tcp://" + config_.bind + ":" + std::to_string(config_.port); }
+
+void DafkaStore::start() {
+  xpub_ = zmq::socket_t(ctx_, zmq::socket_type::xpub);
+  xpub_.set(zmq::sockopt::xpub_verbose, 1);
+  xpub_.set(zmq::sockopt::xpub_nodrop, 1);  // would-block pauses FETCH answers instead of losing them
+  xpub_.set(zmq::sockopt::sndhwm, 10000);
+  xpub_.set(zmq::sockopt::maxmsgsize, std::int64_t{1024});  // subscriptions only
+  xpub_.set(zmq::sockopt::linger, 0);
+  sub_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
+  sub_.set(zmq::sockopt::maxmsgsize, kMaxMessageBytes);
+  sub_.set(zmq::sockopt::rcvhwm, 100000);
+  sub_.set(zmq::sockopt::linger, 0);
+  for (auto id : {dafka::MsgId::kRecord, dafka::MsgId::kHead, dafka::MsgId::kFetch, dafka::MsgId::kGetHeads}) {
+    sub_.set(zmq::sockopt::subscribe, dafka::subscription(id, ""));
+  }
+  sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kDirectRecord, address_));
+  sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kConsumerHello, address_));
+  xpub_.bind(endpoint());
+  discovery_.start();
+  std::string stop_ep = "inproc://zstore-dafka-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+  stop_rx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
+  stop_rx_.bind(stop_ep);
+  stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
+  stop_tx_.connect(stop_ep);
+  thread_ = std::thread([this] { run(); });
+}
+
+void DafkaStore::stop() {
+  if (!thread_.joinable()) return;
+  stop_tx_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
+  thread_.join();
+  fetches_.clear();
+  discovery_.close();
+  xpub_.close();
+  sub_.close();
+  stop_rx_.close();
+  stop_tx_.close();
+}
+
+int DafkaStore::poll_timeout_ms() const {
+  if (fetches_.active()) return fetches_.blocked() ? 1 : 0;
+  auto next = std::min(discovery_.next_deadline(), next_retry_);
+  if (wal_dirty_) next = std::min(next, next_sync_);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
+}
+
+void DafkaStore::run() {
+  std::string towers;
+  for (const auto& t : config_.towers) towers += (towers.empty() ? "" : ", ") + t;
+  spdlog::info("Dafka store {} publishing on {} (advertised as {}:{}), towers: {}", address_, endpoint(),
+               config_.advertise, config_.port, towers.empty() ? "(none)" : towers);
+  next_retry_ = Clock::now() + config_.fetch_retry;
+  next_sync_ = Clock::now() + config_.sync_interval;
+  while (true) {
+    zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
+                               {sub_.handle(), 0, ZMQ_POLLIN, 0},
+                               {xpub_.handle(), 0, ZMQ_POLLIN, 0},
+                               {discovery_.subscriber().handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, 4, std::chrono::milliseconds(poll_timeout_ms()));
+    if (items[0].revents & ZMQ_POLLIN) break;
+    if (items[1].revents & ZMQ_POLLIN) drain_subscriber();
+    if (items[2].revents & ZMQ_POLLIN) on_subscriptions();
+    if (items[3].revents & ZMQ_POLLIN) on_discovery();
+    on_timer();
+    pump_fetches();
+    sync_wal();
+  }
+  wal_dirty_ = true;
+  next_sync_ = Clock::now();
+  sync_wal();
+  spdlog::info("Dafka store stopped");
+}
+
+void DafkaStore::report_malformed(const char* where, const protocol::DecodeError& error) {
+  metrics_.count_malformed(error.kind);
+  std::uint64_t suppressed = 0;
+  if (bad_input_log_.allow(&suppressed)) {
+    spdlog::warn("Dafka: dropped malformed {} ({}): {}{}", where, protocol::to_string(error.kind), error.detail,
+                 suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
+  }
+}
+
+void DafkaStore::report_invalid(const char* what) {
+  metrics_.invalid.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t suppressed = 0;
+  if (bad_input_log_.allow(&suppressed)) {
+    spdlog::warn("Dafka: dropped {}{}", what,
+                 suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
+  }
+}
+
+bool DafkaStore::send(const protocol::Frames& frames) {
+  if (try_send(xpub_, frames) == SendOutcome::kSent) return true;
+  metrics_.sends_dropped.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+void DafkaStore::drain_subscriber() {
+  Turn turn;
+  ReceivedMessage msg;
+  for (std::size_t i = 0; i < config_.max_batch && try_recv(sub_, &msg); ++i) {
+    auto decoded = dafka::decode(msg.frames(), config_.limits);
+    if (!decoded) {
+      report_malformed("message", decoded.error());
+      continue;
+    }
+    dispatch(std::move(decoded.value()), &turn);
+  }
+  commit(&turn);
+  for (auto& m : turn.later) {
+    if (auto* head = std::get_if<dafka::Head>(&m)) {
+      on_head(*head);
+    } else if (auto* fetch = std::get_if<dafka::Fetch>(&m)) {
+      on_fetch(std::move(*fetch));
+    } else if (auto* get = std::get_if<dafka::GetHeads>(&m)) {
+      send_heads(get->address, get->topic);
+    } else if (auto* hello = std::get_if<dafka::ConsumerHello>(&m)) {
+      for (const auto& subject : hello->subjects) send_heads(hello->address, subject);
+    }
+  }
+}
+
+void DafkaStore::dispatch(dafka::Message&& msg, Turn* turn) {
+  if (auto* r = std::get_if<dafka::Record>(&msg)) {
+    if (!dafka::is_valid_address(r->partition)) return report_invalid("RECORD with an invalid partition");
+    turn->records.push_back(to_record(std::move(*r)));
+  } else if (auto* d = std::get_if<dafka::DirectRecord>(&msg)) {
+    if (d->topic != address_) return;  // prefix match: addressed to someone else
+    if (!dafka::is_valid_address(d->partition)) return report_invalid("DIRECT-RECORD with an invalid partition");
+    turn->records.push_back(to_record(std::move(*d)));
+  } else if (auto* h = std::get_if<dafka::Head>(&msg)) {
+    if (!dafka::is_valid_address(h->partition)) return report_invalid("HEAD with an invalid partition");
+    turn->later.push_back(std::move(msg));
+  } else if (auto* f = std::get_if<dafka::Fetch>(&msg)) {
+    if (f->address == address_) return;  // our own
+    if (!dafka::is_valid_address(f->address) || !dafka::is_valid_address(f->topic)) {
+      return report_invalid("FETCH with an invalid address or partition");
+    }
+    turn->later.push_back(std::move(msg));
+  } else if (auto* g = std::get_if<dafka::GetHeads>(&msg)) {
+    if (!dafka::is_valid_address(g->address)) return report_invalid("GET-HEADS with an invalid address");
+    turn->later.push_back(std::move(msg));
+  } else if (auto* w = std::get_if<dafka::ConsumerHello>(&msg)) {
+    if (w->topic != address_) return;
+    if (!dafka::is_valid_address(w->address)) return report_invalid("CONSUMER-HELLO with an invalid address");
+    turn->later.push_back(std::move(msg));
+  }
+  // ACK, DIRECT-HEAD and STORE-HELLO are not for stores: ignored.
+}
+
+void DafkaStore::commit(Turn* turn) {
+  if (turn->records.empty()) return;
+  std::vector<storage::DafkaAppend> outcomes;
+  storage::Status s = log_.append(turn->records, &outcomes);
+  if (!s.ok()) {
+    metrics_.write_failures.fetch_add(turn->records.size(), std::memory_order_relaxed);
+    std::uint64_t suppressed = 0;
+    if (write_error_log_.allow(&suppressed)) {
+      spdlog::error("Dafka: refused {} record(s), not acknowledged: {}", turn->records.size(), s.message());
+    }
+    return;
+  }
+  wal_dirty_ = true;
+  std::set<Key> touched;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const auto& r = turn->records[i];
+    if (outcomes[i] == storage::DafkaAppend::kStored) metrics_.records_stored.fetch_add(1, std::memory_order_relaxed);
+    if (outcomes[i] == storage::DafkaAppend::kDuplicate) metrics_.duplicates.fetch_add(1, std::memory_order_relaxed);
+    if (outcomes[i] == storage::DafkaAppend::kTooFar) metrics_.too_far.fetch_add(1, std::memory_order_relaxed);
+    Key key(r.subject, r.partition);
+    note_seen(key, r.offset);
+    touched.insert(std::move(key));
+  }
+  for (const auto& key : touched) after_commit(key);
+}
+
+void DafkaStore::after_commit(const Key& key) {
+  if (auto head = log_.head(key.first, key.second)) {
+    if (send(dafka::encode(dafka::Ack{key.second, key.first, *head}))) {
+      metrics_.acks_sent.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  request_missing(key, false);
+}
+
+void DafkaStore::note_seen(const Key& key, std::uint64_t offset) {
+  Gap& g = gaps_[key];
+  if (!g.has_known_last || offset > g.known_last) g.known_last = offset;
+  g.has_known_last = true;
+}
+
+void DafkaStore::on_head(const dafka::Head& head) {
+  Key key(head.subject, head.partition);
+  note_seen(key, head.sequence);
+  request_missing(key, false);
+}
+
+// FETCHes the first missing range of a partition: from the head (or 0) up to
+// the first record kept after a gap, else up to the highest offset seen.
+void DafkaStore::request_missing(const Key& key, bool from_timer) {
+  auto it = gaps_.find(key);
+  if (it == gaps_.end()) return;
+  Gap& g = it->second;
+  auto head = log_.head(key.first, key.second);
+  std::uint64_t from = head ? *head + 1 : 0;
+  auto after_gap = log_.first_after_gap(key.first, key.second);
+  std::uint64_t end = after_gap ? *after_gap : (g.has_known_last && g.known_last >= from ? g.known_last + 1 : from);
+  if (end <= from) {
+    gaps_.erase(it);
+    return;
+  }
+  auto now = Clock::now();
+  bool same = g.asked_from == from;
+  if (same && now - g.asked_at < config_.fetch_retry) return;
+  if (!same) g.retries = 0;
+  if (from_timer && g.retries >= config_.max_fetch_retries) return;
+  std::uint64_t count = std::min<std::uint64_t>({end - from, log_.max_ahead(), std::numeric_limits<std::uint32_t>::max()});
+  if (!send(dafka::encode(dafka::Fetch{key.second, address_, key.first, from, static_cast<std::uint32_t>(count)}))) return;
+  metrics_.fetches_sent.fetch_add(1, std::memory_order_relaxed);
+  g.asked_from = from;
+  g.asked_at = now;
+  if (from_timer) ++g.retries;
+}
+
+void DafkaStore::on_fetch(dafka::Fetch&& fetch) {
+  if (fetch.count == 0 || !log_.known(fetch.subject, fetch.topic)) return;
+  std::uint32_t count = std::min(fetch.count, config_.max_fetch_count);
+  auto cursor = log_.read(fetch.subject, fetch.topic, fetch.sequence, count);
+  if (!fetches_.start(std::move(fetch.address), std::move(cursor))) {
+    report_invalid("FETCH: too many FETCHes being answered");
+    return;
+  }
+  metrics_.fetches_served.fetch_add(1, std::memory_order_relaxed);
+}
+
+void DafkaStore::pump_fetches() {
+  if (!fetches_.active()) return;
+  std::size_t sent = fetches_.pump(config_.fetch_slice, [this](const protocol::Frames& frames) {
+    return try_send(xpub_, frames) == SendOutcome::kSent;
+  });
+  metrics_.direct_records_sent.fetch_add(sent, std::memory_order_relaxed);
+}
+
+void DafkaStore::send_heads(const std::string& consumer, const std::string& subject) {
+  for (const auto& h : log_.heads(subject)) {
+    if (send(dafka::encode(dafka::DirectHead{consumer, h.partition, subject, h.head}))) {
+      metrics_.direct_heads_sent.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+void DafkaStore::on_subscriptions() {
+  ReceivedMessage msg;
+  for (int i = 0; i < 1024 && try_recv(xpub_, &msg); ++i) {
+    if (msg.views.size() != 1 || msg.views[0].size() < 2 || msg.views[0][0] != 1) continue;
+    std::string_view topic = msg.views[0].substr(1);
+    if (topic[0] != static_cast<char>(dafka::MsgId::kStoreHello)) continue;
+    std::string consumer(topic.substr(1));
+    if (!dafka::is_valid_address(consumer)) continue;  // a prefix subscription, not a hello
+    if (send(dafka::encode(dafka::StoreHello{consumer, address_}))) {
+      metrics_.store_hellos_sent.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+void DafkaStore::on_discovery() {
+  std::vector<PeerChange> changes;
+  discovery_.on_readable(&changes);
+  apply(changes);
+}
+
+void DafkaStore::apply(const std::vector<PeerChange>& changes) {
+  for (const auto& c : changes) {
+    try {
+      if (c.kind == PeerChange::Kind::kConnect && connected_[c.endpoint]++ == 0) {
+        sub_.connect(c.endpoint);
+      } else if (c.kind == PeerChange::Kind::kDisconnect && --connected_[c.endpoint] <= 0) {
+        connected_.erase(c.endpoint);
+        sub_.disconnect(c.endpoint);
+      }
+    } catch (const zmq::error_t& e) {
+      if (c.kind == PeerChange::Kind::kConnect) connected_.erase(c.endpoint);
+      spdlog::warn("Dafka: cannot {} {}: {}", c.kind == PeerChange::Kind::kConnect ? "connect to" : "disconnect from",
+                   c.endpoint, e.what());
+    }
+  }
+}
+
+void DafkaStore::on_timer() {
+  std::vector<PeerChange> changes;
+  discovery_.on_timer(&changes);
+  apply(changes);
+  auto now = Clock::now();
+  if (now < next_retry_) return;
+  next_retry_ = now + config_.fetch_retry;
+  std::vector<Key> keys;
+  for (const auto& [key, gap] : gaps_) keys.push_back(key);
+  for (const auto& key : keys) request_missing(key, true);
+}
+
+void DafkaStore::sync_wal() {
+  if (!wal_dirty_ || db_.options().sync != storage::SyncPolicy::kBatch) return;
+  auto now = Clock::now();
+  if (now < next_sync_) return;
+  next_sync_ = now + config_.sync_interval;
+  wal_dirty_ = false;
+  storage::Status s = db_.sync_wal();
+  if (!s.ok()) spdlog::error("{}", s.message());
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,129 @@
+// DafkaStore: zstored's Dafka store node (rfc 46 as in specs/DAFKA-WIRE.md).
+// Its XPUB (verbose) is bound at tcp://bind:port and advertised through the
+// towers (DafkaDiscovery); its SUB connects to every discovered publisher
+// and subscribes to M and H (all), D+address, F (all), G (all), W+address.
+// RECORDs and DIRECT-RECORDs drained in one loop turn are written in one
+// batch (DafkaLog); only then is one cumulative ACK per partition sent, with
+// its highest contiguous offset. Gaps (seen from records or HEADs) are
+// FETCHed, retried on a timer. FETCHes from others are answered from disk,
+// sliced across turns; GET-HEADS and CONSUMER-HELLO get DIRECT-HEADs; a
+// subscription to L+address gets a STORE-HELLO. Malformed input is counted
+// and dropped. start() binds and runs the reactor on its own thread; stop()
+// joins it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "protocol/dafka_codec.h"
+#include "server/dafka_discovery.h"
+#include "server/dafka_fetches.h"
+#include "server/dafka_metrics.h"
+#include "server/log.h"
+#include "storage/dafka_log.h"
+#include "storage/database.h"
+
+namespace zstore::server {
+
+struct DafkaStoreConfig {
+  std::string bind = "127.0.0.1";
+  std::uint16_t port = 5582;
+  std::string advertise = "127.0.0.1";
+  std::vector<std::string> towers;  // tcp://host:T
+  std::chrono::milliseconds beacon_interval{1000};
+  std::chrono::milliseconds beacon_timeout{4000};
+  std::chrono::milliseconds sync_interval{100};  // used with SyncPolicy::kBatch
+  std::chrono::milliseconds fetch_retry{1000};   // an unanswered FETCH is sent again
+  int max_fetch_retries = 10;                     // per gap, by the timer (HEADs ask again)
+  std::size_t max_batch = 4096;                  // messages drained per loop turn
+  std::size_t fetch_slice = 1024;                // DIRECT-RECORDs sent per loop turn
+  std::uint32_t max_fetch_count = 1000000;       // larger FETCH counts are capped
+  std::size_t max_fetch_sessions = 256;
+  protocol::dafka::Limits limits;
+};
+
+class DafkaStore {
+ public:
+  // address: our node address (storage/node_address.h). db and log must
+  // outlive the store.
+  DafkaStore(zmq::context_t& ctx, storage::Database& db, storage::DafkaLog& log, std::string address,
+             DafkaStoreConfig config, DafkaMetrics& metrics);
+  ~DafkaStore();
+  DafkaStore(const DafkaStore&) = delete;
+  DafkaStore& operator=(const DafkaStore&) = delete;
+
+  // Binds the XPUB, connects to the towers (throws zmq::error_t on failure)
+  // and starts the reactor thread. Does not wait for any tower.
+  void start();
+  // Finishes the current turn, syncs, then stops. Idempotent.
+  void stop();
+
+  std::string endpoint() const;
+  const std::string& address() const { return address_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  using Key = storage::DafkaPartitionKey;
+  struct Gap {
+    std::uint64_t known_last = 0;  // highest offset seen in a record or HEAD
+    bool has_known_last = false;
+    std::uint64_t asked_from = ~std::uint64_t{0};
+    Clock::time_point asked_at{};
+    int retries = 0;
+  };
+  struct Turn;  // what one drain collected
+
+  void run();
+  int poll_timeout_ms() const;
+  void drain_subscriber();
+  void dispatch(protocol::dafka::Message&& msg, Turn* turn);
+  void commit(Turn* turn);
+  void after_commit(const Key& key);
+  void on_head(const protocol::dafka::Head& head);
+  void on_fetch(protocol::dafka::Fetch&& fetch);
+  void send_heads(const std::string& consumer, const std::string& subject);
+  void on_subscriptions();
+  void on_discovery();
+  void on_timer();
+  void apply(const std::vector<PeerChange>& changes);
+  void note_seen(const Key& key, std::uint64_t offset);
+  void request_missing(const Key& key, bool from_timer);
+  void pump_fetches();
+  void sync_wal();
+  // Sends without blocking; a message that would block is dropped and counted
+  // (every message but a DIRECT-RECORD is one the protocol sends again).
+  bool send(const protocol::Frames& frames);
+  void report_malformed(const char* where, const protocol::DecodeError& error);
+  void report_invalid(const char* what);
+
+  zmq::context_t& ctx_;
+  storage::Database& db_;
+  storage::DafkaLog& log_;
+  std::string address_;
+  DafkaStoreConfig config_;
+  DafkaMetrics& metrics_;
+
+  zmq::socket_t xpub_;
+  zmq::socket_t sub_;
+  zmq::socket_t stop_rx_;
+  zmq::socket_t stop_tx_;
+  std::thread thread_;
+  DafkaDiscovery discovery_;
+  std::map<std::string, int> connected_;  // publisher endpoint -> peers announcing it
+  std::map<Key, Gap> gaps_;
+  FetchPump fetches_;
+  RateLimiter bad_input_log_;
+  RateLimiter write_error_log_;
+  Clock::time_point next_retry_{};
+  Clock::time_point next_sync_{};
+  bool wal_dirty_ = false;
+};
+
+}  // namespace zstore::server

@@ -1,0 +1,59 @@
+// Tower: an embedded Dafka tower (discovery relay, specs/DAFKA-WIRE.md).
+// XSUB bound at tcp://bind:T receives node beacons; XPUB bound at T+1 sends
+// the welcome "W" to each new subscriber and a tower beacon
+// "B | uuid | tcp://host:port" for each node beacon, using the connection's
+// peer address when the node left its host empty. Subscriptions arriving on
+// the XPUB are forwarded upstream to the XSUB, except welcome ones ('W').
+// start() binds and runs the reactor on its own thread; stop() joins it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "server/log.h"
+
+namespace zstore::server {
+
+struct TowerMetrics {
+  std::atomic<std::uint64_t> beacons_forwarded{0};
+  std::atomic<std::uint64_t> malformed{0};
+};
+
+class Tower {
+ public:
+  Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMetrics& metrics);
+  ~Tower();
+  Tower(const Tower&) = delete;
+  Tower& operator=(const Tower&) = delete;
+
+  // Binds both sockets (throws zmq::error_t on failure) and starts the thread.
+  void start();
+  // Stops and joins the thread. Idempotent.
+  void stop();
+
+  // {XSUB endpoint, XPUB endpoint}
+  std::vector<std::string> endpoints() const;
+
+ private:
+  void run();
+  void forward_beacons();
+  void forward_subscriptions();
+
+  zmq::context_t& ctx_;
+  std::string bind_;
+  std::uint16_t port_;
+  TowerMetrics& metrics_;
+  zmq::socket_t xsub_;
+  zmq::socket_t xpub_;
+  zmq::socket_t stop_rx_;
+  zmq::socket_t stop_tx_;
+  std::thread thread_;
+  RateLimiter bad_input_log_;
+};
+
+}  // namespace zstore::server
