@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "client/cli/chp_command.h"
+#include "client/cli/dafka_command.h"
 #include "client/cli/subcommand.h"
 
 namespace {
@@ -15,6 +16,7 @@ using zstore::cli::Subcommand;
 // Add a family here: {name, one-line summary, entry point}.
 constexpr Subcommand kFamilies[] = {
     {"chp", "Clustered Hashmap Protocol (rfc 12): get, set, del, watch, snapshot", zstore::cli::run_chp},
+    {"dafka", "Dafka (rfc 46): produce records from stdin, consume them to stdout", zstore::cli::run_dafka},
 };
 
 void usage(std::ostream& out) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
@@ -84,7 +85,8 @@ void FakeTower::run() {
 
 // --- FakeStore ---
 
-FakeStore::FakeStore(const std::string& tower, bool auto_store) : tower_(tower), auto_(auto_store) {
+FakeStore::FakeStore(const std::string& tower, bool auto_store, bool discover)
+    : tower_(tower), auto_(auto_store), discover_(discover) {
   uuid_t uuid;
   uuid_generate_random(uuid);
   address_ = wire::make_address(uuid);
@@ -117,6 +119,11 @@ std::vector<std::string> FakeStore::stored(const std::string& partition) const {
   return it == stored_.end() ? std::vector<std::string>{} : it->second;
 }
 
+std::map<std::string, std::vector<std::string>> FakeStore::stored_all() const {
+  std::lock_guard lock(mu_);
+  return stored_;
+}
+
 bool FakeStore::has_subscription(const std::string& topic) const {
   std::lock_guard lock(mu_);
   return std::find(subscriptions_.begin(), subscriptions_.end(), topic) != subscriptions_.end();
@@ -125,8 +132,8 @@ bool FakeStore::has_subscription(const std::string& topic) const {
 void FakeStore::run() {
   zmq::context_t ctx(1);
   zmq::socket_t xpub(ctx, zmq::socket_type::xpub), sub(ctx, zmq::socket_type::sub),
-      beacon_pub(ctx, zmq::socket_type::pub);
-  for (auto* s : {&xpub, &sub, &beacon_pub}) s->set(zmq::sockopt::linger, 0);
+      beacon_pub(ctx, zmq::socket_type::pub), beacon_sub(ctx, zmq::socket_type::sub);
+  for (auto* s : {&xpub, &sub, &beacon_pub, &beacon_sub}) s->set(zmq::sockopt::linger, 0);
   xpub.set(zmq::sockopt::xpub_verbose, 1);
   xpub.bind("tcp://127.0.0.1:*");
   std::string ep = xpub.get(zmq::sockopt::last_endpoint);
@@ -135,6 +142,12 @@ void FakeStore::run() {
   sub.set(zmq::sockopt::subscribe, wire::subscription(wire::MsgId::kDirectRecord, address_));
   sub.set(zmq::sockopt::subscribe, wire::subscription(wire::MsgId::kConsumerHello, address_));
   beacon_pub.connect(tower_);
+  std::set<std::string> discovered;
+  if (discover_) {
+    auto colon = tower_.rfind(':');
+    beacon_sub.set(zmq::sockopt::subscribe, "B");
+    beacon_sub.connect(tower_.substr(0, colon + 1) + std::to_string(std::stoi(tower_.substr(colon + 1)) + 1));
+  }
 
   auto next_beacon = std::chrono::steady_clock::now();
   Parts parts;
@@ -154,6 +167,10 @@ void FakeStore::run() {
     for (auto& m : out) send_frames(xpub, wire::encode(m));
     zmq::pollitem_t items[] = {{xpub.handle(), 0, ZMQ_POLLIN, 0}, {sub.handle(), 0, ZMQ_POLLIN, 0}};
     zmq::poll(items, 2, milliseconds(10));
+    while (recv(beacon_sub, parts)) {
+      auto b = beacon::decode_tower_beacon(views(parts));
+      if (b && b->uuid != address_ && discovered.insert(b->endpoint).second) sub.connect(b->endpoint);
+    }
     while (recv(xpub, parts)) {
       auto s = parts[0].to_string();
       if (s.size() > 1 && s[0] == 1) {

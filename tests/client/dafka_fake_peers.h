@@ -7,7 +7,7 @@
 // FakeStore: a store-like node with its own address: an XPUB (verbose) that it
 // beacons through the tower, and a SUB subscribed like the reference store
 // (M, H, F, G all; D and W + own address) which the test connects to the
-// node under test. It answers an L+address subscription with STORE-HELLO,
+// node under test, or which follows the tower's beacons with discover=true. It answers an L+address subscription with STORE-HELLO,
 // records everything it receives, and in auto mode behaves like the
 // reference store (stores seq == head+1, FETCHes gaps and HEADs beyond its
 // head, sends cumulative ACKs). Tests send arbitrary messages with send().
@@ -48,7 +48,7 @@ class FakeTower {
 class FakeStore {
  public:
   // Beacons to `tower` every 100 ms. With auto_store, acts as the reference store.
-  FakeStore(const std::string& tower, bool auto_store);
+  FakeStore(const std::string& tower, bool auto_store, bool discover = false);
   ~FakeStore();
   FakeStore(const FakeStore&) = delete;
   FakeStore& operator=(const FakeStore&) = delete;
@@ -69,6 +69,8 @@ class FakeStore {
   }
   // Stored contents of one partition (auto mode), by sequence.
   std::vector<std::string> stored(const std::string& partition) const;
+  // Every partition's stored contents.
+  std::map<std::string, std::vector<std::string>> stored_all() const;
   void set_auto(bool on) { auto_.store(on); }
   // Whether some node subscribed to `topic` on the store's XPUB.
   bool has_subscription(const std::string& topic) const;
@@ -80,6 +82,7 @@ class FakeStore {
   std::string address_;
   std::string tower_;
   std::atomic<bool> auto_;
+  bool discover_;
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;
   std::vector<std::string> connects_;

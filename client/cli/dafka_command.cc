@@ -1,0 +1,206 @@
+#include "client/cli/dafka_command.h"
+
+#include <atomic>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/cli/printable.h"
+#include "client/cli/stop_signal.h"
+#include "client/cli/subcommand.h"
+#include "client/dafka_consumer.h"
+#include "client/dafka_producer.h"
+
+namespace zstore::cli {
+namespace {
+
+namespace po = boost::program_options;
+namespace dafka = client::dafka;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Invocation {
+  std::string command;  // produce or consume
+  std::string topic;
+  std::vector<std::string> towers;
+  std::optional<milliseconds> timeout;
+  std::optional<std::uint64_t> count;
+  bool from_beginning = false;
+};
+
+constexpr milliseconds kDefaultProduceTimeout{10000};
+
+const char* kUsage =
+    "usage: zstore-cli dafka produce TOPIC [--tower tcp://HOST:P]... [--timeout-ms N]\n"
+    "       zstore-cli dafka consume TOPIC [--from-beginning] [--tower tcp://HOST:P]... [--count N]\n"
+    "                                      [--timeout-ms N]\n"
+    "\n"
+    "produce  publish one record per line of stdin (without the newline); exit 0 once\n"
+    "         a store acknowledged every record, 1 if that takes longer than\n"
+    "         --timeout-ms after the end of input (default 10000)\n"
+    "consume  print the content of each record of TOPIC on its own line, in order per\n"
+    "         producer, until SIGINT/SIGTERM, --count records, or --timeout-ms (exit 1\n"
+    "         if --count records did not arrive in time). Starts with the next records\n"
+    "         unless --from-beginning asks the stores for everything they hold.\n"
+    "\n"
+    "Towers are found at tcp://HOST:P (XSUB P, XPUB P+1); default tcp://127.0.0.1:5580,\n"
+    "the tower zstored embeds. Text content is printed as is, anything else escaped\n"
+    "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error.\n";
+
+po::options_description visible_options() {
+  po::options_description o("Options");
+  o.add_options()                   //
+      ("help,h", "show this help")  //
+      ("tower,t", po::value<std::vector<std::string>>()->composing(),
+       "tower tcp://HOST:P; repeat for several (default tcp://127.0.0.1:5580)")  //
+      ("timeout-ms", po::value<std::string>(), "produce: wait N ms for the ACKs; consume: stop after N ms")  //
+      ("count", po::value<std::string>(), "consume: exit after N records")                                 //
+      ("from-beginning", "consume: every record the stores hold, then new ones");
+  return o;
+}
+
+std::uint64_t parse_number(const po::variables_map& vm, const char* name, std::uint64_t min, std::uint64_t max) {
+  const std::string text = vm[name].as<std::string>();
+  std::uint64_t value = 0;
+  std::size_t used = 0;
+  try {
+    if (text.empty() || text[0] == '-' || text[0] == '+') throw std::invalid_argument(text);
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || used == 0 || value < min || value > max) {
+    throw UsageError("--" + std::string(name) + " needs a number from " + std::to_string(min) + " to " +
+                     std::to_string(max) + ", not '" + text + "'");
+  }
+  return value;
+}
+
+std::optional<Invocation> parse(const std::vector<std::string>& args) {
+  po::options_description all = visible_options();
+  all.add_options()("words", po::value<std::vector<std::string>>(), "");
+  po::positional_options_description positional;
+  positional.add("words", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << visible_options();
+    return std::nullopt;
+  }
+  auto words = vm.count("words") ? vm["words"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (words.empty()) throw UsageError("missing command (produce or consume)");
+  Invocation inv;
+  inv.command = words[0];
+  if (inv.command != "produce" && inv.command != "consume") throw UsageError("unknown command '" + inv.command + "'");
+  if (words.size() != 2) throw UsageError(inv.command + " takes 1 argument (TOPIC), got " + std::to_string(words.size() - 1));
+  inv.topic = words[1];
+  if (inv.topic.empty() || inv.topic.size() > 255) throw UsageError("TOPIC must be 1 to 255 bytes");
+  inv.towers = vm.count("tower") ? vm["tower"].as<std::vector<std::string>>()
+                                 : std::vector<std::string>{dafka::kDefaultTower};
+  if (vm.count("timeout-ms")) inv.timeout = milliseconds(parse_number(vm, "timeout-ms", 1, 86400000));
+  if (vm.count("count")) inv.count = parse_number(vm, "count", 1, UINT64_MAX);
+  inv.from_beginning = vm.count("from-beginning") > 0;
+  if (inv.command == "produce" && (inv.count || inv.from_beginning))
+    throw UsageError("--count and --from-beginning apply to consume only");
+  return inv;
+}
+
+dafka::NodeOptions node_options(const Invocation& inv) {
+  dafka::NodeOptions o;
+  o.towers = inv.towers;
+  return o;
+}
+
+std::string towers_text(const Invocation& inv) {
+  std::string out;
+  for (const auto& t : inv.towers) out += (out.empty() ? "" : ", ") + t;
+  return out;
+}
+
+int fail(const std::string& message) {
+  std::cerr << "zstore-cli dafka: " << message << "\n";
+  return kExitFailure;
+}
+
+int run_produce(const Invocation& inv) {
+  dafka::ProducerOptions o;
+  o.node = node_options(inv);
+  dafka::Producer producer(o);
+  std::uint64_t published = 0;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    producer.publish(inv.topic, line);
+    ++published;
+  }
+  const auto timeout = inv.timeout.value_or(kDefaultProduceTimeout);
+  if (producer.flush(timeout)) return kExitOk;
+  return fail(std::to_string(producer.unacked()) + " of " + std::to_string(published) +
+              " record(s) not acknowledged by a store within " + std::to_string(timeout.count()) +
+              " ms (towers: " + towers_text(inv) + ")");
+}
+
+int run_consume(const Invocation& inv) {
+  StopSignal stop;
+  dafka::ConsumerOptions o;
+  o.node = node_options(inv);
+  o.reset = inv.from_beginning ? dafka::ConsumerOptions::Reset::kEarliest : dafka::ConsumerOptions::Reset::kLatest;
+  dafka::Consumer consumer(o);
+  consumer.subscribe({inv.topic});
+
+  std::atomic<bool> done{false};
+  std::uint64_t printed = 0;  // the printer thread's until joined
+  std::optional<Clock::time_point> deadline;
+  if (inv.timeout) deadline = Clock::now() + *inv.timeout;
+  std::thread printer([&] {
+    while (!done.load()) {
+      if (deadline && Clock::now() >= *deadline) break;
+      auto record = consumer.poll(milliseconds(100));
+      if (!record) continue;
+      std::cout << printable(record->content) << std::endl;
+      if (inv.count && ++printed >= *inv.count) break;
+    }
+    stop.trigger();
+  });
+  stop.wait();
+  done.store(true);
+  printer.join();
+  if (inv.count && printed < *inv.count && stop.signal_number() == 0)
+    return fail("received " + std::to_string(printed) + " of " + std::to_string(*inv.count) + " record(s) within " +
+                std::to_string(inv.timeout->count()) + " ms (towers: " + towers_text(inv) + ")");
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_dafka(const std::vector<std::string>& args) {
+  try {
+    auto inv = parse(args);
+    if (!inv) return kExitOk;
+    if (inv->command == "produce") return run_produce(*inv);
+    return run_consume(*inv);
+  } catch (const UsageError& e) {
+    std::cerr << "zstore-cli dafka: " << e.what() << "\nTry 'zstore-cli dafka --help'.\n";
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {  // a malformed --tower or topic
+    std::cerr << "zstore-cli dafka: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}
+
+}  // namespace zstore::cli
