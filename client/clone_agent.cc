@@ -123,7 +123,7 @@ bool CloneAgent::step() {
 
 CloneAgent::Clock::time_point CloneAgent::next_deadline() const {
   auto deadline = last_heard_ + options_.failover_timeout;
-  if (phase_ == Phase::kRequesting) deadline = std::min(deadline, request_deadline_);
+  if (phase_ != Phase::kLive) deadline = std::min(deadline, request_deadline_);
   if (flush_retry_) deadline = std::min(deadline, *flush_retry_);
   return deadline;
 }
@@ -197,6 +197,7 @@ void CloneAgent::start_session(std::size_t index, SessionCause cause) {
   sub_.close();
   sync_ = SnapshotSync(options_.subtree, kMaxBufferedUpdates);
   next_wait_ = options_.snapshot_retry_initial;
+  request_deadline_ = last_heard_ + vote_interval();
   state_.begin_session(index, cause);
 
   sub_ = make_socket(zmq::socket_type::sub);
@@ -208,17 +209,30 @@ void CloneAgent::start_session(std::size_t index, SessionCause cause) {
 
 // A fresh DEALER per request: replies to an earlier request, or from a
 // server we left, can never reach the new one.
-void CloneAgent::send_request() {
+void CloneAgent::ask() {
   dealer_.close();
   sync_.restart_request();
   dealer_ = make_socket(zmq::socket_type::dealer);
   dealer_.connect(servers_[current_].snapshot);
   (void)try_send(dealer_, chp::encode_icanhaz({options_.subtree}));
   state_.update_stats([](ClientStats& s) { ++s.snapshot_requests; });
+}
+
+void CloneAgent::send_request() {
+  ask();
   phase_ = Phase::kRequesting;
   request_wait_ = next_wait_;
   request_deadline_ = Clock::now() + request_wait_;
   next_wait_ = std::min(next_wait_ * 2, options_.snapshot_retry_max);
+}
+
+void CloneAgent::send_vote() {
+  ask();
+  request_deadline_ = Clock::now() + vote_interval();
+}
+
+std::chrono::milliseconds CloneAgent::vote_interval() const {
+  return std::max(milliseconds(1), options_.failover_timeout / 2);
 }
 
 // Drops the outstanding request; the retry timer sends the next one.
@@ -235,6 +249,7 @@ void CloneAgent::on_timers() {
     return;
   }
   if (phase_ == Phase::kRequesting && now >= request_deadline_) send_request();
+  if (phase_ == Phase::kSubscribing && now >= request_deadline_) send_vote();
   if (flush_retry_ && now >= *flush_retry_) {
     flush_retry_.reset();
     for (auto& c : collectors_) flush(c);
@@ -289,6 +304,7 @@ void CloneAgent::on_snapshot_socket() {
   for (std::size_t n = 0; n < kBatch && dealer_; ++n) {
     auto parts = try_recv(dealer_);
     if (!parts) return;
+    if (phase_ == Phase::kSubscribing) continue;  // the reply to a vote: not proven, not liveness
     last_heard_ = Clock::now();
     request_deadline_ = last_heard_ + request_wait_;
     auto frames = views(*parts);

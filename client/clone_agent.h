@@ -48,7 +48,11 @@ class CloneAgent {
 
   // Session with the server in use: wait for the first message on the SUB
   // (proof that the subscription is live), request a snapshot, then apply
-  // updates live.
+  // updates live. A server silent while we subscribe may be a Binary Star
+  // passive whose peer died: it takes over only when a client "votes" with an
+  // ICANHAZ?, so kSubscribing sends one every failover_timeout/2 and ignores
+  // its reply (taken before our subscription was proven live, it could miss
+  // updates); the request that counts is the one sent after the proof.
   enum class Phase : std::uint8_t { kSubscribing, kRequesting, kLive };
 
   struct Collector {
@@ -71,6 +75,9 @@ class CloneAgent {
 
   void start_session(std::size_t index, SessionCause cause);
   void send_request();
+  void send_vote();
+  void ask();  // a fresh DEALER and an ICANHAZ? on it
+  std::chrono::milliseconds vote_interval() const;
   void abandon_request(const std::string& why);
   void forward_kvset(protocol::Frames frames);
   void flush(Collector& collector);
@@ -96,7 +103,7 @@ class CloneAgent {
   zmq::socket_t dealer_;  // open only while a request is outstanding
   SnapshotSync sync_;
   Clock::time_point last_heard_;
-  Clock::time_point request_deadline_;
+  Clock::time_point request_deadline_;  // kRequesting: retry; kSubscribing: next vote
   std::chrono::milliseconds request_wait_{0};  // silence allowed for the outstanding request
   std::chrono::milliseconds next_wait_{0};     // for the next one (doubling)
   std::optional<Clock::time_point> flush_retry_;

@@ -25,7 +25,10 @@ struct Options {
   std::string subtree;
 
   // Silence (no HUGZ, KVPUB or snapshot traffic) after which the client
-  // switches to the next server and resynchronises.
+  // switches to the next server and resynchronises. While a server has not
+  // yet spoken, the client "votes" for it (Binary Star: a passive server
+  // takes over on a client request once its peer is dead) with an ICANHAZ?
+  // every failover_timeout / 2.
   std::chrono::milliseconds failover_timeout{3000};
 
   // A snapshot request left unanswered this long is sent again, on a fresh

@@ -226,6 +226,30 @@ BOOST_AUTO_TEST_CASE(fails_over_to_the_second_server_after_silence) {
   BOOST_CHECK(client.wait_for([&] { return has(client, "n", "new"); }, kDeadline));
 }
 
+BOOST_AUTO_TEST_CASE(silent_passive_server_gets_a_vote_and_its_reply_to_the_vote_is_not_used) {
+  const auto dead_port = zstore::testing::free_port_range(3);
+  FakeChpServer passive(ctx);
+  passive.set_heartbeat(false);
+  passive.reset_map({{"k", "proven"}}, 2);
+  // Binary Star: a passive server whose peer is dead takes over on a client
+  // request. It answers that request too, but the client cannot know whether
+  // its subscription was live when that snapshot was taken.
+  passive.set_request_hook([](FakeChpServer& s, const std::string& id, const std::string& subtree, int number) {
+    if (number > 1) return s.answer(id, subtree);
+    s.send_to(id, chp::encode_kvmsg({"k", 1, "", "", "from-the-vote"}));
+    s.send_to(id, chp::encode_kthxbai({1, subtree}));
+    s.set_heartbeat(true);
+  });
+  Recorder rec;
+  Options o = options_for({"tcp://127.0.0.1:" + std::to_string(dead_port), passive.endpoint()}, &rec);
+  o.failover_timeout = 300ms;
+  CloneClient client(o);
+  BOOST_REQUIRE(client.wait_for([&] { return client.synced() && has(client, "k", "proven"); }, kDeadline));
+  BOOST_CHECK_EQUAL(client.stats().current_server, 1u);
+  BOOST_CHECK_GE(passive.requests(), 2);
+  for (const auto& c : rec.all()) BOOST_CHECK_NE(c.value, "from-the-vote");
+}
+
 BOOST_AUTO_TEST_CASE(stale_snapshot_reply_from_an_abandoned_request_is_never_applied) {
   std::mutex mu;
   std::string stale_identity;
