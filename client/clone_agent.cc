@@ -190,6 +190,7 @@ zmq::socket_t CloneAgent::make_socket(zmq::socket_type type) {
 
 void CloneAgent::start_session(std::size_t index, SessionCause cause) {
   ++session_;
+  stream_max_ = 0;
   last_heard_ = Clock::now();
   current_ = index;
   phase_ = Phase::kSubscribing;
@@ -281,12 +282,18 @@ void CloneAgent::on_subscriber() {
 
 void CloneAgent::handle_update(chp::Update update) {
   if (auto* hugz = std::get_if<chp::Hugz>(&update)) {
-    // A server whose history went backwards (sequence reset) must be resynced.
-    if (phase_ == Phase::kLive && hugz->sequence != 0 && hugz->sequence < state_.sequence()) {
+    // One server's stream never goes backwards: a HUGZ below what the stream
+    // already showed means the server lost its history (a restart that reset
+    // the sequence), and only a fresh snapshot can tell what it holds now.
+    // HUGZ with sequence 0 (the reference server's) carry no information.
+    if (hugz->sequence != 0 && hugz->sequence < stream_max_) {
       start_session(current_, SessionCause::kResync);
+      return;
     }
+    stream_max_ = std::max(stream_max_, hugz->sequence);
     return;
   }
+  stream_max_ = std::max(stream_max_, std::get<chp::KvMsg>(update).sequence);
   handle_kvpub(std::get<chp::KvMsg>(std::move(update)));
 }
 

@@ -97,7 +97,8 @@ class CloneAgent {
   std::vector<Collector> collectors_;
 
   std::size_t current_ = 0;
-  std::uint64_t session_ = 0;  // bumped by start_session
+  std::uint64_t session_ = 0;     // bumped by start_session
+  std::uint64_t stream_max_ = 0;  // highest sequence seen on this session's SUB
   Phase phase_ = Phase::kSubscribing;
   zmq::socket_t sub_;
   zmq::socket_t dealer_;  // open only while a request is outstanding

@@ -15,6 +15,7 @@
 #include "client/cli/stop_signal.h"
 #include "client/cli/subcommand.h"
 #include "client/clone_client.h"
+#include "protocol/chp_codec.h"
 
 namespace zstore::cli {
 namespace {
@@ -102,6 +103,9 @@ void check_shape(const Invocation& inv, const po::variables_map& vm) {
   if (vm.count("count") && c != "watch") throw UsageError("--count applies to watch only");
   if (!inv.args.empty() && inv.args[0].empty()) throw UsageError("KEY must not be empty");
   if (c == "set" && inv.args[1].empty()) throw UsageError("VALUE must not be empty (use del to delete a key)");
+  if ((c == "set" || c == "del") && protocol::chp::is_reserved_key(inv.args[0])) {
+    throw UsageError("'" + inv.args[0] + "' is reserved by CHP and cannot be written");
+  }
 }
 
 Invocation to_invocation(const po::variables_map& vm) {

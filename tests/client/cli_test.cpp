@@ -80,6 +80,8 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_with_a_message) {
       {"chp", "get", "a", "b"},
       {"chp", "set", "k"},
       {"chp", "set", "k", ""},
+      {"chp", "set", "HUGZ", "v"},
+      {"chp", "del", "KTHXBAI"},
       {"chp", "--bogus", "get", "k"},
       {"chp", "get", "k", "--ttl", "5"},
       {"chp", "set", "k", "v", "--ttl", "soon"},

@@ -398,13 +398,30 @@ BOOST_AUTO_TEST_CASE(hugz_with_a_lower_sequence_forces_a_resync) {
   BOOST_REQUIRE(client.wait_synced(kDeadline));
   BOOST_CHECK_EQUAL(client.sequence(), 50u);
 
-  server.reset_map({{"k", "after-restart"}}, 3);  // a server that lost its history
+  server.publish(chp::encode_hugz({50}));         // the stream shows sequence 50
+  server.reset_map({{"k", "after-restart"}}, 3);  // then the server loses its history
   server.publish(chp::encode_hugz({3}));
   BOOST_REQUIRE(client.wait_for([&] { return client.synced() && has(client, "k", "after-restart"); }, kDeadline));
   BOOST_CHECK_EQUAL(client.sequence(), 3u);
   BOOST_CHECK_GE(client.stats().resyncs, 1u);
   server.store("k", "next");
   BOOST_CHECK(client.wait_for([&] { return has(client, "k", "next"); }, kDeadline));
+}
+
+BOOST_AUTO_TEST_CASE(hugz_below_the_snapshot_but_not_below_the_stream_is_no_reason_to_resync) {
+  // A HUGZ sent before the snapshot was taken can arrive after KTHXBAI: the
+  // SUB and the DEALER are different connections.
+  FakeChpServer server(ctx);
+  server.reset_map({{"k", "v"}}, 50);
+  server.set_request_hook([](FakeChpServer& s, const std::string& id, const std::string& subtree, int) {
+    s.answer(id, subtree);
+    s.publish_now(chp::encode_hugz({40}));
+  });
+  CloneClient client(options_for({server.endpoint()}));
+  BOOST_REQUIRE(client.wait_synced(kDeadline));
+  server.store("k", "w");
+  BOOST_REQUIRE(client.wait_for([&] { return has(client, "k", "w"); }, kDeadline));
+  BOOST_CHECK_EQUAL(client.stats().resyncs, 0u);
 }
 
 BOOST_AUTO_TEST_CASE(change_callback_may_read_the_client_and_its_exceptions_are_counted) {
