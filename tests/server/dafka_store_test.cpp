@@ -1,0 +1,357 @@
+// zstored as a Dafka store, against scripted fake peers (raw ZeroMQ sockets
+// and the codec): a fake producer or consumer binds a PUB on a free port,
+// beacons it to zstored's embedded tower so the store connects to it, and
+// connects its SUB to the store's XPUB. Sends that race the PUB/SUB slow
+// joiner are repeated until the answer arrives, under a deadline.
+#include <signal.h>
+#include <uuid/uuid.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "protocol/beacon.h"
+#include "protocol/dafka_codec.h"
+#include "tests/support/zstored.h"
+
+using namespace std::chrono_literals;
+using zstore::testing::Zstored;
+namespace dafka = zstore::protocol::dafka;
+namespace beacon = zstore::protocol::beacon;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const std::string kTopic = "hello";
+
+std::string random_address() {
+  uuid_t u;
+  uuid_generate(u);
+  return dafka::make_address(u);
+}
+
+void send_frames(zmq::socket_t& socket, const std::vector<std::string>& frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    socket.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+}
+
+// A scripted Dafka node: PUB bound on a free port and beaconed to a tower,
+// SUB connected to the stores it is told about.
+class FakeNode {
+ public:
+  FakeNode(zmq::context_t& ctx, std::uint16_t tower_port, const std::vector<char>& subscribed_ids)
+      : address_(random_address()), pub_(ctx, zmq::socket_type::pub), beacon_(ctx, zmq::socket_type::pub),
+        sub_(ctx, zmq::socket_type::sub) {
+    for (auto* s : {&pub_, &beacon_, &sub_}) s->set(zmq::sockopt::linger, 0);
+    port_ = zstore::testing::free_port();
+    pub_.bind("tcp://127.0.0.1:" + std::to_string(port_));
+    beacon_.connect("tcp://127.0.0.1:" + std::to_string(tower_port));
+    for (char id : subscribed_ids) sub_.set(zmq::sockopt::subscribe, std::string(1, id) + address_);
+  }
+
+  const std::string& address() const { return address_; }
+  void connect(const std::string& endpoint) { sub_.connect(endpoint); }
+  void send(const dafka::Message& msg) { send_frames(pub_, dafka::encode(msg)); }
+  void send_raw(const std::vector<std::string>& frames) { send_frames(pub_, frames); }
+
+  // Reads messages (beaconing meanwhile, calling retry every 200 ms) until
+  // one satisfies pred or the timeout passes.
+  std::optional<dafka::Message> wait_for(const std::function<bool(const dafka::Message&)>& pred,
+                                         std::chrono::milliseconds timeout = 10s,
+                                         const std::function<void()>& retry = {}) {
+    auto deadline = Clock::now() + timeout;
+    Clock::time_point next_retry{};
+    while (Clock::now() < deadline) {
+      tick();
+      if (retry && Clock::now() >= next_retry) {
+        retry();
+        next_retry = Clock::now() + 200ms;
+      }
+      zmq::pollitem_t item{sub_.handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, 20ms) <= 0) continue;
+      std::vector<zmq::message_t> parts;
+      if (!zmq::recv_multipart(sub_, std::back_inserter(parts))) continue;
+      std::vector<std::string_view> views;
+      for (auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());
+      auto m = dafka::decode(views);
+      if (m && pred(*m)) return *m;
+    }
+    return std::nullopt;
+  }
+
+  // Beacons every 100 ms.
+  void tick() {
+    if (Clock::now() < next_beacon_) return;
+    send_frames(beacon_, beacon::encode(beacon::NodeBeacon{address_, "127.0.0.1", port_}));
+    next_beacon_ = Clock::now() + 100ms;
+  }
+
+ private:
+  std::string address_;
+  std::uint16_t port_ = 0;
+  zmq::socket_t pub_;
+  zmq::socket_t beacon_;
+  zmq::socket_t sub_;
+  Clock::time_point next_beacon_{};
+};
+
+template <typename T>
+std::function<bool(const dafka::Message&)> is(std::function<bool(const T&)> pred) {
+  return [pred](const dafka::Message& m) {
+    auto* t = std::get_if<T>(&m);
+    return t && pred(*t);
+  };
+}
+
+struct Store {
+  std::uint16_t base;  // tower T, T+1; Dafka publisher at T+2
+  Zstored zstored;
+  std::string address;
+
+  explicit Store(std::optional<std::uint16_t> tower = std::nullopt)
+      : base(zstore::testing::free_port_range(3)), zstored(args(base, tower)) {
+    BOOST_REQUIRE_MESSAGE(zstored.start(), "zstored did not start: " + zstored.log());
+    address = node_address();
+  }
+  static std::vector<std::string> args(std::uint16_t base, std::optional<std::uint16_t> tower) {
+    std::vector<std::string> a = {"--dafka-port", std::to_string(base + 2), "--beacon-interval-ms", "100",
+                                  "--beacon-timeout-ms", "3000"};
+    if (tower) {
+      a.insert(a.end(), {"--tower-port", "0", "--towers", "tcp://127.0.0.1:" + std::to_string(*tower)});
+    } else {
+      a.insert(a.end(), {"--tower-port", std::to_string(base)});
+    }
+    return a;
+  }
+  std::string node_address() const {
+    std::string log = zstored.log();
+    auto at = log.rfind("(node ");
+    BOOST_REQUIRE(at != std::string::npos);
+    return log.substr(at + 6, 32);
+  }
+  std::uint16_t tower() const { return base; }
+  std::string endpoint() const { return "tcp://127.0.0.1:" + std::to_string(base + 2); }
+};
+
+struct Env {
+  zmq::context_t ctx;
+  Store store;
+  std::unique_ptr<FakeNode> producer() {
+    auto p = std::make_unique<FakeNode>(ctx, store.tower(), std::vector<char>{'K', 'F'});
+    p->connect(store.endpoint());
+    return p;
+  }
+  std::unique_ptr<FakeNode> consumer() {
+    auto c = std::make_unique<FakeNode>(ctx, store.tower(), std::vector<char>{'D', 'E', 'L'});
+    c->connect(store.endpoint());
+    return c;
+  }
+};
+
+dafka::Record record(const FakeNode& p, std::uint64_t seq) {
+  return dafka::Record{kTopic, p.address(), kTopic, seq, "content-" + std::to_string(seq)};
+}
+
+// Sends the records (again every 200 ms) until an ACK reaches `seq`.
+std::optional<dafka::Ack> produce_until_acked(FakeNode& p, const std::vector<std::uint64_t>& seqs, std::uint64_t seq) {
+  auto m = p.wait_for(is<dafka::Ack>([&](const dafka::Ack& a) { return a.sequence >= seq; }), 15s, [&] {
+    for (auto s : seqs) p.send(record(p, s));
+  });
+  if (!m) return std::nullopt;
+  return std::get<dafka::Ack>(*m);
+}
+
+std::vector<std::uint64_t> range(std::uint64_t n) {
+  std::vector<std::uint64_t> v;
+  for (std::uint64_t i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+// Asks for the heads of kTopic until the head of partition reaches seq.
+bool wait_head(FakeNode& c, const std::string& partition, std::uint64_t seq, const std::function<void()>& also = {}) {
+  return c
+      .wait_for(is<dafka::DirectHead>([&](const dafka::DirectHead& h) {
+                  return h.topic == c.address() && h.partition == partition && h.subject == kTopic && h.sequence == seq;
+                }),
+                15s,
+                [&] {
+                  c.send(dafka::GetHeads{kTopic, c.address()});
+                  if (also) also();
+                })
+      .has_value();
+}
+
+// Collects DIRECT-RECORDs addressed to c: n of them, then none for `quiet`.
+std::vector<dafka::DirectRecord> collect(FakeNode& c, std::size_t n, std::chrono::milliseconds quiet = 500ms) {
+  std::vector<dafka::DirectRecord> got;
+  auto until = [&](std::size_t k) {
+    return is<dafka::DirectRecord>([&got, &c, k](const dafka::DirectRecord& d) {
+      if (d.topic == c.address()) got.push_back(d);
+      return got.size() >= k;
+    });
+  };
+  c.wait_for(until(n), 15s);
+  if (got.size() == n) c.wait_for(until(n + 1), quiet);
+  return got;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(records_are_acked_cumulatively_after_they_are_stored) {
+  Env env;
+  auto p = env.producer();
+  auto ack = produce_until_acked(*p, {0, 1, 2}, 2);
+  BOOST_REQUIRE_MESSAGE(ack, env.store.zstored.log());
+  BOOST_CHECK_EQUAL(ack->topic, p->address());
+  BOOST_CHECK_EQUAL(ack->subject, kTopic);
+  BOOST_CHECK_EQUAL(ack->sequence, 2u);
+}
+
+BOOST_AUTO_TEST_CASE(gap_is_fetched_and_the_ack_covers_the_records_kept_after_it) {
+  Env env;
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));
+  p->send(record(*p, 1));
+  p->send(record(*p, 3));
+  auto m = p->wait_for(is<dafka::Fetch>([&](const dafka::Fetch& f) { return f.topic == p->address(); }));
+  BOOST_REQUIRE(m);
+  auto fetch = std::get<dafka::Fetch>(*m);
+  BOOST_CHECK_EQUAL(fetch.address, env.store.address);
+  BOOST_CHECK_EQUAL(fetch.subject, kTopic);
+  BOOST_CHECK_EQUAL(fetch.sequence, 2u);
+  BOOST_CHECK_EQUAL(fetch.count, 1u);
+  p->send(dafka::DirectRecord{fetch.address, p->address(), kTopic, 2, "content-2"});
+  auto ack = p->wait_for(is<dafka::Ack>([](const dafka::Ack& a) { return a.sequence == 3; }));
+  BOOST_CHECK(ack);
+}
+
+BOOST_AUTO_TEST_CASE(get_heads_and_fetch_return_exactly_what_was_asked) {
+  Env env;
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, range(10), 9));
+  auto c = env.consumer();
+  BOOST_REQUIRE(wait_head(*c, p->address(), 9));
+  c->send(dafka::Fetch{p->address(), c->address(), kTopic, 2, 3});
+  auto got = collect(*c, 3);
+  BOOST_REQUIRE_EQUAL(got.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    BOOST_CHECK_EQUAL(got[i].sequence, 2 + i);
+    BOOST_CHECK_EQUAL(got[i].partition, p->address());
+    BOOST_CHECK_EQUAL(got[i].subject, kTopic);
+    BOOST_CHECK_EQUAL(got[i].content, "content-" + std::to_string(2 + i));
+  }
+  // Past the head: only what is stored.
+  c->send(dafka::Fetch{p->address(), c->address(), kTopic, 8, 100});
+  got = collect(*c, 2);
+  BOOST_CHECK_EQUAL(got.size(), 2u);
+}
+
+BOOST_AUTO_TEST_CASE(store_hello_then_consumer_hello_gets_direct_heads) {
+  Env env;
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0, 1}, 1));
+  auto c = env.consumer();  // subscribes to L+address on the store's XPUB
+  auto hello = c->wait_for(is<dafka::StoreHello>([&](const dafka::StoreHello& h) { return h.topic == c->address(); }));
+  BOOST_REQUIRE(hello);
+  auto store = std::get<dafka::StoreHello>(*hello).address;
+  BOOST_CHECK_EQUAL(store, env.store.address);
+  auto head = c->wait_for(
+      is<dafka::DirectHead>([&](const dafka::DirectHead& h) { return h.partition == p->address() && h.sequence == 1; }),
+      10s, [&] { c->send(dafka::ConsumerHello{store, c->address(), {kTopic, "other"}}); });
+  BOOST_CHECK(head);
+}
+
+BOOST_AUTO_TEST_CASE(every_acked_record_survives_sigkill_byte_exact) {
+  Env env;
+  auto p = env.producer();
+  auto content = [](std::uint64_t i) { return std::string("\0\xff", 2) + std::string(i % 300, char('a' + i % 26)); };
+  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }), 15s,
+                            [&] { p->send(dafka::Record{kTopic, p->address(), kTopic, 0, content(0)}); }));
+  for (std::uint64_t i = 1; i < 2000; ++i) p->send(dafka::Record{kTopic, p->address(), kTopic, i, content(i)});
+  std::uint64_t acked = 0;
+  p->wait_for(is<dafka::Ack>([&](const dafka::Ack& a) {
+    acked = std::max(acked, a.sequence);
+    return acked >= 500;
+  }));
+  env.store.zstored.kill(SIGKILL);
+  env.store.zstored.wait_exit();
+  // Every ACK that reached us came from the dead process; it counts too.
+  while (auto m = p->wait_for(is<dafka::Ack>([&](const dafka::Ack& a) {
+           acked = std::max(acked, a.sequence);
+           return true;
+         }), 50ms)) {
+  }
+  BOOST_REQUIRE_GE(acked, 500u);
+  BOOST_REQUIRE(env.store.zstored.restart());
+  BOOST_CHECK_EQUAL(env.store.node_address(), env.store.address);  // the same node
+  auto c = env.consumer();
+  c->wait_for(is<dafka::DirectHead>([&](const dafka::DirectHead& h) { return h.sequence >= acked; }), 15s,
+              [&] { c->send(dafka::GetHeads{kTopic, c->address()}); });
+  c->send(dafka::Fetch{p->address(), c->address(), kTopic, 0, static_cast<std::uint32_t>(acked + 1)});
+  auto got = collect(*c, acked + 1, 100ms);
+  BOOST_REQUIRE_EQUAL(got.size(), acked + 1);
+  for (std::uint64_t i = 0; i <= acked; ++i) {
+    BOOST_REQUIRE_EQUAL(got[i].sequence, i);
+    BOOST_REQUIRE(got[i].content == content(i));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_second_store_replicates_from_the_first_by_fetch) {
+  Env env;
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, range(10), 9));
+  Store second(env.store.tower());  // beacons to the first store's tower
+  // The producer forgets its records (answers no FETCH) and only sends HEADs:
+  // the second store can get them from the first store alone.
+  auto c = std::make_unique<FakeNode>(env.ctx, env.store.tower(), std::vector<char>{'D', 'E', 'L'});
+  c->connect(second.endpoint());
+  BOOST_REQUIRE_MESSAGE(wait_head(*c, p->address(), 9,
+                                  [&] {
+                                    p->send(dafka::Head{kTopic, p->address(), kTopic, 9});
+                                    p->tick();
+                                  }),
+                        second.zstored.log());
+  c->send(dafka::Fetch{p->address(), c->address(), kTopic, 0, 10});
+  auto got = collect(*c, 10);
+  BOOST_REQUIRE_EQUAL(got.size(), 10u);
+  for (std::uint64_t i = 0; i < 10; ++i) BOOST_CHECK_EQUAL(got[i].content, "content-" + std::to_string(i));
+}
+
+BOOST_AUTO_TEST_CASE(malformed_input_is_dropped_and_the_store_keeps_serving) {
+  Env env;
+  auto p = env.producer();
+  auto rogue = env.producer();
+  std::string partition = p->address();
+  auto garbage = [&] {
+    rogue->send_raw({"M"});
+    rogue->send_raw({std::string("Mhello\0\x02", 8), "x"});
+    rogue->send_raw({"Xsomething"});
+    rogue->send_raw({std::string("F") + partition + std::string("\0\x01\x20", 3)});
+    rogue->send_raw({""});
+    rogue->send_raw({std::string("D") + std::string(300, 'z'), "a", "b"});
+    rogue->send(dafka::Record{kTopic, "not-an-address", kTopic, 0, "x"});
+    rogue->send(dafka::Fetch{partition, "not-an-address", kTopic, 0, 10});
+    rogue->send(dafka::Head{kTopic, "bad", kTopic, 5});
+    rogue->send(dafka::ConsumerHello{"someone-else", rogue->address(), {kTopic}});
+    rogue->send(dafka::Fetch{partition, rogue->address(), kTopic, 0, 0xffffffffu});
+  };
+  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack& a) { return a.sequence == 0; }), 15s, [&] {
+    garbage();
+    rogue->tick();
+    p->send(record(*p, 0));
+  }));
+  BOOST_REQUIRE(zstore::testing::wait_until([&] {
+    garbage();
+    return env.store.zstored.log().find("dropped malformed") != std::string::npos;
+  }));
+  BOOST_CHECK(produce_until_acked(*p, {0, 1}, 1));
+  BOOST_CHECK(env.store.zstored.process()->running());
+}
