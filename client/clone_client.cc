@@ -32,7 +32,8 @@ std::vector<ServerEndpoints> parse_servers(const Options& options) {
 void check_options(const Options& options) {
   using std::chrono::milliseconds;
   if (options.failover_timeout <= milliseconds(0)) throw std::invalid_argument("failover_timeout must be positive");
-  if (options.snapshot_retry_initial <= milliseconds(0) || options.snapshot_retry_max < options.snapshot_retry_initial) {
+  if (options.snapshot_retry_initial <= milliseconds(0) ||
+      options.snapshot_retry_max < options.snapshot_retry_initial) {
     throw std::invalid_argument("snapshot retry delays must be positive, initial <= max");
   }
 }

@@ -1,5 +1,6 @@
 #include "client/cli/chp_command.h"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdint>
@@ -92,14 +93,22 @@ std::uint64_t parse_number(const po::variables_map& vm, const char* name, std::u
 
 // Positional words each command takes, and the options only some accept.
 void check_shape(const Invocation& inv, const po::variables_map& vm) {
+  struct Shape {
+    std::string_view name;
+    std::size_t args;
+  };
+  static constexpr Shape kShapes[] = {{"get", 1}, {"set", 2}, {"del", 1}, {"watch", 0}, {"snapshot", 0}};
   const std::string& c = inv.command;
-  std::size_t want = c == "get" || c == "del" ? 1 : c == "set" ? 2 : c == "watch" || c == "snapshot" ? 0 : 99;
-  if (want == 99) throw UsageError("unknown command '" + c + "'");
+  const auto* shape = std::find_if(std::begin(kShapes), std::end(kShapes), [&](const Shape& s) { return s.name == c; });
+  if (shape == std::end(kShapes)) throw UsageError("unknown command '" + c + "'");
+  const std::size_t want = shape->args;
   if (inv.args.size() != want) {
     throw UsageError(c + " takes " + std::to_string(want) + " argument(s), got " + std::to_string(inv.args.size()));
   }
   if (vm.count("ttl") && c != "set") throw UsageError("--ttl applies to set only");
-  if (vm.count("subtree") && c != "watch" && c != "snapshot") throw UsageError("--subtree applies to watch and snapshot");
+  if (vm.count("subtree") && c != "watch" && c != "snapshot") {
+    throw UsageError("--subtree applies to watch and snapshot");
+  }
   if (vm.count("count") && c != "watch") throw UsageError("--count applies to watch only");
   if (!inv.args.empty() && inv.args[0].empty()) throw UsageError("KEY must not be empty");
   if (c == "set" && inv.args[1].empty()) throw UsageError("VALUE must not be empty (use del to delete a key)");
@@ -110,11 +119,12 @@ void check_shape(const Invocation& inv, const po::variables_map& vm) {
 
 Invocation to_invocation(const po::variables_map& vm) {
   Invocation inv;
-  std::vector<std::string> words = vm.count("words") ? vm["words"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  using Words = std::vector<std::string>;
+  Words words = vm.count("words") ? vm["words"].as<Words>() : Words{};
   if (words.empty()) throw UsageError("missing command (get, set, del, watch or snapshot)");
   inv.command = words[0];
   inv.args.assign(words.begin() + 1, words.end());
-  inv.servers = vm.count("server") ? vm["server"].as<std::vector<std::string>>() : std::vector<std::string>{kDefaultServer};
+  inv.servers = vm.count("server") ? vm["server"].as<Words>() : Words{kDefaultServer};
   if (inv.servers.size() > 2) throw UsageError("at most two --server");
   if (vm.count("timeout-ms")) inv.timeout = milliseconds(parse_number(vm, "timeout-ms", 1, 86400000));
   if (vm.count("failover-ms")) inv.failover = milliseconds(parse_number(vm, "failover-ms", 1, 86400000));

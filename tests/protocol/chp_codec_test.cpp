@@ -144,7 +144,9 @@ BOOST_AUTO_TEST_CASE(kvset_round_trips_with_uuid_and_properties) {
   expect_kv_round_trip(msg);
 }
 
-BOOST_AUTO_TEST_CASE(kvset_with_empty_value_is_a_delete_and_round_trips) { expect_kv_round_trip({"gone", 0, kUuid, "", ""}); }
+BOOST_AUTO_TEST_CASE(kvset_with_empty_value_is_a_delete_and_round_trips) {
+  expect_kv_round_trip({"gone", 0, kUuid, "", ""});
+}
 
 BOOST_AUTO_TEST_CASE(kthxbai_carries_the_subtree_in_frame_4) {
   const chp::Kthxbai msg{0x0102030405060708ull, "/a/"};
