@@ -141,13 +141,13 @@ void expect_corruption_refused(const std::string& what, const std::function<void
 }
 
 
-// Opens copies of the database in orig with its MANIFEST cut at about 48
+// Opens copies of the database in orig with its MANIFEST cut at about 32
 // points spread over the file (every byte would take seconds). Each open
 // must fail or give a non-empty CHP map (see the test below for the limit).
 void sweep_manifest_cuts(const fs::path& scratch, const fs::path& orig, const std::string& what) {
   fs::path manifest = only_file_starting_with(orig, "MANIFEST-");
   auto size = fs::file_size(manifest);
-  std::uintmax_t step = std::max<std::uintmax_t>(1, size / 48);
+  std::uintmax_t step = std::max<std::uintmax_t>(1, size / 32);
   int refused = 0;
   for (std::uintmax_t cut = 0; cut < size; cut += step) {
     BOOST_TEST_CONTEXT(what << ": MANIFEST cut to " << cut << " of " << size << " bytes") {
