@@ -51,6 +51,7 @@ class FakeNode {
       : address_(random_address()), pub_(ctx, zmq::socket_type::pub), beacon_(ctx, zmq::socket_type::pub),
         sub_(ctx, zmq::socket_type::sub) {
     for (auto* s : {&pub_, &beacon_, &sub_}) s->set(zmq::sockopt::linger, 0);
+    pub_.set(zmq::sockopt::sndhwm, 0);  // a burst of records is not dropped by us
     port_ = zstore::testing::free_port();
     pub_.bind("tcp://127.0.0.1:" + std::to_string(port_));
     beacon_.connect("tcp://127.0.0.1:" + std::to_string(tower_port));
@@ -354,4 +355,62 @@ BOOST_AUTO_TEST_CASE(malformed_input_is_dropped_and_the_store_keeps_serving) {
   }));
   BOOST_CHECK(produce_until_acked(*p, {0, 1}, 1));
   BOOST_CHECK(env.store.zstored.process()->running());
+}
+
+BOOST_AUTO_TEST_CASE(head_of_an_unknown_partition_fetches_from_zero) {
+  Env env;
+  auto p = env.producer();
+  auto m = p->wait_for(is<dafka::Fetch>([&](const dafka::Fetch& f) { return f.topic == p->address(); }), 15s,
+                       [&] { p->send(dafka::Head{kTopic, p->address(), kTopic, 4}); });
+  BOOST_REQUIRE(m);
+  auto fetch = std::get<dafka::Fetch>(*m);
+  BOOST_CHECK_EQUAL(fetch.sequence, 0u);
+  BOOST_CHECK_EQUAL(fetch.count, 5u);
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    p->send(dafka::DirectRecord{fetch.address, p->address(), kTopic, i, "content-" + std::to_string(i)});
+  }
+  BOOST_CHECK(p->wait_for(is<dafka::Ack>([](const dafka::Ack& a) { return a.sequence == 4; })));
+}
+
+BOOST_AUTO_TEST_CASE(an_unanswered_fetch_is_sent_again) {
+  Env env;
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));
+  p->send(record(*p, 2));
+  auto is_fetch = is<dafka::Fetch>([&](const dafka::Fetch& f) { return f.topic == p->address() && f.sequence == 1; });
+  BOOST_REQUIRE(p->wait_for(is_fetch));
+  auto first = Clock::now();
+  BOOST_REQUIRE(p->wait_for(is_fetch, 5s));
+  BOOST_CHECK(Clock::now() - first >= 500ms);  // on the retry timer, not a flood
+}
+
+BOOST_AUTO_TEST_CASE(duplicates_are_acked_again) {
+  Env env;
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0, 1, 2}, 2));
+  p->send(record(*p, 1));
+  auto ack = p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }));
+  BOOST_REQUIRE(ack);
+  BOOST_CHECK_EQUAL(std::get<dafka::Ack>(*ack).sequence, 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_huge_fetch_to_a_slow_reader_does_not_stall_the_store) {
+  Env env;
+  auto p = env.producer();
+  constexpr std::uint64_t kRecords = 20000;
+  const std::string big(1000, 'x');
+  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }), 15s,
+                            [&] { p->send(dafka::Record{kTopic, p->address(), kTopic, 0, big}); }));
+  for (std::uint64_t i = 1; i < kRecords; ++i) p->send(dafka::Record{kTopic, p->address(), kTopic, i, big});
+  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([&](const dafka::Ack& a) { return a.sequence == kRecords - 1; }), 30s));
+  auto c = env.consumer();
+  BOOST_REQUIRE(wait_head(*c, p->address(), kRecords - 1));
+  c->send(dafka::Fetch{p->address(), c->address(), kTopic, 0, 0xffffffffu});  // and do not read yet
+  auto q = env.producer();
+  auto start = Clock::now();
+  BOOST_REQUIRE(produce_until_acked(*q, {0}, 0));
+  BOOST_CHECK(Clock::now() - start < 5s);
+  auto got = collect(*c, kRecords);
+  BOOST_REQUIRE_EQUAL(got.size(), kRecords);
+  for (std::uint64_t i = 0; i < kRecords; ++i) BOOST_REQUIRE_EQUAL(got[i].sequence, i);
 }
