@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <stdexcept>
 
 #include "protocol/beacon.h"
 #include "server/zmq_frames.h"
@@ -61,7 +62,12 @@ DafkaDiscovery::Clock::time_point DafkaDiscovery::next_deadline() const {
 
 void DafkaDiscovery::beacon() {
   beacon::NodeBeacon b{config_.address, config_.advertise, config_.port};
-  (void)try_send(pub_, beacon::encode(b));
+  try {
+    (void)try_send(pub_, beacon::encode(b));
+  } catch (const std::invalid_argument& e) {  // e.g. an --advertise host over 255 bytes
+    std::uint64_t suppressed = 0;
+    if (bad_input_log_.allow(&suppressed)) spdlog::error("cannot beacon: {}", e.what());
+  }
 }
 
 void DafkaDiscovery::on_readable(std::vector<PeerChange>* changes) {

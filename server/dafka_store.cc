@@ -98,14 +98,20 @@ void DafkaStore::run() {
                                {sub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0},
                                {discovery_.subscriber().handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 4, std::chrono::milliseconds(poll_timeout_ms()));
-    if (items[0].revents & ZMQ_POLLIN) break;
-    if (items[1].revents & ZMQ_POLLIN) drain_subscriber();
-    if (items[2].revents & ZMQ_POLLIN) on_subscriptions();
-    if (items[3].revents & ZMQ_POLLIN) on_discovery();
-    on_timer();
-    pump_fetches();
-    sync_wal();
+    try {
+      zmq::poll(items, 4, std::chrono::milliseconds(poll_timeout_ms()));
+      if (items[0].revents & ZMQ_POLLIN) break;
+      if (items[1].revents & ZMQ_POLLIN) drain_subscriber();
+      if (items[2].revents & ZMQ_POLLIN) on_subscriptions();
+      if (items[3].revents & ZMQ_POLLIN) on_discovery();
+      on_timer();
+      pump_fetches();
+      sync_wal();
+    } catch (const zmq::error_t& e) {  // exceptions do not leave the loop
+      if (e.num() == ETERM) break;
+      std::uint64_t suppressed = 0;
+      if (write_error_log_.allow(&suppressed)) spdlog::error("Dafka store: {}", e.what());
+    }
   }
   wal_dirty_ = true;
   next_sync_ = Clock::now();

@@ -68,10 +68,16 @@ void Tower::run() {
     zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
                                {xsub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 3, std::chrono::milliseconds(-1));
-    if (items[0].revents & ZMQ_POLLIN) break;
-    if (items[1].revents & ZMQ_POLLIN) forward_beacons();
-    if (items[2].revents & ZMQ_POLLIN) forward_subscriptions();
+    try {
+      zmq::poll(items, 3, std::chrono::milliseconds(-1));
+      if (items[0].revents & ZMQ_POLLIN) break;
+      if (items[1].revents & ZMQ_POLLIN) forward_beacons();
+      if (items[2].revents & ZMQ_POLLIN) forward_subscriptions();
+    } catch (const zmq::error_t& e) {  // exceptions do not leave the loop
+      if (e.num() == ETERM) break;
+      std::uint64_t suppressed = 0;
+      if (bad_input_log_.allow(&suppressed)) spdlog::error("Dafka tower: {}", e.what());
+    }
   }
   spdlog::info("Dafka tower stopped");
 }

@@ -414,3 +414,16 @@ BOOST_AUTO_TEST_CASE(a_huge_fetch_to_a_slow_reader_does_not_stall_the_store) {
   BOOST_REQUIRE_EQUAL(got.size(), kRecords);
   for (std::uint64_t i = 0; i < kRecords; ++i) BOOST_REQUIRE_EQUAL(got[i].sequence, i);
 }
+
+BOOST_AUTO_TEST_CASE(silent_peers_are_dropped_and_our_own_beacon_is_ignored) {
+  Env env;
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // discovered and connected
+  BOOST_CHECK(env.store.zstored.log().find("Dafka peer " + p->address() + " at") != std::string::npos);
+  // p stops beaconing (nobody calls tick() any more): dropped after 3 s.
+  BOOST_CHECK(zstore::testing::wait_until(
+      [&] { return env.store.zstored.log().find(p->address() + " at tcp://127.0.0.1") != std::string::npos &&
+                   env.store.zstored.log().find("timed out") != std::string::npos; },
+      10s));
+  BOOST_CHECK(env.store.zstored.log().find("Dafka peer " + env.store.address) == std::string::npos);
+}
