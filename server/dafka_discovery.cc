@@ -42,7 +42,7 @@ void DafkaDiscovery::start() {
   for (const auto& tower : config_.towers) {
     std::string host;
     std::uint16_t port = 0;
-    if (!parse_tower(tower, &host, &port)) throw zmq::error_t();
+    if (!parse_tower(tower, &host, &port)) throw std::invalid_argument("not a tower endpoint tcp://host:T: '" + tower + "'");
     pub_.connect("tcp://" + host + ":" + std::to_string(port));
     sub_.connect("tcp://" + host + ":" + std::to_string(port + 1));
   }

@@ -43,7 +43,8 @@ class DafkaDiscovery {
   using Clock = std::chrono::steady_clock;
   DafkaDiscovery(zmq::context_t& ctx, DiscoveryConfig config, DafkaMetrics& metrics);
 
-  // Creates and connects the sockets (throws zmq::error_t on a bad endpoint).
+  // Creates and connects the sockets. Throws std::invalid_argument for a
+  // tower that is not tcp://host:T, zmq::error_t when ZeroMQ refuses it.
   void start();
   void close();
   zmq::socket_t& subscriber() { return sub_; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <stdexcept>
 
 #include "server/zmq_frames.h"
 
@@ -109,6 +110,9 @@ void DafkaStore::run() {
       sync_wal();
     } catch (const zmq::error_t& e) {  // exceptions do not leave the loop
       if (e.num() == ETERM) break;
+      std::uint64_t suppressed = 0;
+      if (write_error_log_.allow(&suppressed)) spdlog::error("Dafka store: {}", e.what());
+    } catch (const std::exception& e) {  // e.g. an encoder refusing a value: a bug, logged, not fatal
       std::uint64_t suppressed = 0;
       if (write_error_log_.allow(&suppressed)) spdlog::error("Dafka store: {}", e.what());
     }

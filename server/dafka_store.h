@@ -59,8 +59,9 @@ class DafkaStore {
   DafkaStore(const DafkaStore&) = delete;
   DafkaStore& operator=(const DafkaStore&) = delete;
 
-  // Binds the XPUB, connects to the towers (throws zmq::error_t on failure)
-  // and starts the reactor thread. Does not wait for any tower.
+  // Binds the XPUB, connects to the towers and starts the reactor thread.
+  // Throws zmq::error_t (bind failure) or std::invalid_argument (bad tower
+  // endpoint). Does not wait for any tower.
   void start();
   // Finishes the current turn, syncs, then stops. Idempotent.
   void stop();

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 
 #include <zmq.hpp>
 
@@ -132,6 +133,9 @@ int run(const ServerOptions& o) {
     }
   } catch (const zmq::error_t& e) {
     spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
+    return 1;
+  } catch (const std::invalid_argument& e) {
+    spdlog::critical("cannot start: {}", e.what());
     return 1;
   }
   std::string eps;
