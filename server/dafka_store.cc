@@ -120,7 +120,11 @@ void DafkaStore::run() {
   wal_dirty_ = true;
   next_sync_ = Clock::now();
   sync_wal();
-  spdlog::info("Dafka store stopped");
+  spdlog::info("Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "
+               "{} FETCH(es) sent, {} answered with {} DIRECT-RECORD(s), {} malformed, {} invalid",
+               metrics_.records_stored.load(), metrics_.duplicates.load(), metrics_.too_far.load(),
+               metrics_.acks_sent.load(), metrics_.fetches_sent.load(), metrics_.fetches_served.load(),
+               metrics_.direct_records_sent.load(), metrics_.malformed_total(), metrics_.invalid.load());
 }
 
 void DafkaStore::report_malformed(const char* where, const protocol::DecodeError& error) {

@@ -1,0 +1,116 @@
+// FetchPump (sliced FETCH answers) and parse_tower, without sockets.
+#include "server/dafka_fetches.h"
+
+#include <boost/test/unit_test.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/dafka_codec.h"
+#include "server/dafka_discovery.h"
+
+using zstore::server::FetchPump;
+namespace dafka = zstore::protocol::dafka;
+
+namespace {
+
+// A cursor over offsets [from, from + n).
+class FakeCursor final : public zstore::storage::DafkaCursor {
+ public:
+  FakeCursor(std::uint64_t from, std::uint64_t n) : next_(from), end_(from + n) {}
+  bool next(zstore::storage::DafkaRecord* out) override {
+    if (next_ == end_) return false;
+    *out = {"hello", "0123456789ABCDEF0123456789ABCDEF", next_, "c" + std::to_string(next_)};
+    ++next_;
+    return true;
+  }
+  zstore::storage::Status status() const override { return zstore::storage::Status::Ok(); }
+
+ private:
+  std::uint64_t next_, end_;
+};
+
+struct Sent {
+  std::string requester;
+  std::uint64_t sequence;
+};
+
+Sent decode(const zstore::protocol::Frames& frames) {
+  std::vector<std::string_view> views(frames.begin(), frames.end());
+  auto m = dafka::decode(views);
+  BOOST_REQUIRE(m);
+  auto& d = std::get<dafka::DirectRecord>(*m);
+  return {d.topic, d.sequence};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(pump_sends_every_record_in_order_within_the_budget) {
+  FetchPump pump(4);
+  BOOST_REQUIRE(pump.start("A", std::make_unique<FakeCursor>(5, 3)));
+  std::vector<Sent> sent;
+  auto send = [&](const zstore::protocol::Frames& f) {
+    sent.push_back(decode(f));
+    return true;
+  };
+  BOOST_CHECK_EQUAL(pump.pump(2, send), 2u);
+  BOOST_CHECK(pump.active());
+  BOOST_CHECK_EQUAL(pump.pump(10, send), 1u);
+  BOOST_CHECK(!pump.active());
+  BOOST_REQUIRE_EQUAL(sent.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    BOOST_CHECK_EQUAL(sent[i].requester, "A");
+    BOOST_CHECK_EQUAL(sent[i].sequence, 5 + i);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(would_block_keeps_the_message_for_the_next_turn) {
+  FetchPump pump(4);
+  BOOST_REQUIRE(pump.start("A", std::make_unique<FakeCursor>(0, 2)));
+  BOOST_CHECK_EQUAL(pump.pump(10, [](const zstore::protocol::Frames&) { return false; }), 0u);
+  BOOST_CHECK(pump.blocked());
+  std::vector<Sent> sent;
+  pump.pump(10, [&](const zstore::protocol::Frames& f) {
+    sent.push_back(decode(f));
+    return true;
+  });
+  BOOST_REQUIRE_EQUAL(sent.size(), 2u);
+  BOOST_CHECK_EQUAL(sent[0].sequence, 0u);
+  BOOST_CHECK_EQUAL(sent[1].sequence, 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_blocked_requester_does_not_hold_up_the_others) {
+  FetchPump pump(4);
+  BOOST_REQUIRE(pump.start("SLOW", std::make_unique<FakeCursor>(0, 5)));
+  BOOST_REQUIRE(pump.start("FAST", std::make_unique<FakeCursor>(0, 5)));
+  std::vector<Sent> sent;
+  pump.pump(100, [&](const zstore::protocol::Frames& f) {
+    Sent s = decode(f);
+    if (s.requester == "SLOW") return false;
+    sent.push_back(s);
+    return true;
+  });
+  BOOST_CHECK_EQUAL(sent.size(), 5u);
+  BOOST_CHECK(pump.blocked());
+  BOOST_CHECK(pump.active());
+}
+
+BOOST_AUTO_TEST_CASE(sessions_are_bounded) {
+  FetchPump pump(1);
+  BOOST_CHECK(pump.start("A", std::make_unique<FakeCursor>(0, 1)));
+  BOOST_CHECK(!pump.start("B", std::make_unique<FakeCursor>(0, 1)));
+}
+
+BOOST_AUTO_TEST_CASE(tower_endpoints_parse_strictly) {
+  std::string host;
+  std::uint16_t port = 0;
+  BOOST_CHECK(zstore::server::parse_tower("tcp://127.0.0.1:5580", &host, &port));
+  BOOST_CHECK_EQUAL(host, "127.0.0.1");
+  BOOST_CHECK_EQUAL(port, 5580);
+  BOOST_CHECK(zstore::server::parse_tower("tcp://[::1]:5580", &host, &port));
+  BOOST_CHECK_EQUAL(host, "[::1]");
+  for (const char* bad : {"tcp://nohost", "udp://h:1", "tcp://:1", "tcp://h:0", "tcp://h:65535", "tcp://h:12x"}) {
+    BOOST_CHECK_MESSAGE(!zstore::server::parse_tower(bad, &host, &port), bad);
+  }
+}
