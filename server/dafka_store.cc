@@ -92,6 +92,7 @@ void DafkaStore::run() {
   for (const auto& t : config_.towers) towers += (towers.empty() ? "" : ", ") + t;
   spdlog::info("Dafka store {} publishing on {} (advertised as {}:{}), towers: {}", address_, endpoint(),
                config_.advertise, config_.port, towers.empty() ? "(none)" : towers);
+  if (config_.towers.empty()) spdlog::warn("Dafka store has no tower: it will discover no peer");
   next_retry_ = Clock::now() + config_.fetch_retry;
   next_sync_ = Clock::now() + config_.sync_interval;
   while (true) {
