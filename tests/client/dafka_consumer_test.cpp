@@ -221,3 +221,38 @@ BOOST_AUTO_TEST_CASE(producer_to_consumer_through_a_store) {
   BOOST_TEST(r->offset == 10u);
   BOOST_TEST(!consumer.poll(300ms).has_value());
 }
+
+BOOST_AUTO_TEST_CASE(records_beyond_the_buffer_bound_are_fetched_again) {
+  FakeTower tower;
+  FakeStore store(tower.endpoint(), false);
+  auto o = options_for(tower, Reset::kLatest);
+  o.max_buffered = 2;
+  dafka::Consumer consumer(o);
+  consumer.subscribe({"hello"});
+  store.connect(consumer.endpoint());
+  BOOST_REQUIRE(consumer.wait_connected(10s));
+  BOOST_REQUIRE(wait_until([&] { return store.has_subscription("Mhello"); }));
+  auto send = [&](std::uint64_t seq) {
+    store.send(wire::Record{"hello", kPartition, "hello", seq, "r" + std::to_string(seq)});
+  };
+  send(0);
+  BOOST_REQUIRE(consumer.poll(10s).has_value());
+  for (std::uint64_t s = 2; s <= 6; ++s) send(s);  // 2 and 3 buffered, 4..6 dropped
+  // Answer every FETCH with exactly what it asks for, until all is delivered.
+  std::size_t answered = 0;
+  std::uint64_t next = 1;
+  auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (next <= 6 && std::chrono::steady_clock::now() < deadline) {
+    auto fetches = store.received_of<wire::Fetch>();
+    for (; answered < fetches.size(); ++answered)
+      for (std::uint64_t s = fetches[answered].sequence; s < fetches[answered].sequence + fetches[answered].count; ++s)
+        store.send(wire::DirectRecord{consumer.address(), kPartition, "hello", s, "r" + std::to_string(s)});
+    if (auto r = consumer.poll(20ms)) {
+      BOOST_TEST(r->offset == next);
+      BOOST_TEST(r->content == "r" + std::to_string(next));
+      ++next;
+    }
+  }
+  BOOST_TEST(next == 7u);
+  BOOST_TEST(!consumer.poll(200ms).has_value());
+}

@@ -167,3 +167,21 @@ BOOST_AUTO_TEST_CASE(beacons_reach_the_tower) {
   dafka::Producer p(options_for(tower));
   BOOST_TEST(wait_until([&] { return tower.beacons_seen() >= 2; }));
 }
+
+BOOST_AUTO_TEST_CASE(a_lost_ack_is_recovered_through_get_heads) {
+  Connected c(false);
+  c.producer.publish("hello", "a");
+  c.producer.publish("hello", "b");
+  // No ACK comes: after a head interval without progress the producer asks.
+  BOOST_TEST(wait_until([&] {
+    for (auto& g : c.store.received_of<wire::GetHeads>())
+      if (g.topic == "hello" && g.address == c.producer.address()) return true;
+    return false;
+  }));
+  // A head for another partition is no ACK of ours.
+  c.store.send(wire::DirectHead{c.producer.address(), std::string(32, 'B'), "hello", 1});
+  BOOST_TEST(!c.producer.flush(100ms));
+  c.store.send(wire::DirectHead{c.producer.address(), c.producer.address(), "hello", 1});
+  BOOST_TEST(c.producer.flush(10s));
+  BOOST_TEST(c.producer.unacked() == 0u);
+}
