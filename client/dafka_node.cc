@@ -203,17 +203,12 @@ void DafkaNode::read_beacons() {
     auto now = Clock::now();
     auto it = peers_.find(decoded->uuid);
     if (it != peers_.end() && it->second.endpoint != decoded->endpoint) {
-      try {
-        data_sub_.disconnect(it->second.endpoint);
-      } catch (const zmq::error_t&) {
-      }
+      disconnect_endpoint(it->second.endpoint);
       peers_.erase(it);
       it = peers_.end();
     }
     if (it == peers_.end()) {
-      try {
-        data_sub_.connect(decoded->endpoint);
-      } catch (const zmq::error_t&) {
+      if (!connect_endpoint(decoded->endpoint)) {
         dropped_.fetch_add(1);  // an endpoint ZeroMQ refuses
         continue;
       }
@@ -228,16 +223,37 @@ void DafkaNode::read_beacons() {
 void DafkaNode::expire_peers(Clock::time_point now) {
   for (auto it = peers_.begin(); it != peers_.end();) {
     if (now - it->second.last_seen > peer_timeout_) {
-      try {
-        data_sub_.disconnect(it->second.endpoint);
-      } catch (const zmq::error_t&) {
-      }
+      disconnect_endpoint(it->second.endpoint);
       it = peers_.erase(it);
     } else {
       ++it;
     }
   }
   peer_count_.store(peers_.size());
+}
+
+bool DafkaNode::connect_endpoint(const std::string& endpoint) {
+  auto& refs = endpoint_refs_[endpoint];
+  if (refs == 0) {
+    try {
+      data_sub_.connect(endpoint);
+    } catch (const zmq::error_t&) {
+      endpoint_refs_.erase(endpoint);
+      return false;
+    }
+  }
+  ++refs;
+  return true;
+}
+
+void DafkaNode::disconnect_endpoint(const std::string& endpoint) {
+  auto it = endpoint_refs_.find(endpoint);
+  if (it == endpoint_refs_.end() || --it->second > 0) return;
+  endpoint_refs_.erase(it);
+  try {
+    data_sub_.disconnect(endpoint);
+  } catch (const zmq::error_t&) {
+  }
 }
 
 void DafkaNode::send_beacon() {

@@ -84,6 +84,8 @@ class DafkaNode {
   void read_publisher();
   void send_beacon();
   void expire_peers(Clock::time_point now);
+  bool connect_endpoint(const std::string& endpoint);
+  void disconnect_endpoint(const std::string& endpoint);
 
   std::string address_;
   std::string endpoint_;
@@ -105,6 +107,9 @@ class DafkaNode {
   std::atomic<std::size_t> peer_count_{0};
   std::atomic<std::uint64_t> dropped_{0};
   std::map<std::string, Peer> peers_;  // by uuid; agent thread only
+  // Peers per connected endpoint: a node restarted on the same port has a new
+  // uuid while the old one is still timing out; one connection serves both.
+  std::map<std::string, int> endpoint_refs_;
   Clock::time_point next_beacon_{};
 };
 

@@ -7,7 +7,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include <zmq.hpp>
+
 #include "client/dafka_node.h"
+#include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
 #include "tests/client/dafka_fake_peers.h"
 #include "tests/support/test_support.h"
@@ -75,4 +78,44 @@ BOOST_AUTO_TEST_CASE(creation_with_an_unbindable_endpoint_throws) {
   auto o = fast(tower);
   o.bind_endpoint = "tcp://256.1.1.1:*";
   BOOST_CHECK_THROW(dafka::DafkaNode{o}, zmq::error_t);
+}
+
+BOOST_AUTO_TEST_CASE(a_peer_restarted_on_the_same_endpoint_stays_connected_when_the_old_uuid_expires) {
+  namespace beacon = zstore::protocol::beacon;
+  FakeTower tower;
+  Counting h;
+  dafka::DafkaNode node(fast(tower));
+  node.subscribe("M");
+  node.start(h);
+
+  zmq::context_t ctx(1);
+  zmq::socket_t pub(ctx, zmq::socket_type::xpub), beacons(ctx, zmq::socket_type::pub);
+  pub.set(zmq::sockopt::linger, 0);
+  beacons.set(zmq::sockopt::linger, 0);
+  pub.bind("tcp://127.0.0.1:*");
+  std::string ep = pub.get(zmq::sockopt::last_endpoint);
+  auto port = static_cast<std::uint16_t>(std::stoi(ep.substr(ep.rfind(':') + 1)));
+  beacons.connect(tower.endpoint());
+  auto announce = [&](const std::string& uuid) {
+    auto frames = beacon::encode(beacon::NodeBeacon{uuid, "127.0.0.1", port});
+    for (std::size_t i = 0; i < frames.size(); ++i)
+      beacons.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  };
+  const std::string old_uuid(32, 'A'), new_uuid(32, 'B');
+  BOOST_TEST(wait_until([&] {
+    announce(old_uuid);
+    announce(new_uuid);
+    return node.peer_count() == 2;
+  }));
+  BOOST_TEST(wait_until([&] {
+    announce(new_uuid);
+    return node.peer_count() == 1;
+  }));
+  auto record = wire::encode(wire::Record{"t", new_uuid, "t", 0, "x"});
+  BOOST_TEST(wait_until([&] {
+    announce(new_uuid);
+    pub.send(zmq::buffer(record[0]), zmq::send_flags::sndmore);
+    pub.send(zmq::buffer(record[1]), zmq::send_flags::none);
+    return h.messages.load() > 0;
+  }));
 }
