@@ -155,36 +155,46 @@ void DafkaNode::run() {
   next_beacon_ = Clock::now();
   Clock::time_point handler_due = Clock::now();
   while (!stopping_.load()) {
-    auto now = Clock::now();
-    if (now >= next_beacon_) {
-      send_beacon();
-      expire_peers(now);
-      next_beacon_ = now + beacon_interval_;
-    }
-    if (now >= handler_due) handler_due = handler_->on_timer(now);
-    auto deadline = std::min(next_beacon_, handler_due);
-    auto wait = std::chrono::ceil<milliseconds>(deadline - Clock::now());
-    wait = std::clamp(wait, milliseconds(0), milliseconds(1000));
+    // Exceptions do not leave the agent: a ZeroMQ error (other than the
+    // context ending) or an unencodable message costs one round, counted.
+    try {
+      auto now = Clock::now();
+      if (now >= next_beacon_) {
+        send_beacon();
+        expire_peers(now);
+        next_beacon_ = now + beacon_interval_;
+      }
+      if (now >= handler_due) handler_due = handler_->on_timer(now);
+      auto deadline = std::min(next_beacon_, handler_due);
+      auto wait = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+      wait = std::clamp(wait, milliseconds(0), milliseconds(1000));
 
-    zmq::pollitem_t items[] = {
-        {beacon_sub_.handle(), 0, ZMQ_POLLIN, 0},
-        {data_sub_.handle(), 0, ZMQ_POLLIN, 0},
-        {publisher_.handle(), 0, ZMQ_POLLIN, 0},
-        {nullptr, wake_fd_, ZMQ_POLLIN, 0},
-    };
-    zmq::poll(items, 4, wait);
-    if (items[3].revents & ZMQ_POLLIN) {
-      std::uint64_t v;
-      [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
-      if (stopping_.load()) break;
-      handler_->on_wakeup();
-      handler_due = Clock::now();  // commands may change what is due
-    }
-    if (items[0].revents & ZMQ_POLLIN) read_beacons();
-    if (items[2].revents & ZMQ_POLLIN) read_publisher();
-    if (items[1].revents & ZMQ_POLLIN) {
-      read_data();
-      handler_due = Clock::now();
+      zmq::pollitem_t items[] = {
+          {beacon_sub_.handle(), 0, ZMQ_POLLIN, 0},
+          {data_sub_.handle(), 0, ZMQ_POLLIN, 0},
+          {publisher_.handle(), 0, ZMQ_POLLIN, 0},
+          {nullptr, wake_fd_, ZMQ_POLLIN, 0},
+      };
+      zmq::poll(items, 4, wait);
+      if (items[3].revents & ZMQ_POLLIN) {
+        std::uint64_t v;
+        [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
+        if (stopping_.load()) break;
+        handler_->on_wakeup();
+        handler_due = Clock::now();  // commands may change what is due
+      }
+      if (items[0].revents & ZMQ_POLLIN) read_beacons();
+      if (items[2].revents & ZMQ_POLLIN) read_publisher();
+      if (items[1].revents & ZMQ_POLLIN) {
+        read_data();
+        handler_due = Clock::now();
+      }
+    } catch (const zmq::error_t& e) {
+      if (e.num() == ETERM) break;
+      errors_.fetch_add(1);
+      std::this_thread::sleep_for(milliseconds(10));  // never spin on a persistent error
+    } catch (const std::exception&) {
+      errors_.fetch_add(1);
     }
   }
 }

@@ -66,7 +66,8 @@ class DafkaNode {
   const std::string& address() const { return address_; }    // 32 hex chars
   const std::string& endpoint() const { return endpoint_; }  // bound publisher
   std::size_t peer_count() const { return peer_count_.load(); }
-  std::uint64_t dropped_messages() const { return dropped_.load(); }
+  std::uint64_t dropped_messages() const { return dropped_.load(); }  // malformed input
+  std::uint64_t agent_errors() const { return errors_.load(); }        // caught in the loop
 
   // Agent thread only (from Handler callbacks), or before start().
   void send(const protocol::dafka::Message& msg);
@@ -106,6 +107,7 @@ class DafkaNode {
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> peer_count_{0};
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> errors_{0};
   std::map<std::string, Peer> peers_;  // by uuid; agent thread only
   // Peers per connected endpoint: a node restarted on the same port has a new
   // uuid while the old one is still timing out; one connection serves both.
