@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <map>
 #include <string>
 
 #include "client/dafka_consumer.h"
@@ -255,4 +256,30 @@ BOOST_AUTO_TEST_CASE(records_beyond_the_buffer_bound_are_fetched_again) {
   }
   BOOST_TEST(next == 7u);
   BOOST_TEST(!consumer.poll(200ms).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(partitions_and_topics_are_ordered_independently) {
+  Connected c(Reset::kEarliest);
+  c.consumer.subscribe({"other"});
+  BOOST_REQUIRE(wait_until([&] { return c.store.has_subscription("Mother"); }));
+  const std::string p2 = "FEDCBA9876543210FEDCBA9876543210";
+  auto send = [&](const std::string& topic, const std::string& part, std::uint64_t seq) {
+    c.store.send(wire::Record{topic, part, topic, seq, topic + part.substr(0, 1) + std::to_string(seq)});
+  };
+  send("hello", kPartition, 0);
+  send("hello", p2, 0);
+  send("other", kPartition, 0);
+  send("hello", p2, 1);
+  send("hello", kPartition, 1);
+  send("other", kPartition, 1);
+  std::map<std::pair<std::string, std::string>, std::uint64_t> next;
+  for (int i = 0; i < 6; ++i) {
+    auto r = c.next();
+    auto& n = next[{r.topic, r.partition}];
+    BOOST_TEST(r.offset == n);
+    BOOST_TEST(r.content == r.topic + r.partition.substr(0, 1) + std::to_string(r.offset));
+    ++n;
+  }
+  BOOST_TEST(next.size() == 3u);
+  BOOST_TEST(c.fetches().empty());
 }

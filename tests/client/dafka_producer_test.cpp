@@ -185,3 +185,15 @@ BOOST_AUTO_TEST_CASE(a_lost_ack_is_recovered_through_get_heads) {
   BOOST_TEST(c.producer.flush(10s));
   BOOST_TEST(c.producer.unacked() == 0u);
 }
+
+BOOST_AUTO_TEST_CASE(each_topic_has_its_own_sequence_and_acks) {
+  Connected c(false);
+  BOOST_TEST(c.producer.publish("a", "a0") == 0u);
+  BOOST_TEST(c.producer.publish("b", "b0") == 0u);
+  BOOST_TEST(c.producer.publish("a", "a1") == 1u);
+  c.store.send(wire::Ack{c.producer.address(), "a", 1});
+  BOOST_TEST(wait_until([&] { return c.producer.unacked() == 1; }));
+  BOOST_TEST(!c.producer.flush(50ms));
+  c.store.send(wire::Ack{c.producer.address(), "b", 0});
+  BOOST_TEST(c.producer.flush(10s));
+}
