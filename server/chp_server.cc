@@ -85,7 +85,7 @@ int ChpServer::poll_timeout_ms() const {
   if (expiry_backlog_) return 0;
   if (snapshots_.active()) return 1;  // paused sessions retry soon
   auto now = Clock::now();
-  auto next = std::min(last_publish_ + config_.hugz_interval, next_expiry_);
+  auto next = std::min(last_hugz_ + config_.hugz_interval, next_expiry_);
   if (wal_dirty_) next = std::min(next, next_sync_);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count();
   return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
@@ -94,7 +94,7 @@ int ChpServer::poll_timeout_ms() const {
 void ChpServer::run() {
   spdlog::info("CHP serving on {} (snapshot), {} (publisher), {} (collector); last sequence {}", endpoints()[0],
                endpoints()[1], endpoints()[2], store_.last_sequence());
-  last_publish_ = Clock::now();
+  last_hugz_ = Clock::now();
   next_expiry_ = Clock::now();  // expire what lapsed while we were down
   next_sync_ = Clock::now() + config_.sync_interval;
   std::vector<zmq::pollitem_t> items;
@@ -182,7 +182,6 @@ void ChpServer::publish(const storage::ChpWrite& w) {
   // PUB never blocks: a subscriber past its high-water mark loses messages
   // and recovers by sequence gap detection and a new snapshot.
   (void)try_send(publisher_, chp::encode_kvmsg({w.key, w.sequence, w.uuid, w.properties, w.value}));
-  last_publish_ = Clock::now();
 }
 
 void ChpServer::serve_snapshot_requests() {
@@ -232,12 +231,14 @@ void ChpServer::expire_due() {
   if (metrics_.updates_applied != before) metrics_.expiries.fetch_add(writes.size(), std::memory_order_relaxed);
 }
 
+// HUGZ go out every interval even while updates flow: a client mirroring a
+// quiet subtree of a busy server sees no KVPUB and would otherwise fail over.
 void ChpServer::heartbeat() {
   if (!serving()) return;  // only the active sends HUGZ, so clients never stay on a passive
   auto now = Clock::now();
-  if (now - last_publish_ < config_.hugz_interval) return;
+  if (now - last_hugz_ < config_.hugz_interval) return;
   (void)try_send(publisher_, chp::encode_hugz({store_.last_sequence()}));
-  last_publish_ = now;
+  last_hugz_ = now;
 }
 
 void ChpServer::sync_wal() {
@@ -299,7 +300,7 @@ void ChpServer::become_active() {
   auto writes = pending_.take_all();
   spdlog::info("HA: active from sequence {}, applying {} pending update(s)", store_.last_sequence(), writes.size());
   commit_and_publish(writes);
-  last_publish_ = Clock::time_point{};  // HUGZ now: clients looking for the active find us
+  last_hugz_ = Clock::time_point{};  // HUGZ now: clients looking for the active find us
 }
 
 void ChpServer::send_ha_state() {

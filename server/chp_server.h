@@ -110,7 +110,7 @@ class ChpServer {
   SnapshotPump snapshots_;
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
-  Clock::time_point last_publish_{};
+  Clock::time_point last_hugz_{};
   Clock::time_point next_expiry_{};
   Clock::time_point next_sync_{};
   bool wal_dirty_ = false;

@@ -277,3 +277,27 @@ BOOST_AUTO_TEST_CASE(sequence_never_goes_back_when_the_passive_missed_the_tail) 
   BOOST_CHECK_GT(client.sequence(), seen_seq);
   BOOST_CHECK(!rec.went_back);
 }
+
+// A client mirroring a quiet subtree of a busy server receives no KVPUB;
+// the server's HUGZ, sent on time even while updates flow, keep it attached.
+BOOST_AUTO_TEST_CASE(quiet_subtree_client_of_a_busy_server_does_not_fail_over) {
+  Zstored busy({"--hugz-interval-ms", "200"});
+  Zstored other({"--hugz-interval-ms", "200"});
+  BOOST_REQUIRE(busy.start());
+  BOOST_REQUIRE(other.start());
+  auto o = options({base(busy), base(other)}, 700ms);
+  o.subtree = "/quiet/";
+  CloneClient client(o);
+  BOOST_REQUIRE(client.wait_synced(10s));
+
+  zmq::context_t ctx;
+  ChpPeer writer(ctx, "tcp://127.0.0.1", busy.chp_port());
+  BOOST_REQUIRE(writer.wait_connected());
+  auto until = Clock::now() + 2500ms;  // several failover timeouts of busy traffic
+  for (int i = 0; Clock::now() < until; ++i) {
+    writer.set("/busy/" + std::to_string(i % 100), std::to_string(i));
+    (void)writer.next_update(5ms);  // waits for its KVPUB (at most 5 ms): a steady stream
+  }
+  BOOST_CHECK_EQUAL(client.stats().failovers, 0u);
+  BOOST_CHECK_EQUAL(client.stats().current_server, 0u);
+}
