@@ -99,6 +99,7 @@ void ChpServer::run() {
   next_sync_ = Clock::now() + config_.sync_interval;
   std::vector<zmq::pollitem_t> items;
   while (true) {
+    metrics_.loop_heartbeat_ms = loop_clock_ms();
     items = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
              {collector_.handle(), 0, ZMQ_POLLIN, 0},
              {router_.handle(), 0, ZMQ_POLLIN, 0}};
@@ -124,6 +125,7 @@ void ChpServer::run() {
     send_ha_state();
     sync_wal();
   }
+  metrics_.loop_heartbeat_ms = 0;
   wal_dirty_ = true;
   next_sync_ = Clock::now();
   sync_wal();

@@ -26,6 +26,9 @@ struct DafkaMetrics {
   std::atomic<std::uint64_t> invalid{0};         // decoded but unusable (bad address, ...)
   std::atomic<std::uint64_t> peers{0};           // publishers our SUB is connected to
   std::array<std::atomic<std::uint64_t>, kDecodeErrorKinds> malformed{};
+  // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
+  // turn, 0 before the first and after the last one.
+  std::atomic<std::int64_t> loop_heartbeat_ms{0};
 
   void count_malformed(protocol::DecodeErrorKind kind) {
     malformed[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);

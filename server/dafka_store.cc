@@ -96,6 +96,7 @@ void DafkaStore::run() {
   next_retry_ = Clock::now() + config_.fetch_retry;
   next_sync_ = Clock::now() + config_.sync_interval;
   while (true) {
+    metrics_.loop_heartbeat_ms = loop_clock_ms();
     zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
                                {sub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0},
@@ -118,6 +119,7 @@ void DafkaStore::run() {
       if (write_error_log_.allow(&suppressed)) spdlog::error("Dafka store: {}", e.what());
     }
   }
+  metrics_.loop_heartbeat_ms = 0;
   wal_dirty_ = true;
   next_sync_ = Clock::now();
   sync_wal();
