@@ -43,3 +43,15 @@ find_package(Threads REQUIRED)
 add_library(zstore_zmq INTERFACE)
 target_include_directories(zstore_zmq SYSTEM INTERFACE ${CPPZMQ_INCLUDE_DIR})
 target_link_libraries(zstore_zmq INTERFACE PkgConfig::ZMQ)
+
+# cpp-httplib: the HTTP side of zstored (/healthz, /metrics, admin) and of
+# zstore-cli admin (Debian libcpp-httplib-dev ships httplib.h and a shared
+# library built with OpenSSL/zlib/brotli; pkg-config gives the matching flags).
+find_path(HTTPLIB_INCLUDE_DIR httplib.h)
+pkg_check_modules(HTTPLIB IMPORTED_TARGET cpp-httplib)
+if(NOT HTTPLIB_INCLUDE_DIR OR NOT HTTPLIB_FOUND)
+  message(FATAL_ERROR "cpp-httplib (httplib.h) not found: apt-get install libcpp-httplib-dev")
+endif()
+add_library(zstore_httplib INTERFACE)
+target_include_directories(zstore_httplib SYSTEM INTERFACE ${HTTPLIB_INCLUDE_DIR})
+target_link_libraries(zstore_httplib INTERFACE PkgConfig::HTTPLIB)
