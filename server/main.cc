@@ -17,6 +17,7 @@
 #include "protocol/dafka_codec.h"
 #include "server/chp_server.h"
 #include "server/dafka_store.h"
+#include "server/http_server.h"
 #include "server/tower.h"
 #include "server/log.h"
 #include "server/options.h"
@@ -59,6 +60,16 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
   c.beacon_timeout = std::chrono::milliseconds(o.beacon_timeout_ms);
   c.sync_interval = std::chrono::milliseconds(o.sync_interval_ms);
   return c;
+}
+
+ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* chp_metrics,
+                       const DafkaMetrics* dafka_metrics) {
+  ServerView v;
+  v.db = db;
+  v.chp = chp ? chp_metrics : nullptr;
+  v.dafka = dafka_metrics;
+  if (chp) v.ha_state = [chp] { return std::string(chp->ha_state()); };
+  return v;
 }
 
 std::string new_node_address() {
@@ -118,6 +129,7 @@ int run(const ServerOptions& o) {
   std::unique_ptr<ChpServer> chp;
   std::unique_ptr<Tower> tower;
   std::unique_ptr<DafkaStore> dafka;
+  std::unique_ptr<HttpServer> http;
   try {
     if (o.chp_port != 0) {
       chp = std::make_unique<ChpServer>(ctx, *db, *chp_store, chp_config(o), chp_metrics);
@@ -131,10 +143,18 @@ int run(const ServerOptions& o) {
       dafka = std::make_unique<DafkaStore>(ctx, *db, *dafka_log, node_address, dafka_config(o), dafka_metrics);
       dafka->start();
     }
+    if (o.http_port != 0) {
+      http = std::make_unique<HttpServer>(HttpConfig{o.bind, o.http_port}, server_view(db.get(), chp.get(), &chp_metrics,
+                                                                                       dafka ? &dafka_metrics : nullptr));
+      http->start();
+    }
   } catch (const zmq::error_t& e) {
     spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
     return 1;
   } catch (const std::invalid_argument& e) {
+    spdlog::critical("cannot start: {}", e.what());
+    return 1;
+  } catch (const std::runtime_error& e) {
     spdlog::critical("cannot start: {}", e.what());
     return 1;
   }
@@ -143,6 +163,7 @@ int run(const ServerOptions& o) {
     for (const auto& ep : chp->endpoints()) eps += " " + ep;
   }
   if (tower) eps += " tower " + tower->endpoints()[0] + " " + tower->endpoints()[1];
+  if (http) eps += " http " + http->endpoint();
   if (dafka) eps += " dafka " + dafka->endpoint() + " (node " + dafka->address() + ")";
   if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
@@ -150,9 +171,11 @@ int run(const ServerOptions& o) {
 
   int sig = wait_for_signal();
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  if (http) http->stop();  // first: it reads the database and the reactors' state
   if (dafka) dafka->stop();
   if (tower) tower->stop();
   if (chp) chp->stop();
+  http.reset();
   dafka.reset();
   tower.reset();
   chp.reset();

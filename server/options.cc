@@ -14,7 +14,7 @@ struct Raw {
   std::string config;
   std::string sync = "batch";
   std::string towers;
-  unsigned chp_port = 5556, dafka_port = 5582, tower_port = 5580;
+  unsigned chp_port = 5556, dafka_port = 5582, tower_port = 5580, http_port = 0;
 };
 
 po::options_description describe(ServerOptions& o, Raw& raw) {
@@ -40,6 +40,8 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "Dafka store publisher (XPUB) port; 0 disables the store")
       ("tower-port", po::value(&raw.tower_port)->default_value(raw.tower_port),
        "embedded Dafka tower: XSUB at T, XPUB at T+1; 0 disables it")
+      ("http-port", po::value(&raw.http_port)->default_value(raw.http_port),
+       "HTTP port for GET /healthz, GET /metrics and POST /admin/checkpoint (bound on --bind); 0 disables it")
       ("advertise", po::value(&o.advertise)->default_value(o.advertise),
        "host other Dafka nodes use to reach this store")
       ("towers", po::value(&raw.towers),
@@ -120,9 +122,11 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   if (auto e = check_port("chp-port", raw.chp_port, 3)) return e;
   if (auto e = check_port("dafka-port", raw.dafka_port, 1)) return e;
   if (auto e = check_port("tower-port", raw.tower_port, 2)) return e;
+  if (auto e = check_port("http-port", raw.http_port, 1)) return e;
   o.chp_port = static_cast<std::uint16_t>(raw.chp_port);
   o.dafka_port = static_cast<std::uint16_t>(raw.dafka_port);
   o.tower_port = static_cast<std::uint16_t>(raw.tower_port);
+  o.http_port = static_cast<std::uint16_t>(raw.http_port);
   o.towers = split_list(raw.towers);
   for (const auto& t : o.towers) {
     if (t.rfind("tcp://", 0) != 0) return "--towers: '" + t + "' is not a tcp://host:port address";

@@ -1,0 +1,63 @@
+#include "server/db_admin.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/utilities/checkpoint.h>
+
+#include <filesystem>
+#include <memory>
+
+namespace zstore::server {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::uint64_t int_property(storage::Database& db, storage::Column column, const std::string& name) {
+  std::uint64_t value = 0;
+  if (!db.db()->GetIntProperty(db.handle(column), name, &value)) return 0;
+  return value;
+}
+
+}  // namespace
+
+std::vector<ColumnStats> column_stats(storage::Database& db) {
+  std::vector<ColumnStats> out;
+  for (std::size_t i = 0; i < storage::kColumnCount; ++i) {
+    auto column = static_cast<storage::Column>(i);
+    out.push_back({std::string(storage::column_name(column)),
+                   int_property(db, column, rocksdb::DB::Properties::kLiveSstFilesSize),
+                   int_property(db, column, rocksdb::DB::Properties::kCurSizeAllMemTables)});
+  }
+  return out;
+}
+
+std::uint64_t count_keys(storage::Database& db, storage::Column column) {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db.db()->NewIterator(ro, db.handle(column)));
+  std::uint64_t n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+  return n;
+}
+
+CheckpointResult write_checkpoint(storage::Database& db, const std::string& dir) {
+  if (dir.empty() || !fs::path(dir).is_absolute()) {
+    return {CheckpointError::kBadTarget, "checkpoint directory must be an absolute path, got '" + dir + "'"};
+  }
+  fs::path target = fs::path(dir).lexically_normal();
+  if (target.has_filename() == false) target = target.parent_path();
+  std::error_code ec;
+  if (fs::exists(target, ec)) {
+    return {CheckpointError::kExists, "checkpoint directory '" + target.string() + "' already exists"};
+  }
+  if (!fs::is_directory(target.parent_path(), ec)) {
+    return {CheckpointError::kBadTarget, "parent directory '" + target.parent_path().string() + "' does not exist"};
+  }
+  rocksdb::Checkpoint* raw = nullptr;
+  rocksdb::Status s = rocksdb::Checkpoint::Create(db.db(), &raw);
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  if (s.ok()) s = checkpoint->CreateCheckpoint(target.string());
+  if (!s.ok()) return {CheckpointError::kFailed, "checkpoint failed: " + s.ToString()};
+  return {CheckpointError::kNone, target.string()};
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,38 @@
+// Read-only statistics and online backup of a running server's Database,
+// safe to call from any thread while the reactors write (RocksDB is
+// thread-safe); the Database must stay open for the duration of each call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "storage/database.h"
+
+namespace zstore::server {
+
+struct ColumnStats {
+  std::string name;              // column family name (storage::column_name)
+  std::uint64_t sst_bytes = 0;   // live SST files
+  std::uint64_t memtable_bytes = 0;
+};
+
+std::vector<ColumnStats> column_stats(storage::Database& db);
+
+// Exact number of keys in a column family (iterates it: O(keys)).
+std::uint64_t count_keys(storage::Database& db, storage::Column column);
+
+enum class CheckpointError { kNone, kBadTarget, kExists, kFailed };
+
+struct CheckpointResult {
+  CheckpointError error = CheckpointError::kNone;
+  std::string message;  // what went wrong, or where the checkpoint is
+};
+
+// Writes a consistent RocksDB checkpoint (hard links where possible) of
+// every column family into dir, which must be an absolute path that does
+// not exist yet and whose parent directory exists. `zstored --data-dir dir`
+// then starts from that state.
+CheckpointResult write_checkpoint(storage::Database& db, const std::string& dir);
+
+}  // namespace zstore::server

@@ -1,0 +1,38 @@
+#include "server/http_health.h"
+
+#include <nlohmann/json.hpp>
+
+namespace zstore::server {
+namespace {
+
+// Adds loop `name` to *loops; false when it is not running or is stale.
+bool check_loop(nlohmann::json* loops, const char* name, const std::atomic<std::int64_t>& heartbeat,
+                std::chrono::milliseconds stale_after) {
+  std::int64_t beat = heartbeat.load(std::memory_order_relaxed);
+  if (beat == 0) {
+    (*loops)[name] = {{"state", "stopped"}};
+    return false;
+  }
+  std::int64_t age = loop_clock_ms() - beat;
+  bool fresh = age <= stale_after.count();
+  (*loops)[name] = {{"state", fresh ? "running" : "stuck"}, {"last_turn_ms_ago", age}};
+  return fresh;
+}
+
+}  // namespace
+
+Health check_health(const ServerView& view, std::chrono::milliseconds stale_after) {
+  nlohmann::json loops = nlohmann::json::object();
+  bool healthy = view.db != nullptr && view.db->db() != nullptr;
+  if (view.chp) healthy = check_loop(&loops, "chp", view.chp->loop_heartbeat_ms, stale_after) && healthy;
+  if (view.dafka) healthy = check_loop(&loops, "dafka", view.dafka->loop_heartbeat_ms, stale_after) && healthy;
+  auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - view.started).count();
+  nlohmann::json body = {{"status", healthy ? "ok" : "unhealthy"},
+                         {"role", view.ha_state ? view.ha_state() : "standalone"},
+                         {"database", view.db != nullptr && view.db->db() != nullptr ? "open" : "closed"},
+                         {"uptime_seconds", static_cast<std::int64_t>(uptime)},
+                         {"loops", loops}};
+  return {healthy, body.dump() + "\n"};
+}
+
+}  // namespace zstore::server

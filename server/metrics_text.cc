@@ -1,0 +1,125 @@
+#include "server/metrics_text.h"
+
+#include <array>
+#include <cstdio>
+
+#include "protocol/decode_result.h"
+#include "server/db_admin.h"
+
+namespace zstore::server {
+namespace {
+
+std::string escape_label(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out.push_back(c);
+  }
+  return out;
+}
+
+std::uint64_t get(const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); }
+
+void counter(PromWriter& w, std::string_view name, std::string_view help, std::uint64_t value) {
+  w.family(name, "counter", help);
+  w.sample(value);
+}
+
+void gauge(PromWriter& w, std::string_view name, std::string_view help, std::uint64_t value) {
+  w.family(name, "gauge", help);
+  w.sample(value);
+}
+
+template <typename Metrics>
+void malformed(PromWriter& w, std::string_view name, std::string_view help, const Metrics& m) {
+  w.family(name, "counter", help);
+  for (std::size_t i = 0; i < kDecodeErrorKinds; ++i) {
+    w.sample(get(m.malformed[i]), {{"kind", protocol::to_string(static_cast<protocol::DecodeErrorKind>(i))}});
+  }
+}
+
+void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
+  counter(w, "zstore_chp_updates_applied_total", "CHP updates (KVSET) persisted and published", get(m.updates_applied));
+  counter(w, "zstore_chp_snapshots_served_total", "CHP snapshots (ICANHAZ?) answered", get(m.snapshots_served));
+  counter(w, "zstore_chp_snapshot_keys_sent_total", "KVSYNC messages sent in snapshots", get(m.snapshot_keys_sent));
+  counter(w, "zstore_chp_expiries_total", "CHP keys deleted because their ttl lapsed", get(m.expiries));
+  counter(w, "zstore_chp_write_failures_total", "CHP batches the database refused (nothing published)",
+          get(m.write_failures));
+  malformed(w, "zstore_chp_malformed_total", "malformed CHP messages dropped, by kind", m);
+  gauge(w, "zstore_chp_keys", "keys in the CHP map", count_keys(db, storage::Column::kChpMap));
+  gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
+}
+
+void dafka_metrics(PromWriter& w, const DafkaMetrics& m, storage::Database& db) {
+  counter(w, "zstore_dafka_records_stored_total", "Dafka records persisted", get(m.records_stored));
+  counter(w, "zstore_dafka_duplicates_total", "Dafka records received again (already stored)", get(m.duplicates));
+  counter(w, "zstore_dafka_acks_sent_total", "Dafka ACKs sent after a commit", get(m.acks_sent));
+  counter(w, "zstore_dafka_fetches_sent_total", "Dafka FETCHes sent for gaps", get(m.fetches_sent));
+  counter(w, "zstore_dafka_fetches_served_total", "Dafka FETCHes answered from disk", get(m.fetches_served));
+  counter(w, "zstore_dafka_write_failures_total", "Dafka batches the database refused", get(m.write_failures));
+  counter(w, "zstore_dafka_sends_dropped_total", "Dafka messages dropped on a full send queue", get(m.sends_dropped));
+  counter(w, "zstore_dafka_invalid_total", "Dafka messages decoded but unusable", get(m.invalid));
+  malformed(w, "zstore_dafka_malformed_total", "malformed Dafka messages dropped, by kind", m);
+  gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored",
+        count_keys(db, storage::Column::kDafkaHeads));
+  gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));
+}
+
+void ha_metric(PromWriter& w, const std::string& state) {
+  w.family("zstore_ha_state", "gauge", "CHP high-availability state: 1 for the current one");
+  for (const char* s : {"standalone", "primary", "backup", "active", "passive"}) {
+    w.sample(std::uint64_t{state == s ? 1u : 0u}, {{"state", s}});
+  }
+}
+
+}  // namespace
+
+void PromWriter::family(std::string_view name, std::string_view type, std::string_view help) {
+  name_ = name;
+  out_ += "# HELP " + name_ + " " + std::string(help) + "\n";
+  out_ += "# TYPE " + name_ + " " + std::string(type) + "\n";
+}
+
+void PromWriter::begin_sample(const Labels& labels) {
+  out_ += name_;
+  if (!labels.empty()) {
+    out_ += "{";
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      out_ += (i ? "," : "") + labels[i].first + "=\"" + escape_label(labels[i].second) + "\"";
+    }
+    out_ += "}";
+  }
+  out_ += " ";
+}
+
+void PromWriter::sample(std::uint64_t value, const Labels& labels) {
+  begin_sample(labels);
+  out_ += std::to_string(value) + "\n";
+}
+
+void PromWriter::sample(double value, const Labels& labels) {
+  begin_sample(labels);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", value);
+  out_ += std::string(buf) + "\n";
+}
+
+std::string render_metrics(const ServerView& view) {
+  PromWriter w;
+  auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - view.started).count();
+  w.family("zstore_uptime_seconds", "gauge", "seconds since zstored started");
+  w.sample(uptime);
+  if (view.chp) chp_metrics(w, *view.chp, *view.db);
+  if (view.dafka) dafka_metrics(w, *view.dafka, *view.db);
+  ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
+  w.family("zstore_rocksdb_sst_bytes", "gauge", "size of the live SST files, by column family");
+  auto columns = column_stats(*view.db);
+  for (const auto& c : columns) w.sample(c.sst_bytes, {{"column_family", c.name}});
+  w.family("zstore_rocksdb_memtable_bytes", "gauge", "size of the memtables, by column family");
+  for (const auto& c : columns) w.sample(c.memtable_bytes, {{"column_family", c.name}});
+  return w.text();
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,25 @@
+// ServerView: what the HTTP side (health, metrics, admin) may look at in a
+// running zstored. Every member is safe to read from another thread: the
+// metrics are atomics, ha_state reads an atomic, the Database is RocksDB.
+// The viewed objects must outlive every HttpServer using the view.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "server/chp_metrics.h"
+#include "server/dafka_metrics.h"
+#include "storage/database.h"
+
+namespace zstore::server {
+
+struct ServerView {
+  storage::Database* db = nullptr;
+  const ChpMetrics* chp = nullptr;      // null when CHP is disabled
+  const DafkaMetrics* dafka = nullptr;  // null when the Dafka store is disabled
+  std::function<std::string()> ha_state;  // standalone, primary, backup, active, passive
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
+}  // namespace zstore::server
