@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/cli/admin_command.h"
 #include "client/cli/chp_command.h"
 #include "client/cli/dafka_command.h"
 #include "client/cli/subcommand.h"
@@ -17,6 +18,7 @@ using zstore::cli::Subcommand;
 constexpr Subcommand kFamilies[] = {
     {"chp", "Clustered Hashmap Protocol (rfc 12): get, set, del, watch, snapshot", zstore::cli::run_chp},
     {"dafka", "Dafka (rfc 46): produce records from stdin, consume them to stdout", zstore::cli::run_dafka},
+    {"admin", "a running zstored's HTTP side: health, checkpoint (online backup)", zstore::cli::run_admin},
 };
 
 void usage(std::ostream& out) {

@@ -1,0 +1,139 @@
+#include "client/cli/admin_command.h"
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <iostream>
+#include <regex>
+#include <stdexcept>
+
+#include "client/cli/subcommand.h"
+
+namespace zstore::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kDefaultServer = "http://127.0.0.1:8080";
+
+const char* kUsage =
+    "usage: zstore-cli admin [--server http://HOST:H] [--timeout-ms N] health\n"
+    "       zstore-cli admin [--server http://HOST:H] [--timeout-ms N] checkpoint DIR\n"
+    "\n"
+    "health      print zstored's /healthz; exit 0 when healthy, 1 otherwise\n"
+    "checkpoint  make the running zstored write a RocksDB checkpoint into DIR, an\n"
+    "            absolute path on the SERVER's host that must not exist yet;\n"
+    "            'zstored --data-dir DIR' then starts from that state\n"
+    "\n"
+    "The server must run with --http-port H. Exit status: 0 ok, 1 failed or\n"
+    "unhealthy, 2 usage error.\n";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Invocation {
+  std::string server = kDefaultServer;
+  long timeout_ms = 5000;
+  std::vector<std::string> words;  // command and its arguments
+};
+
+Invocation parse(const std::vector<std::string>& args, bool* help) {
+  Invocation inv;
+  po::options_description o("Options");
+  o.add_options()("help,h", "show this help")                                                       //
+      ("server,s", po::value(&inv.server), "zstored HTTP endpoint (default http://127.0.0.1:8080)")  //
+      ("timeout-ms", po::value(&inv.timeout_ms), "give up after N ms (default 5000)")                //
+      ("words", po::value(&inv.words));
+  po::positional_options_description pos;
+  pos.add("words", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(o).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  *help = vm.count("help") > 0;
+  if (*help) return inv;
+  static const std::regex url(R"(^https?://[^/:]+(:[0-9]{1,5})?/?$)");
+  if (!std::regex_match(inv.server, url)) throw UsageError("--server: expected http://HOST:PORT, got '" + inv.server + "'");
+  if (inv.timeout_ms <= 0) throw UsageError("--timeout-ms must be positive");
+  if (inv.words.empty()) throw UsageError("missing command (health or checkpoint)");
+  const std::string& cmd = inv.words[0];
+  std::size_t want = cmd == "health" ? 1 : cmd == "checkpoint" ? 2 : 0;
+  if (want == 0) throw UsageError("unknown command '" + cmd + "'");
+  if (inv.words.size() != want) throw UsageError(cmd + (want == 1 ? " takes no argument" : " takes exactly one DIR"));
+  if (want == 2 && !std::filesystem::path(inv.words[1]).is_absolute()) {
+    throw UsageError("checkpoint: DIR must be an absolute path on the server host, got '" + inv.words[1] + "'");
+  }
+  return inv;
+}
+
+httplib::Client client(const Invocation& inv) {
+  std::string server = inv.server.back() == '/' ? inv.server.substr(0, inv.server.size() - 1) : inv.server;
+  httplib::Client c(server);
+  auto sec = static_cast<time_t>(inv.timeout_ms / 1000);
+  auto usec = static_cast<time_t>((inv.timeout_ms % 1000) * 1000);
+  c.set_connection_timeout(sec, usec);
+  c.set_read_timeout(sec, usec);
+  c.set_write_timeout(sec, usec);
+  return c;
+}
+
+// The "error" field of a JSON reply, else the raw body.
+std::string error_of(const httplib::Response& res) {
+  auto j = nlohmann::json::parse(res.body, nullptr, false);
+  if (j.is_object() && j.contains("error") && j["error"].is_string()) return j["error"].get<std::string>();
+  return res.body.empty() ? "HTTP " + std::to_string(res.status) : res.body;
+}
+
+int health(const Invocation& inv) {
+  auto res = client(inv).Get("/healthz");
+  if (!res) {
+    std::cerr << "zstore-cli admin: cannot reach " << inv.server << " (" << httplib::to_string(res.error()) << " error)\n";
+    return kExitFailure;
+  }
+  std::cout << res->body;
+  if (res->status == 200) return kExitOk;
+  if (res->status != 503) std::cerr << "zstore-cli admin: health: HTTP " << res->status << ": " << error_of(*res) << "\n";
+  return kExitFailure;
+}
+
+int checkpoint(const Invocation& inv) {
+  httplib::Params params{{"dir", inv.words[1]}};
+  auto res = client(inv).Post("/admin/checkpoint", params);
+  if (!res) {
+    std::cerr << "zstore-cli admin: cannot reach " << inv.server << " (" << httplib::to_string(res.error()) << " error)\n";
+    return kExitFailure;
+  }
+  if (res->status != 201) {
+    std::cerr << "zstore-cli admin: checkpoint refused (HTTP " << res->status << "): " << error_of(*res) << "\n";
+    return kExitFailure;
+  }
+  std::cout << "checkpoint written to " << inv.words[1] << " on the server host\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_admin(const std::vector<std::string>& args) {
+  bool help = false;
+  Invocation inv;
+  try {
+    inv = parse(args, &help);
+  } catch (const UsageError& e) {
+    std::cerr << "zstore-cli admin: " << e.what() << "\n\n" << kUsage;
+    return kExitUsage;
+  }
+  if (help) {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  return inv.words[0] == "health" ? health(inv) : checkpoint(inv);
+}
+
+}  // namespace zstore::cli
