@@ -2,6 +2,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -9,6 +10,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <vector>
+
+#include "storage/info_log.h"
 
 namespace zstore::storage {
 namespace {
@@ -32,6 +35,19 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   return cf;
 }
 
+// RocksDB's automatic recovery from a full disk waits until the free space
+// exceeds every write buffer together (64 MiB and more) and meanwhile makes
+// DB::Resume() wait: write() recovers by itself instead, as soon as a write
+// can succeed again.
+class ManualRecovery final : public rocksdb::EventListener {
+ public:
+  const char* Name() const override { return "ZstoreManualRecovery"; }
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status error, bool* auto_recovery) override {
+    error.PermitUncheckedError();
+    *auto_recovery = false;
+  }
+};
+
 // Column families are created only with a new database: one missing from an
 // existing database means a damaged MANIFEST, and creating it empty would
 // silently drop that family's data (RocksDB skips log records for it).
@@ -42,6 +58,8 @@ rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
   db.paranoid_checks = true;
   db.max_background_jobs = 2;
   db.keep_log_file_num = 5;
+  if (options.env) db.env = options.env.get();
+  db.listeners.push_back(std::make_shared<ManualRecovery>());
   return db;
 }
 
@@ -85,7 +103,7 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   }
   if (!fresh) {
     std::vector<std::string> existing;
-    Status s = from_rocks(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir, &existing),
+    Status s = from_rocks(rocksdb::DB::ListColumnFamilies(db_options(options, false), dir, &existing),
                           "cannot read column families of '" + dir + "'");
     if (!s.ok()) return s;
     if (std::find(existing.begin(), existing.end(), "meta") == existing.end()) {
@@ -100,6 +118,8 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   if (!fresh || !options.read_only) {
     std::filesystem::create_directories(dir, ec);
   }
+  rocksdb::DBOptions db = db_options(options, fresh);
+  if (!options.read_only) db.info_log = make_info_log(dir, db.keep_log_file_num);
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
@@ -109,8 +129,8 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs =
       options.read_only
-          ? rocksdb::DB::OpenForReadOnly(db_options(options, fresh), dir, descriptors, &handles, &raw)
-          : rocksdb::DB::Open(db_options(options, fresh), dir, descriptors, &handles, &raw);
+          ? rocksdb::DB::OpenForReadOnly(db, dir, descriptors, &handles, &raw)
+          : rocksdb::DB::Open(db, dir, descriptors, &handles, &raw);
   if (!rs.ok()) return from_rocks(rs, "cannot open database in '" + dir + "'");
   db_.reset(raw);
   default_handle_ = handles[0];
@@ -140,14 +160,60 @@ Database::~Database() { (void)close(); }
 Status Database::write(rocksdb::WriteBatch& batch) {
   if (!db_) return Status::Error("database is closed");
   if (options_.read_only) return Status::Error("database is open read-only");
+  Status s = recover_if_failing();
+  if (!s.ok()) return s;
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync == SyncPolicy::kAlways;
-  return from_rocks(db_->Write(wo, &batch), "write failed");
+  s = from_rocks(db_->Write(wo, &batch), "write failed");
+  note_write(s);
+  return s;
 }
 
 Status Database::sync_wal() {
   if (!db_ || options_.read_only) return Status::Ok();
-  return from_rocks(db_->SyncWAL(), "WAL sync failed");
+  // A log that failed a write must not be synced before recovery (RocksDB
+  // asserts against it); its state is reported by write().
+  if (write_failing()) return Status::Error("WAL not synced: writes are failing");
+  Status s = from_rocks(db_->SyncWAL(), "WAL sync failed");
+  note_write(s);
+  return s;
+}
+
+bool Database::write_failing() const {
+  std::lock_guard lock(recovery_mutex_);
+  return failing_;
+}
+
+bool Database::write_unrecoverable() const {
+  std::lock_guard lock(recovery_mutex_);
+  return unrecoverable_;
+}
+
+void Database::note_write(const Status& s) {
+  std::lock_guard lock(recovery_mutex_);
+  failing_ = !s.ok();
+  if (!s.ok()) last_error_ = s.message();
+}
+
+// RocksDB keeps a background error after a failed log or table write and
+// refuses writes until DB::Resume() succeeds (it flushes the memtables, so
+// a log that may hold an unacknowledged record is no longer replayed).
+Status Database::recover_if_failing() {
+  std::lock_guard lock(recovery_mutex_);
+  if (!failing_) return Status::Ok();
+  if (unrecoverable_) {
+    return Status::Error("writes stopped after an unrecoverable storage error (restart to recover): " + last_error_);
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (now < next_resume_) return Status::Error("writes suspended after a storage error: " + last_error_);
+  next_resume_ = now + options_.resume_interval;
+  rocksdb::Status rs = db_->Resume();
+  if (rs.ok() || rs.IsNotSupported()) return Status::Ok();
+  if (rs.severity() >= rocksdb::Status::Severity::kFatalError) {
+    unrecoverable_ = true;
+    return Status::Error("writes stopped after an unrecoverable storage error (restart to recover): " + last_error_);
+  }
+  return Status::Error("writes suspended after a storage error: " + last_error_ + "; recovery: " + rs.ToString());
 }
 
 Status Database::get_meta(std::string_view name, std::string* value) {
@@ -161,7 +227,7 @@ Status Database::get_meta(std::string_view name, std::string* value) {
 Status Database::close() {
   if (!db_) return Status::Ok();
   Status result = Status::Ok();
-  if (!options_.read_only) {
+  if (!options_.read_only && !write_failing()) {
     rocksdb::Status s = db_->SyncWAL();
     if (!s.ok()) result = from_rocks(s, "WAL sync at close failed");
   }

@@ -1,12 +1,20 @@
 // Database: the one RocksDB database of a zstore data directory, with a
 // column family per kind of data (see Column). Opening checks the layout
 // version; writes go through write() with the configured sync policy.
+// A failed write applies nothing; RocksDB then refuses every write until
+// recovered, so the next write() first asks it to resume (DB::Resume, at most
+// every resume_interval): writing starts again once the storage works again.
+// Some errors (a failed log write with EIO) RocksDB cannot resume from: then
+// writes stay refused (reads work) until the database is reopened, i.e.
+// zstored restarted; write_unrecoverable() tells.
 // Thread-safe like rocksdb::DB; the object must outlive every store using it.
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -15,6 +23,7 @@
 
 namespace rocksdb {
 class DB;
+class Env;
 class ColumnFamilyHandle;
 class WriteBatch;
 }  // namespace rocksdb
@@ -39,6 +48,8 @@ struct DatabaseOptions {
   SyncPolicy sync = SyncPolicy::kBatch;
   bool read_only = false;        // open without writing anything; no lock held
   bool create_if_missing = true;  // ignored when read_only
+  std::shared_ptr<rocksdb::Env> env;  // null: the default; tests inject faults (fault_env.h)
+  std::chrono::milliseconds resume_interval{100};  // between recovery attempts after a failed write
 };
 
 class Database {
@@ -53,7 +64,12 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   // Applies batch atomically, honouring the sync policy (kAlways fsyncs).
+  // On failure nothing of batch is applied; see the recovery note above.
   Status write(rocksdb::WriteBatch& batch);
+  // Whether writes are failing (the last write or sync failed).
+  bool write_failing() const;
+  // Whether they fail until the database is reopened.
+  bool write_unrecoverable() const;
   // Forces the write-ahead log to stable storage (kBatch calls it on a timer).
   Status sync_wal();
   // Flushes memtables and closes; further use is an error. Idempotent.
@@ -72,12 +88,20 @@ class Database {
   Database() = default;
   Status open_impl(const std::string& dir, const DatabaseOptions& options);
   Status check_layout(bool fresh);
+  Status recover_if_failing();
+  void note_write(const Status& s);
 
   std::string dir_;
   DatabaseOptions options_;
   std::unique_ptr<rocksdb::DB> db_;
   std::array<rocksdb::ColumnFamilyHandle*, kColumnCount> handles_{};
   rocksdb::ColumnFamilyHandle* default_handle_ = nullptr;
+
+  mutable std::mutex recovery_mutex_;
+  bool failing_ = false;  // guarded by recovery_mutex_, as the three below
+  bool unrecoverable_ = false;
+  std::chrono::steady_clock::time_point next_resume_{};
+  std::string last_error_;
 };
 
 }  // namespace zstore::storage

@@ -1,0 +1,125 @@
+// A real full disk: the database on a small tmpfs (needs root and mount;
+// skipped otherwise). CHP writes fill it until RocksDB reports ENOSPC;
+// nothing refused is applied, reads keep working, and writes resume once
+// space is freed (a filler file is removed).
+#include <sys/mount.h>
+
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/chp_store.h"
+#include "storage/database.h"
+#include "tests/support/test_support.h"
+
+using namespace std::chrono_literals;
+using namespace zstore::storage;
+using zstore::testing::TempDir;
+using zstore::testing::wait_until;
+
+namespace {
+
+std::string failure(const Status& s) { return s.ok() ? std::string() : s.message(); }
+
+// A tmpfs of size bytes mounted on a fresh directory; mounted() false when
+// not permitted here.
+class SmallFs {
+ public:
+  explicit SmallFs(std::size_t bytes) {
+    std::string options = "size=" + std::to_string(bytes);
+    mounted_ = ::mount("tmpfs", dir_.str().c_str(), "tmpfs", 0, options.c_str()) == 0;
+  }
+  ~SmallFs() {
+    if (mounted_) ::umount2(dir_.str().c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  std::filesystem::path path() const { return dir_.path(); }
+
+ private:
+  TempDir dir_;
+  bool mounted_ = false;
+};
+
+void write_filler(const std::filesystem::path& file, std::size_t bytes) {
+  std::ofstream out(file, std::ios::binary);
+  std::string chunk(64 << 10, 'f');
+  for (std::size_t n = 0; n < bytes; n += chunk.size()) out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(full_disk_refuses_then_resumes) {
+  SmallFs fs(8 << 20);
+  if (!fs.mounted()) {
+    BOOST_TEST_MESSAGE("skipped: cannot mount a tmpfs here (needs root)");
+    return;
+  }
+  auto filler = fs.path() / "filler";
+  write_filler(filler, 2 << 20);
+  std::string dir = (fs.path() / "data").string();
+  DatabaseOptions options;
+  options.sync = SyncPolicy::kAlways;
+  options.resume_interval = 10ms;
+  std::unique_ptr<Database> db;
+  BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
+  std::unique_ptr<ChpStore> chp;
+  BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+
+  std::string value(4096, 'v');
+  Status refused = Status::Ok();
+  std::uint64_t applied = 0;
+  for (int i = 0; i < 100000 && refused.ok(); ++i) {
+    std::vector<ChpWrite> w{{"key" + std::to_string(i), "u", "", value, 0, 0}};
+    refused = chp->apply(w);
+    if (refused.ok()) ++applied;
+  }
+  BOOST_REQUIRE_MESSAGE(!refused.ok(), "the disk never filled");
+  BOOST_TEST_MESSAGE("full after " << applied << " writes: " << failure(refused));
+  BOOST_CHECK_EQUAL(chp->last_sequence(), applied);
+  ChpEntry entry;
+  bool found = false;
+  BOOST_CHECK(chp->get("key0", &entry, &found).ok() && found);
+  BOOST_CHECK(chp->get("key" + std::to_string(applied), &entry, &found).ok() && !found);
+
+  // Writes stay refused while the disk is full (recovery attempts fail).
+  BOOST_CHECK(!wait_until(
+      [&] {
+        std::vector<ChpWrite> w{{"during", "u", "", value, 0, 0}};
+        return chp->apply(w).ok();
+      },
+      300ms));
+  BOOST_CHECK_EQUAL(chp->last_sequence(), applied);
+
+  std::filesystem::remove(filler);
+  std::string last;
+  bool resumed = wait_until(
+      [&] {
+        std::vector<ChpWrite> w{{"after", "u", "", "x", 0, 0}};
+        Status s = chp->apply(w);
+        last = failure(s);
+        return s.ok();
+      },
+      10s);
+  if (!resumed) {
+    std::ifstream log(std::filesystem::path(dir) / "LOG");
+    std::string line;
+    while (std::getline(log, line)) {
+      if (line.find("rror") != std::string::npos || line.find("esum") != std::string::npos) BOOST_TEST_MESSAGE(line);
+    }
+  }
+  BOOST_CHECK_MESSAGE(resumed, "writes did not resume after space was freed: " << last
+                                                                              << (db->write_unrecoverable() ? " (unrecoverable)" : ""));
+  if (!resumed) return;
+  BOOST_CHECK_EQUAL(chp->last_sequence(), applied + 1);
+  chp.reset();
+  BOOST_REQUIRE(db->close().ok());
+  db.reset();
+  BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
+  BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+  BOOST_CHECK_EQUAL(chp->last_sequence(), applied + 1);
+  BOOST_CHECK(chp->get("after", &entry, &found).ok() && found);
+  BOOST_CHECK_EQUAL(entry.sequence, applied + 1);
+}
