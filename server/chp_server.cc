@@ -168,11 +168,18 @@ void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
   storage::Status s = store_.apply(writes);
   if (!s.ok()) {
     metrics_.write_failures.fetch_add(writes.size(), std::memory_order_relaxed);
+    refused_since_ok_ += writes.size();
     std::uint64_t suppressed = 0;
     if (write_error_log_.allow(&suppressed)) {
-      spdlog::error("refused {} update(s), not published: {}", writes.size(), s.message());
+      spdlog::error("refused {} update(s), not published: {}{}", writes.size(), s.message(),
+                    suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
     }
     return;
+  }
+  if (refused_since_ok_ > 0) {
+    spdlog::warn("writes resumed at sequence {}; {} update(s) were refused meanwhile", store_.last_sequence(),
+                 refused_since_ok_);
+    refused_since_ok_ = 0;
   }
   wal_dirty_ = true;
   for (const auto& w : writes) publish(w);
@@ -220,7 +227,8 @@ void ChpServer::expire_due() {
   std::vector<storage::ChpStore::Due> due;
   storage::Status s = store_.due_expiries(config_.now_ms(), kLimit, &due);
   if (!s.ok()) {
-    spdlog::error("expiry sweep failed: {}", s.message());
+    std::uint64_t suppressed = 0;
+    if (write_error_log_.allow(&suppressed)) spdlog::error("expiry sweep failed: {}", s.message());
     return;
   }
   expiry_backlog_ = due.size() == kLimit;
@@ -250,7 +258,8 @@ void ChpServer::sync_wal() {
   next_sync_ = now + config_.sync_interval;
   wal_dirty_ = false;
   storage::Status s = db_.sync_wal();
-  if (!s.ok()) spdlog::error("{}", s.message());
+  std::uint64_t suppressed = 0;
+  if (!s.ok() && write_error_log_.allow(&suppressed)) spdlog::error("{}", s.message());
 }
 
 std::string_view ChpServer::ha_state() const {

@@ -110,6 +110,7 @@ class ChpServer {
   SnapshotPump snapshots_;
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
+  std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};
   Clock::time_point next_expiry_{};
   Clock::time_point next_sync_{};

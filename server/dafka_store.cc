@@ -213,11 +213,19 @@ void DafkaStore::commit(Turn* turn) {
   storage::Status s = log_.append(turn->records, &outcomes);
   if (!s.ok()) {
     metrics_.write_failures.fetch_add(turn->records.size(), std::memory_order_relaxed);
+    refused_since_ok_ += turn->records.size();
     std::uint64_t suppressed = 0;
     if (write_error_log_.allow(&suppressed)) {
-      spdlog::error("Dafka: refused {} record(s), not acknowledged: {}", turn->records.size(), s.message());
+      spdlog::error("Dafka: refused {} record(s), not acknowledged: {}{}", turn->records.size(), s.message(),
+                    suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
     }
+    // Remembered as gaps: FETCHed again (timer) once writes work again.
+    for (const auto& r : turn->records) note_seen(Key(r.subject, r.partition), r.offset);
     return;
+  }
+  if (refused_since_ok_ > 0) {
+    spdlog::warn("Dafka: writes resumed; {} record(s) were refused meanwhile", refused_since_ok_);
+    refused_since_ok_ = 0;
   }
   wal_dirty_ = true;
   std::set<Key> touched;
@@ -364,7 +372,8 @@ void DafkaStore::sync_wal() {
   next_sync_ = now + config_.sync_interval;
   wal_dirty_ = false;
   storage::Status s = db_.sync_wal();
-  if (!s.ok()) spdlog::error("{}", s.message());
+  std::uint64_t suppressed = 0;
+  if (!s.ok() && write_error_log_.allow(&suppressed)) spdlog::error("Dafka: {}", s.message());
 }
 
 }  // namespace zstore::server

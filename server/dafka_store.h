@@ -122,6 +122,7 @@ class DafkaStore {
   FetchPump fetches_;
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
+  std::uint64_t refused_since_ok_ = 0;  // records refused since the last successful write
   Clock::time_point next_retry_{};
   Clock::time_point next_sync_{};
   bool wal_dirty_ = false;
