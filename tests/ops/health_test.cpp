@@ -1,0 +1,82 @@
+// In-process: /healthz turns 503 when a reactor loop's heartbeat is absent
+// or stale, whatever the other loop does; Prometheus label escaping.
+#include <boost/test/unit_test.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "server/http_health.h"
+#include "server/http_server.h"
+#include "server/metrics_text.h"
+#include "tests/ops/ops_support.h"
+
+using namespace zstore;
+using namespace zstore::server;
+using zstore::testing::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Fixture {
+  TempDir dir;
+  std::unique_ptr<storage::Database> db;
+  ChpMetrics chp;
+  DafkaMetrics dafka;
+  ServerView view;
+  Fixture() {
+    auto s = storage::Database::Open(dir.str(), storage::DatabaseOptions{}, &db);
+    BOOST_REQUIRE_MESSAGE(s.ok(), s.message());
+    view.db = db.get();
+    view.chp = &chp;
+    view.dafka = &dafka;
+    view.ha_state = [] { return std::string("passive"); };
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(health_needs_every_loop_fresh, Fixture) {
+  BOOST_TEST(!check_health(view, 5000ms).healthy);  // never turned
+  chp.loop_heartbeat_ms = loop_clock_ms();
+  dafka.loop_heartbeat_ms = loop_clock_ms();
+  Health h = check_health(view, 5000ms);
+  BOOST_TEST(h.healthy);
+  auto body = nlohmann::json::parse(h.body);
+  BOOST_TEST(body["role"] == "passive");
+  BOOST_TEST(body["loops"]["dafka"]["state"] == "running");
+
+  dafka.loop_heartbeat_ms = loop_clock_ms() - 6000;  // stuck
+  h = check_health(view, 5000ms);
+  BOOST_TEST(!h.healthy);
+  body = nlohmann::json::parse(h.body);
+  BOOST_TEST(body["status"] == "unhealthy");
+  BOOST_TEST(body["loops"]["dafka"]["state"] == "stuck");
+  BOOST_TEST(body["loops"]["chp"]["state"] == "running");
+
+  dafka.loop_heartbeat_ms = loop_clock_ms();
+  chp.loop_heartbeat_ms = 0;  // stopped
+  h = check_health(view, 5000ms);
+  BOOST_TEST(!h.healthy);
+  BOOST_TEST(nlohmann::json::parse(h.body)["loops"]["chp"]["state"] == "stopped");
+}
+
+BOOST_FIXTURE_TEST_CASE(healthz_answers_503_for_a_stuck_loop, Fixture) {
+  view.dafka = nullptr;  // a server without the Dafka store
+  HttpServer http(HttpConfig{"127.0.0.1", 0, 300ms}, view);
+  http.start();
+  chp.loop_heartbeat_ms = loop_clock_ms();
+  BOOST_TEST(zstore::testing::http_request(http.port(), "GET", "/healthz").status == 200);
+  BOOST_REQUIRE(zstore::testing::wait_until(
+      [&] { return zstore::testing::http_request(http.port(), "GET", "/healthz").status == 503; }, 5s));
+  auto m = zstore::testing::parse_prometheus(zstore::testing::http_request(http.port(), "GET", "/metrics").body);
+  BOOST_TEST(zstore::testing::metric(m, "zstore_ha_state{state=\"passive\"}") == 1.0);
+  BOOST_TEST(m.count("zstore_dafka_peers") == 0u);
+  http.stop();
+  BOOST_TEST(zstore::testing::http_request(http.port(), "GET", "/healthz").status == 0);
+}
+
+BOOST_AUTO_TEST_CASE(prometheus_labels_are_escaped) {
+  PromWriter w;
+  w.family("zstore_x", "gauge", "help text");
+  w.sample(std::uint64_t{3}, {{"a", "q\"b\\n\nx"}});
+  BOOST_TEST(w.text() == "# HELP zstore_x help text\n# TYPE zstore_x gauge\nzstore_x{a=\"q\\\"b\\\\n\\nx\"} 3\n");
+}
