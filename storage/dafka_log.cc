@@ -92,6 +92,8 @@ class RocksDafkaCursor final : public DafkaCursor {
 
 }  // namespace
 
+bool parse_dafka_partition_prefix(std::string_view key, DafkaPartitionKey* out) { return parse_prefix(key, out); }
+
 std::string dafka_partition_prefix(std::string_view subject, std::string_view partition) {
   std::string s;
   s.reserve(2 + subject.size() + partition.size());

@@ -106,5 +106,8 @@ class DafkaLog {
 // partition prefix = len8(subject) subject len8(partition) partition
 std::string dafka_partition_prefix(std::string_view subject, std::string_view partition);
 std::string dafka_record_key(std::string_view subject, std::string_view partition, std::uint64_t offset);
+// Splits a partition prefix (a kDafkaHeads key) into (subject, partition);
+// false when key is not exactly one.
+bool parse_dafka_partition_prefix(std::string_view key, DafkaPartitionKey* out);
 
 }  // namespace zstore::storage
