@@ -1,0 +1,36 @@
+// Read-only inspection of a zstore database, for offline tools (zstore-dump):
+// per column family totals and the Dafka partitions with their stored heads.
+// Only reads; works on a Database opened read-only. Entries are decoded with
+// the same functions the stores use (dafka_log.h), never re-implemented.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "storage/database.h"
+#include "storage/status.h"
+
+namespace zstore::storage {
+
+struct ColumnStats {
+  std::uint64_t keys = 0;       // exact, by iteration
+  std::uint64_t key_bytes = 0;  // sum of key sizes
+  std::uint64_t value_bytes = 0;
+  std::uint64_t sst_bytes = 0;  // size of the column's table files on disk (0 while all in memtables/WAL)
+};
+
+// Counts every entry of column (a full scan, not filling the block cache).
+Status column_stats(Database* db, Column column, ColumnStats* out);
+
+struct DafkaPartitionInfo {
+  std::string subject;
+  std::string partition;
+  std::uint64_t next = 0;  // next offset expected: head + 1; 0 while offset 0 is missing
+};
+
+// Every partition with a kDafkaHeads entry, in (subject, partition) key
+// order. Every stored record's partition has one (written in the same batch).
+Status dafka_partitions(Database* db, std::vector<DafkaPartitionInfo>* out);
+
+}  // namespace zstore::storage
