@@ -1,0 +1,362 @@
+// Storage faults under the real reactors, in-process on a temp store with the
+// fault Env (storage/fault_env.h), clients over loopback: while writes fail,
+// the CHP server publishes nothing it did not persist and the Dafka store
+// ACKs nothing it did not persist; both log it, keep serving snapshots,
+// HUGZ and heads from what is on disk, and write again once the fault clears
+// (or, after an unrecoverable error, once restarted).
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <uuid/uuid.h>
+
+#include <boost/test/unit_test.hpp>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "protocol/beacon.h"
+#include "protocol/dafka_codec.h"
+#include "server/chp_server.h"
+#include "server/dafka_store.h"
+#include "server/tower.h"
+#include "storage/chp_store.h"
+#include "storage/dafka_log.h"
+#include "storage/database.h"
+#include "storage/fault_env.h"
+#include "tests/support/chp_peer.h"
+#include "tests/support/test_support.h"
+
+using namespace std::chrono_literals;
+using namespace zstore;
+using storage::FaultError;
+using storage::FaultFiles;
+using storage::FaultOps;
+using testing::wait_until;
+namespace chp = protocol::chp;
+namespace dafka = protocol::dafka;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string failure(const storage::Status& s) { return s.ok() ? std::string() : s.message(); }
+
+// Captures everything spdlog logs while alive.
+class LogCapture {
+ public:
+  LogCapture() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  std::string text() {
+    spdlog::default_logger()->flush();
+    return out_.str();
+  }
+  bool contains(const std::string& s) { return text().find(s) != std::string::npos; }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// A data dir with the fault Env: database, CHP store and Dafka log.
+struct FaultyStore {
+  testing::TempDir dir;
+  std::shared_ptr<storage::WriteFaults> faults = std::make_shared<storage::WriteFaults>();
+  std::unique_ptr<storage::Database> db;
+  std::unique_ptr<storage::ChpStore> chp;
+  std::unique_ptr<storage::DafkaLog> log;
+
+  FaultyStore() { open(); }
+  void open() {
+    storage::DatabaseOptions options;
+    options.env = storage::make_fault_env(faults);
+    options.resume_interval = 20ms;
+    storage::Status s = storage::Database::Open(dir.str(), options, &db);
+    BOOST_REQUIRE_MESSAGE(s.ok(), failure(s));
+    BOOST_REQUIRE(storage::ChpStore::Open(db.get(), &chp).ok());
+    BOOST_REQUIRE(storage::DafkaLog::Open(db.get(), &log).ok());
+  }
+  void reopen() {  // what restarting zstored does
+    log.reset();
+    chp.reset();
+    (void)db->close();
+    db.reset();
+    open();
+  }
+};
+
+struct ChpFixture {
+  zmq::context_t ctx;
+  FaultyStore store;
+  server::ChpMetrics metrics;
+  std::unique_ptr<server::ChpServer> server;
+  std::uint16_t port = 0;
+
+  ChpFixture() { start(); }
+  ~ChpFixture() { stop(); }
+  void start() {
+    server::ChpServerConfig config;
+    port = testing::free_port_range(3);
+    config.port = port;
+    config.hugz_interval = 100ms;
+    server = std::make_unique<server::ChpServer>(ctx, *store.db, *store.chp, config, metrics);
+    server->start();
+  }
+  void stop() {
+    if (server) server->stop();
+    server.reset();
+  }
+};
+
+bool no_kvpub_for(testing::ChpPeer& peer, const std::string& key, std::chrono::milliseconds quiet) {
+  return !peer.wait_kvpub(key, quiet).has_value();
+}
+
+// The next HUGZ (the server's heartbeat), skipping KVPUBs.
+std::optional<chp::Hugz> next_hugz(testing::ChpPeer& peer) {
+  auto deadline = Clock::now() + 5s;
+  while (Clock::now() < deadline) {
+    auto u = peer.next_update(1s);
+    if (u) {
+      if (auto* h = std::get_if<chp::Hugz>(&*u)) return *h;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(chp_under_write_faults)
+
+BOOST_AUTO_TEST_CASE(refused_updates_are_not_published_and_writes_resume) {
+  LogCapture logs;
+  ChpFixture f;
+  testing::ChpPeer peer(f.ctx, "tcp://127.0.0.1", f.port);
+  BOOST_REQUIRE(peer.wait_connected());
+  peer.set("kept", "1");
+  auto kept = peer.wait_kvpub("kept", 5s);
+  BOOST_REQUIRE(kept);
+
+  f.store.faults->arm(FaultFiles::kWal, FaultOps::kWrites, FaultError::kNoSpace);
+  peer.set("lost", "2");
+  BOOST_REQUIRE(wait_until([&] { return f.metrics.write_failures > 0; }, 5s));
+  BOOST_CHECK(no_kvpub_for(peer, "lost", 300ms));
+  std::uint64_t persisted = f.metrics.last_sequence;
+  BOOST_CHECK_EQUAL(persisted, kept->sequence);
+
+  // Still serving: snapshots of what is on disk, HUGZ with its sequence.
+  auto snap = peer.snapshot();
+  BOOST_REQUIRE(snap);
+  BOOST_CHECK(snap->entries.contains("kept"));
+  BOOST_CHECK(!snap->entries.contains("lost"));
+  BOOST_CHECK_EQUAL(snap->sequence, persisted);
+  auto hugz = next_hugz(peer);
+  BOOST_REQUIRE(hugz);
+  BOOST_CHECK_EQUAL(hugz->sequence, persisted);
+  BOOST_CHECK(logs.contains("not published"));
+
+  f.store.faults->disarm();
+  std::optional<chp::KvMsg> after;
+  BOOST_REQUIRE(wait_until(
+      [&] {
+        peer.set("after", "3");
+        after = peer.wait_kvpub("after", 200ms);
+        return after.has_value();
+      },
+      10s));
+  BOOST_CHECK_EQUAL(after->sequence, persisted + 1);  // the refused update used no sequence
+  BOOST_CHECK(logs.contains("writes resumed"));
+  snap = peer.snapshot();
+  BOOST_REQUIRE(snap);
+  BOOST_CHECK(!snap->entries.contains("lost"));
+  BOOST_CHECK(snap->entries.contains("after"));
+  BOOST_CHECK_EQUAL(snap->sequence, f.metrics.last_sequence.load());
+}
+
+BOOST_AUTO_TEST_CASE(unrecoverable_error_keeps_serving_reads_until_restart) {
+  LogCapture logs;
+  ChpFixture f;
+  testing::ChpPeer peer(f.ctx, "tcp://127.0.0.1", f.port);
+  BOOST_REQUIRE(peer.wait_connected());
+  peer.set("kept", "1");
+  auto kept = peer.wait_kvpub("kept", 5s);
+  BOOST_REQUIRE(kept);
+  std::uint64_t persisted = kept->sequence;
+
+  f.store.faults->arm(FaultFiles::kWal, FaultOps::kWrites, FaultError::kIoError);  // EIO
+  peer.set("lost", "2");
+  BOOST_REQUIRE(wait_until([&] { return f.metrics.write_failures > 0; }, 5s));
+  f.store.faults->disarm();
+  // RocksDB does not resume after EIO on its log: still refused, said so.
+  peer.set("refused", "3");
+  BOOST_CHECK(no_kvpub_for(peer, "refused", 500ms));
+  BOOST_CHECK(wait_until([&] { return logs.contains("restart to recover"); }, 5s));
+  auto snap = peer.snapshot();
+  BOOST_REQUIRE(snap);
+  BOOST_CHECK(snap->entries.contains("kept"));
+  BOOST_CHECK_EQUAL(snap->sequence, persisted);
+
+  f.stop();
+  f.store.reopen();
+  BOOST_CHECK_EQUAL(f.store.chp->last_sequence(), persisted);
+  f.start();
+  testing::ChpPeer again(f.ctx, "tcp://127.0.0.1", f.port);
+  BOOST_REQUIRE(again.wait_connected());
+  snap = again.snapshot();
+  BOOST_REQUIRE(snap);
+  BOOST_CHECK(snap->entries.contains("kept"));
+  BOOST_CHECK(!snap->entries.contains("lost"));
+  BOOST_CHECK(!snap->entries.contains("refused"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+std::string random_address() {
+  uuid_t u;
+  uuid_generate(u);
+  return dafka::make_address(u);
+}
+
+void send_frames(zmq::socket_t& socket, const protocol::Frames& frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    socket.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+}
+
+// A Dafka producer and consumer in one: PUB beaconed to the tower, SUB on
+// the store's XPUB for ACKs to its partition and DIRECT-HEADs to itself.
+class FakeNode {
+ public:
+  FakeNode(zmq::context_t& ctx, std::uint16_t tower_port, const std::string& store_endpoint)
+      : address_(random_address()), pub_(ctx, zmq::socket_type::pub), beacon_(ctx, zmq::socket_type::pub),
+        sub_(ctx, zmq::socket_type::sub) {
+    for (auto* s : {&pub_, &beacon_, &sub_}) s->set(zmq::sockopt::linger, 0);
+    port_ = testing::free_port();
+    pub_.bind("tcp://127.0.0.1:" + std::to_string(port_));
+    beacon_.connect("tcp://127.0.0.1:" + std::to_string(tower_port));
+    sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kAck, address_));
+    sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kDirectHead, address_));
+    sub_.connect(store_endpoint);
+  }
+  const std::string& address() const { return address_; }
+
+  dafka::Record record(std::uint64_t seq) const {
+    return dafka::Record{"topic", address_, "topic", seq, "content-" + std::to_string(seq)};
+  }
+
+  // Reads (beaconing, calling retry every 200 ms) until pred holds or timeout.
+  bool wait_for(const std::function<bool(const dafka::Message&)>& pred, std::chrono::milliseconds timeout,
+                const std::function<void()>& retry) {
+    auto deadline = Clock::now() + timeout;
+    Clock::time_point next_retry{};
+    while (Clock::now() < deadline) {
+      if (Clock::now() >= next_beacon_) {
+        send_frames(beacon_, protocol::beacon::encode(protocol::beacon::NodeBeacon{address_, "127.0.0.1", port_}));
+        next_beacon_ = Clock::now() + 100ms;
+      }
+      if (Clock::now() >= next_retry) {
+        retry();
+        next_retry = Clock::now() + 200ms;
+      }
+      zmq::pollitem_t item{sub_.handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, 20ms) <= 0) continue;
+      std::vector<zmq::message_t> parts;
+      if (!zmq::recv_multipart(sub_, std::back_inserter(parts))) continue;
+      std::vector<std::string_view> views;
+      for (auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());
+      auto m = dafka::decode(views);
+      if (m && pred(*m)) return true;
+    }
+    return false;
+  }
+
+  // Sends records from..to every 200 ms until an ACK reaches `to`.
+  bool produce_until_acked(std::uint64_t from, std::uint64_t to, std::chrono::milliseconds timeout) {
+    return wait_for(
+        [&](const dafka::Message& m) {
+          auto* a = std::get_if<dafka::Ack>(&m);
+          if (a && a->sequence > highest_ack_) highest_ack_ = a->sequence;
+          return a && a->sequence >= to;
+        },
+        timeout,
+        [&] {
+          for (auto s = from; s <= to; ++s) send_frames(pub_, dafka::encode(record(s)));
+        });
+  }
+
+  // GET-HEADS until the store's DIRECT-HEAD for our partition says head.
+  bool head_is(std::uint64_t head) {
+    return wait_for(
+        [&](const dafka::Message& m) {
+          auto* h = std::get_if<dafka::DirectHead>(&m);
+          return h && h->partition == address_ && h->sequence == head;
+        },
+        5s, [&] { send_frames(pub_, dafka::encode(dafka::GetHeads{"topic", address_})); });
+  }
+
+  std::uint64_t highest_ack() const { return highest_ack_; }
+
+ private:
+  std::string address_;
+  std::uint16_t port_ = 0;
+  zmq::socket_t pub_;
+  zmq::socket_t beacon_;
+  zmq::socket_t sub_;
+  Clock::time_point next_beacon_{};
+  std::uint64_t highest_ack_ = 0;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(dafka_store_acks_nothing_unpersisted_and_resumes) {
+  LogCapture logs;
+  zmq::context_t ctx;
+  FaultyStore store;
+  std::uint16_t base = testing::free_port_range(3);
+  server::TowerMetrics tower_metrics;
+  server::Tower tower(ctx, "127.0.0.1", base, tower_metrics);
+  tower.start();
+  server::DafkaStoreConfig config;
+  config.port = static_cast<std::uint16_t>(base + 2);
+  config.towers = {"tcp://127.0.0.1:" + std::to_string(base)};
+  config.beacon_interval = 100ms;
+  config.fetch_retry = 200ms;
+  server::DafkaMetrics metrics;
+  auto dafka_store = std::make_unique<server::DafkaStore>(ctx, *store.db, *store.log, random_address(), config,
+                                                          metrics);
+  dafka_store->start();
+  FakeNode node(ctx, base, dafka_store->endpoint());
+  BOOST_REQUIRE(node.produce_until_acked(0, 2, 15s));
+
+  store.faults->arm(FaultFiles::kWal, FaultOps::kWrites, FaultError::kNoSpace);
+  BOOST_CHECK(!node.produce_until_acked(3, 4, 600ms));
+  BOOST_CHECK(metrics.write_failures > 0);
+  BOOST_CHECK_EQUAL(node.highest_ack(), 2u);
+  BOOST_CHECK(node.head_is(2));  // heads are still served, from disk
+  BOOST_CHECK(logs.contains("not acknowledged"));
+
+  store.faults->disarm();
+  BOOST_REQUIRE(node.produce_until_acked(3, 4, 10s));
+  BOOST_CHECK(logs.contains("writes resumed"));
+  dafka_store->stop();
+  tower.stop();
+  BOOST_CHECK_EQUAL(store.log->head("topic", node.address()).value_or(0), 4u);
+  auto cursor = store.log->read("topic", node.address(), 0, 10);
+  storage::DafkaRecord r;
+  std::uint64_t expected = 0;
+  while (cursor->next(&r)) {
+    BOOST_CHECK_EQUAL(r.offset, expected);
+    BOOST_CHECK_EQUAL(r.content, "content-" + std::to_string(expected));
+    ++expected;
+  }
+  BOOST_CHECK_EQUAL(expected, 5u);
+}
