@@ -1,18 +1,23 @@
 // A real full disk: the database on a small tmpfs (needs root and mount;
 // skipped otherwise). CHP writes fill it until RocksDB reports ENOSPC;
-// nothing refused is applied, reads keep working, and writes resume once
-// space is freed (a filler file is removed).
+// nothing refused is applied or published, reads and snapshots keep
+// working, and writes resume once space is freed (a filler file is removed).
+// Once through the store, once through the CHP server with a loopback client.
 #include <sys/mount.h>
 
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "server/chp_server.h"
 #include "storage/chp_store.h"
 #include "storage/database.h"
+#include "tests/support/chp_peer.h"
 #include "tests/support/test_support.h"
 
 using namespace std::chrono_literals;
@@ -122,4 +127,77 @@ BOOST_AUTO_TEST_CASE(full_disk_refuses_then_resumes) {
   BOOST_CHECK_EQUAL(chp->last_sequence(), applied + 1);
   BOOST_CHECK(chp->get("after", &entry, &found).ok() && found);
   BOOST_CHECK_EQUAL(entry.sequence, applied + 1);
+}
+
+BOOST_AUTO_TEST_CASE(chp_server_on_full_disk_publishes_only_what_is_persisted) {
+  SmallFs fs(8 << 20);
+  if (!fs.mounted()) {
+    BOOST_TEST_MESSAGE("skipped: cannot mount a tmpfs here (needs root)");
+    return;
+  }
+  auto filler = fs.path() / "filler";
+  write_filler(filler, 2 << 20);
+  std::string dir = (fs.path() / "data").string();
+  DatabaseOptions options;
+  options.resume_interval = 10ms;
+  std::unique_ptr<Database> db;
+  BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
+  std::unique_ptr<ChpStore> chp;
+  BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+  zmq::context_t ctx;
+  zstore::server::ChpMetrics metrics;
+  zstore::server::ChpServerConfig config;
+  config.port = zstore::testing::free_port_range(3);
+  config.hugz_interval = 100ms;
+  auto server = std::make_unique<zstore::server::ChpServer>(ctx, *db, *chp, config, metrics);
+  server->start();
+  zstore::testing::ChpPeer peer(ctx, "tcp://127.0.0.1", config.port);
+  BOOST_REQUIRE(peer.wait_connected());
+
+  std::map<std::string, std::uint64_t> published;  // key -> sequence seen in its KVPUB
+  std::string value(4096, 'v');
+  int i = 0;
+  for (; i < 20000 && metrics.write_failures == 0; ++i) {
+    std::string key = "key" + std::to_string(i);
+    peer.set(key, value);
+    if (auto kv = peer.wait_kvpub(key, 2s)) published[key] = kv->sequence;
+  }
+  BOOST_REQUIRE_MESSAGE(metrics.write_failures > 0, "the disk never filled");
+  BOOST_TEST_MESSAGE("full after " << published.size() << " published updates");
+  std::string refused = "key" + std::to_string(i - 1);
+  BOOST_CHECK(!published.contains(refused));
+
+  auto snap = peer.snapshot();
+  BOOST_REQUIRE(snap);
+  for (const auto& [key, seq] : published) {
+    auto it = snap->entries.find(key);
+    BOOST_REQUIRE_MESSAGE(it != snap->entries.end(), key << " was published but is not in the snapshot");
+    BOOST_CHECK_EQUAL(it->second.sequence, seq);
+  }
+  BOOST_CHECK(!snap->entries.contains(refused));
+  std::uint64_t last = metrics.last_sequence;
+  BOOST_CHECK_EQUAL(snap->sequence, last);
+
+  std::filesystem::remove(filler);
+  std::optional<zstore::protocol::chp::KvMsg> after;
+  BOOST_REQUIRE(wait_until(
+      [&] {
+        peer.set("after", "x");
+        after = peer.wait_kvpub("after", 200ms);
+        return after.has_value();
+      },
+      10s));
+  BOOST_CHECK_EQUAL(after->sequence, last + 1);
+  server->stop();
+  chp.reset();
+  BOOST_REQUIRE(db->close().ok());
+  db.reset();
+  BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
+  BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+  BOOST_CHECK_EQUAL(chp->last_sequence(), last + 1);
+  for (const auto& [key, seq] : published) {
+    ChpEntry entry;
+    bool found = false;
+    BOOST_CHECK(chp->get(key, &entry, &found).ok() && found && entry.sequence == seq);
+  }
 }
