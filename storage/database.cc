@@ -77,6 +77,25 @@ bool has_rocksdb_files(const std::string& dir) {
   return false;
 }
 
+constexpr std::string_view kDamagedHint =
+    " (the data dir is damaged: restore it from a backup or checkpoint; no new database is started over it)";
+
+// ListColumnFamilies skips what it cannot parse, so a garbage MANIFEST looks
+// like a database without our column families. A read-only open (which
+// changes nothing) reads it properly and names the damage.
+Status check_manifest(const std::string& dir, const DatabaseOptions& options) {
+  rocksdb::DB* raw = nullptr;
+  rocksdb::DBOptions db = db_options(options, false);
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors{
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::Status rs = rocksdb::DB::OpenForReadOnly(db, dir, descriptors, &handles, &raw);
+  if (!rs.ok()) return Status::Error("damaged database in '" + dir + "': " + rs.ToString() + std::string(kDamagedHint));
+  for (auto* h : handles) (void)raw->DestroyColumnFamilyHandle(h);
+  delete raw;
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string_view column_name(Column column) { return kColumnNames[static_cast<std::size_t>(column)]; }
@@ -103,10 +122,12 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   }
   if (!fresh) {
     std::vector<std::string> existing;
-    Status s = from_rocks(rocksdb::DB::ListColumnFamilies(db_options(options, false), dir, &existing),
-                          "cannot read column families of '" + dir + "'");
+    rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options(options, false), dir, &existing);
+    Status s = from_rocks(listed, "cannot read column families of '" + dir + "'");
+    if (listed.IsCorruption()) return Status::Error(s.message() + std::string(kDamagedHint));
     if (!s.ok()) return s;
     if (std::find(existing.begin(), existing.end(), "meta") == existing.end()) {
+      if (Status m = check_manifest(dir, options); !m.ok()) return m;
       return Status::Error("'" + dir + "' is a RocksDB database but not a zstore one (no 'meta' column family)");
     }
     for (auto name : kColumnNames) {
@@ -131,7 +152,11 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
       options.read_only
           ? rocksdb::DB::OpenForReadOnly(db, dir, descriptors, &handles, &raw)
           : rocksdb::DB::Open(db, dir, descriptors, &handles, &raw);
-  if (!rs.ok()) return from_rocks(rs, "cannot open database in '" + dir + "'");
+  if (!rs.ok()) {
+    Status s = from_rocks(rs, "cannot open database in '" + dir + "'");
+    if (rs.IsCorruption()) return Status::Error(s.message() + std::string(kDamagedHint));
+    return s;
+  }
   db_.reset(raw);
   default_handle_ = handles[0];
   for (std::size_t i = 0; i < kColumnCount; ++i) handles_[i] = handles[i + 1];

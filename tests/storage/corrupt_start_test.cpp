@@ -1,0 +1,189 @@
+// The real zstored refuses to start on a damaged data dir: non-zero exit, a
+// message naming the problem, and the directory left as it was (never
+// replaced by a new, empty database). The RocksDB info log (LOG*) is the
+// only thing an attempt may touch.
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/chp_store.h"
+#include "storage/dafka_log.h"
+#include "storage/database.h"
+#include "tests/support/test_support.h"
+
+#include <rocksdb/db.h>
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using namespace zstore::storage;
+using zstore::testing::Process;
+using zstore::testing::TempDir;
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+// A data dir with CHP keys flushed to table files and more in the log.
+void populate(const std::string& dir) {
+  std::unique_ptr<Database> db;
+  BOOST_REQUIRE(Database::Open(dir, {}, &db).ok());
+  std::unique_ptr<ChpStore> chp;
+  BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+  for (int i = 0; i < 100; ++i) {
+    std::vector<ChpWrite> w{{"key" + std::to_string(i), "u", "", std::string(100, 'v'), 0, 0}};
+    BOOST_REQUIRE(chp->apply(w).ok());
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> all;
+  for (Column c : {Column::kMeta, Column::kChpMap}) all.push_back(db->handle(c));
+  BOOST_REQUIRE(db->db()->Flush(rocksdb::FlushOptions(), all).ok());
+  std::vector<ChpWrite> w{{"in-log", "u", "", "v", 0, 0}};
+  BOOST_REQUIRE(chp->apply(w).ok());
+  chp.reset();
+  BOOST_REQUIRE(db->close().ok());
+}
+
+// Every file but the info logs, with its contents.
+std::map<std::string, std::string> contents(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return {{"(not a directory)", read_file(dir)}};
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (!name.starts_with("LOG")) files[name] = read_file(e.path());
+  }
+  return files;
+}
+
+fs::path first_with(const fs::path& dir, const std::string& prefix, const std::string& suffix) {
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.starts_with(prefix) && name.ends_with(suffix)) return e.path();
+  }
+  BOOST_FAIL("no " + prefix + "*" + suffix + " in " + dir.string());
+  return {};
+}
+
+// Runs zstored on dir; expects a non-zero exit naming the problem (any of
+// words, case-sensitive) and dir unchanged.
+void expect_refused(const fs::path& dir, const std::vector<std::string>& words) {
+  auto before = contents(dir);
+  TempDir logs;
+  Process zstored(zstore::testing::bin_path("zstored"),
+                  {"--data-dir", dir.string(), "--bind", "127.0.0.1", "--chp-port",
+                   std::to_string(zstore::testing::free_port_range(3)), "--dafka-port", "0", "--tower-port", "0"},
+                  logs.path() / "zstored.log");
+  int code = zstored.wait(15s);
+  std::string log = zstored.log();
+  BOOST_TEST_MESSAGE("exit " << code << ": " << log);
+  BOOST_CHECK_MESSAGE(code != 0 && code != -1, "zstored exit code " << code << ", log: " << log);
+  BOOST_CHECK(log.find("zstored started") == std::string::npos);
+  bool named = false;
+  for (const auto& w : words) named = named || log.find(w) != std::string::npos;
+  BOOST_CHECK_MESSAGE(named, "the message names none of the expected words; log: " << log);
+  BOOST_CHECK_MESSAGE(contents(dir) == before, "the data dir was modified");
+}
+
+struct Populated {
+  TempDir tmp;
+  fs::path dir = tmp.path() / "data";
+  Populated() { populate(dir.string()); }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(zstored_refuses_damaged_data_dirs)
+
+BOOST_AUTO_TEST_CASE(healthy_dir_starts) {
+  // The control: the same dir undamaged starts (so the refusals below are
+  // about the damage).
+  Populated p;
+  TempDir logs;
+  Process zstored(zstore::testing::bin_path("zstored"),
+                  {"--data-dir", p.dir.string(), "--bind", "127.0.0.1", "--chp-port",
+                   std::to_string(zstore::testing::free_port_range(3)), "--dafka-port", "0", "--tower-port", "0"},
+                  logs.path() / "zstored.log");
+  BOOST_CHECK(zstore::testing::wait_until([&] { return zstored.log().find("zstored started") != std::string::npos; },
+                                          15s));
+  zstored.kill(SIGTERM);
+  BOOST_CHECK_EQUAL(zstored.wait(15s), 0);
+}
+
+BOOST_AUTO_TEST_CASE(empty_current) {
+  Populated p;
+  write_file(p.dir / "CURRENT", "");
+  expect_refused(p.dir, {"CURRENT"});
+}
+
+BOOST_AUTO_TEST_CASE(truncated_current) {
+  Populated p;
+  std::string current = read_file(p.dir / "CURRENT");
+  write_file(p.dir / "CURRENT", current.substr(0, current.size() / 2));
+  expect_refused(p.dir, {"CURRENT", "MANIFEST"});
+}
+
+BOOST_AUTO_TEST_CASE(garbage_current) {
+  Populated p;
+  write_file(p.dir / "CURRENT", std::string("\x01\xff garbage\n", 11));
+  expect_refused(p.dir, {"CURRENT", "MANIFEST"});
+}
+
+BOOST_AUTO_TEST_CASE(garbage_manifest) {
+  Populated p;
+  fs::path manifest = first_with(p.dir, "MANIFEST-", "");
+  std::string bytes = read_file(manifest);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131 + 7) & 0xff);
+  write_file(manifest, bytes);
+  expect_refused(p.dir, {"damaged database"});
+}
+
+BOOST_AUTO_TEST_CASE(missing_table_file) {
+  Populated p;
+  fs::path sst = first_with(p.dir, "", ".sst");
+  fs::remove(sst);
+  expect_refused(p.dir, {sst.stem().string()});  // RocksDB names it by number (.sst or .ldb)
+}
+
+BOOST_AUTO_TEST_CASE(zero_length_table_file) {
+  Populated p;
+  fs::path sst = first_with(p.dir, "", ".sst");
+  write_file(sst, "");
+  expect_refused(p.dir, {sst.filename().string()});
+}
+
+BOOST_AUTO_TEST_CASE(data_dir_is_a_file) {
+  TempDir tmp;
+  fs::path file = tmp.path() / "data";
+  write_file(file, "not a directory");
+  expect_refused(file, {"not a directory", "Not a directory"});
+}
+
+BOOST_AUTO_TEST_CASE(unreadable_data_dir) {
+  Populated p;
+  fs::permissions(p.dir, fs::perms::none);
+  bool readable = ::access(p.dir.c_str(), R_OK | X_OK) == 0;
+  if (readable) {  // root reads it anyway
+    fs::permissions(p.dir, fs::perms::owner_all);
+    BOOST_TEST_MESSAGE("skipped: this user can read a mode-000 directory (root)");
+    return;
+  }
+  expect_refused(p.dir, {"Permission denied", "permission"});
+  fs::permissions(p.dir, fs::perms::owner_all);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
