@@ -1,7 +1,9 @@
 # zstore container: build with the project's own tools/, run zstored as a
-# non-root user on a volume.
+# non-root user on a volume. See docs/operations.md.
 #   docker build -t zstore .
-#   docker run -p 5556-5558:5556-5558 -v zstore-data:/var/lib/zstore zstore
+#   docker run -p 5556-5558:5556-5558 -p 5580-5582:5580-5582 -p 8080:8080 \
+#              -v zstore-data:/var/lib/zstore zstore
+# tools/docker-check verifies this file against a local build without Docker.
 
 FROM debian:bookworm AS build
 WORKDIR /src
@@ -13,12 +15,18 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libzmq5 librocksdb7.8 libboost-program-options1.74.0 libuuid1 libspdlog1.10 libfmt9 \
+      libcpp-httplib0.11 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /var/lib/zstore --shell /usr/sbin/nologin zstore \
  && mkdir -p /var/lib/zstore && chown zstore:zstore /var/lib/zstore
 COPY --from=build /src/build/bin/zstored /src/build/bin/zstore-cli /usr/local/bin/
 USER zstore
 VOLUME /var/lib/zstore
-EXPOSE 5556 5557 5558
+# CHP 5556-5558, Dafka tower 5580-5581, Dafka store 5582, HTTP (health, metrics, admin) 8080.
+EXPOSE 5556 5557 5558 5580 5581 5582 8080
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["/usr/local/bin/zstored", "--bind", "0.0.0.0", "--data-dir", "/var/lib/zstore"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["/usr/local/bin/zstore-cli", "admin", "--server", "http://127.0.0.1:8080", "--timeout-ms", "4000", "health"]
+# Every flag can be added after the image name (docker run zstore --ha primary ...)
+# or set as ZSTORE_<FLAG> in the environment.
+ENTRYPOINT ["/usr/local/bin/zstored", "--bind", "0.0.0.0", "--data-dir", "/var/lib/zstore", "--http-port", "8080"]
