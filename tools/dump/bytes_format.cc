@@ -1,0 +1,85 @@
+#include "tools/dump/bytes_format.h"
+
+#include <ctime>
+
+#include "client/cli/printable.h"
+
+namespace zstore::dump {
+namespace {
+
+// Length of the well-formed UTF-8 sequence at the start of s (RFC 3629: no
+// overlongs, no surrogates, nothing above U+10FFFF), or 0.
+std::size_t utf8_length(std::string_view s) {
+  const auto b0 = static_cast<unsigned char>(s[0]);
+  if (b0 < 0x80) return 1;
+  std::size_t len = b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : b0 >= 0xC2 ? 2 : 0;
+  if (len == 0 || b0 > 0xF4 || s.size() < len) return 0;
+  std::uint32_t cp = b0 & (0x7F >> len);
+  for (std::size_t i = 1; i < len; ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if ((b & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  const bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+  const bool invalid = cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF);
+  return overlong || invalid ? 0 : len;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view bytes) {
+  while (!bytes.empty()) {
+    std::size_t len = utf8_length(bytes);
+    if (len == 0) return false;
+    bytes.remove_prefix(len);
+  }
+  return true;
+}
+
+std::string base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t j = 0; j < 3; ++j) v = (v << 8) | (j < n ? static_cast<unsigned char>(bytes[i + j]) : 0u);
+    for (std::size_t j = 0; j < 4; ++j) out.push_back(j <= n ? kAlphabet[(v >> (18 - 6 * j)) & 0x3F] : '=');
+  }
+  return out;
+}
+
+std::string hex(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xF]);
+  }
+  return out;
+}
+
+void put_bytes(nlohmann::ordered_json& object, const std::string& name, std::string_view bytes) {
+  if (is_valid_utf8(bytes)) {
+    object[name] = std::string(bytes);
+  } else {
+    object[name] = base64(bytes);
+    object[name + "_encoding"] = "base64";
+  }
+}
+
+std::string text(std::string_view bytes) { return cli::printable(bytes); }
+
+std::string iso8601_ms(std::uint64_t ms) {
+  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buf[64];
+  std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(buf + n, sizeof buf - n, ".%03uZ", static_cast<unsigned>(ms % 1000));
+  return buf;
+}
+
+}  // namespace zstore::dump
