@@ -147,6 +147,11 @@ int run(const ServerOptions& o) {
       http = std::make_unique<HttpServer>(HttpConfig{o.bind, o.http_port}, server_view(db.get(), chp.get(), &chp_metrics,
                                                                                        dafka ? &dafka_metrics : nullptr));
       http->start();
+      if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
+        spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "
+                     "it has no authentication, keep the port off untrusted networks",
+                     http->endpoint());
+      }
     }
   } catch (const zmq::error_t& e) {
     spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
