@@ -26,6 +26,7 @@ Health check_health(const ServerView& view, std::chrono::milliseconds stale_afte
   bool healthy = view.db != nullptr && view.db->db() != nullptr;
   if (view.chp) healthy = check_loop(&loops, "chp", view.chp->loop_heartbeat_ms, stale_after) && healthy;
   if (view.dafka) healthy = check_loop(&loops, "dafka", view.dafka->loop_heartbeat_ms, stale_after) && healthy;
+  if (view.tower) healthy = check_loop(&loops, "tower", view.tower->loop_heartbeat_ms, stale_after) && healthy;
   auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - view.started).count();
   nlohmann::json body = {{"status", healthy ? "ok" : "unhealthy"},
                          {"role", view.ha_state ? view.ha_state() : "standalone"},

@@ -63,11 +63,12 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
 }
 
 ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* chp_metrics,
-                       const DafkaMetrics* dafka_metrics) {
+                       const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics) {
   ServerView v;
   v.db = db;
   v.chp = chp ? chp_metrics : nullptr;
   v.dafka = dafka_metrics;
+  v.tower = tower_metrics;
   if (chp) v.ha_state = [chp] { return std::string(chp->ha_state()); };
   return v;
 }
@@ -144,8 +145,9 @@ int run(const ServerOptions& o) {
       dafka->start();
     }
     if (o.http_port != 0) {
-      http = std::make_unique<HttpServer>(HttpConfig{o.bind, o.http_port}, server_view(db.get(), chp.get(), &chp_metrics,
-                                                                                       dafka ? &dafka_metrics : nullptr));
+      http = std::make_unique<HttpServer>(
+          HttpConfig{o.bind, o.http_port},
+          server_view(db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr, tower ? &tower_metrics : nullptr));
       http->start();
       if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
         spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "

@@ -113,6 +113,11 @@ std::string render_metrics(const ServerView& view) {
   w.sample(uptime);
   if (view.chp) chp_metrics(w, *view.chp, *view.db);
   if (view.dafka) dafka_metrics(w, *view.dafka, *view.db);
+  if (view.tower) {
+    counter(w, "zstore_tower_beacons_forwarded_total", "beacons the embedded tower forwarded",
+            get(view.tower->beacons_forwarded));
+    counter(w, "zstore_tower_malformed_total", "malformed beacons the embedded tower dropped", get(view.tower->malformed));
+  }
   ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
   w.family("zstore_rocksdb_sst_bytes", "gauge", "size of the live SST files, by column family");
   auto columns = column_stats(*view.db);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "protocol/beacon.h"
+#include "server/chp_metrics.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -65,11 +66,12 @@ void Tower::stop() {
 void Tower::run() {
   spdlog::info("Dafka tower on {} (beacons in), {} (beacons out)", endpoints()[0], endpoints()[1]);
   while (true) {
+    metrics_.loop_heartbeat_ms = loop_clock_ms();
     zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
                                {xsub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(items, 3, std::chrono::milliseconds(-1));
+      zmq::poll(items, 3, std::chrono::milliseconds(1000));  // turn at least every second: liveness
       if (items[0].revents & ZMQ_POLLIN) break;
       if (items[1].revents & ZMQ_POLLIN) forward_beacons();
       if (items[2].revents & ZMQ_POLLIN) forward_subscriptions();
@@ -79,6 +81,7 @@ void Tower::run() {
       if (bad_input_log_.allow(&suppressed)) spdlog::error("Dafka tower: {}", e.what());
     }
   }
+  metrics_.loop_heartbeat_ms = 0;
   spdlog::info("Dafka tower stopped");
 }
 

@@ -21,6 +21,7 @@ struct Fixture {
   std::unique_ptr<storage::Database> db;
   ChpMetrics chp;
   DafkaMetrics dafka;
+  TowerMetrics tower;
   ServerView view;
   Fixture() {
     auto s = storage::Database::Open(dir.str(), storage::DatabaseOptions{}, &db);
@@ -28,6 +29,7 @@ struct Fixture {
     view.db = db.get();
     view.chp = &chp;
     view.dafka = &dafka;
+    view.tower = &tower;
     view.ha_state = [] { return std::string("passive"); };
   }
 };
@@ -38,6 +40,8 @@ BOOST_FIXTURE_TEST_CASE(health_needs_every_loop_fresh, Fixture) {
   BOOST_TEST(!check_health(view, 5000ms).healthy);  // never turned
   chp.loop_heartbeat_ms = loop_clock_ms();
   dafka.loop_heartbeat_ms = loop_clock_ms();
+  BOOST_TEST(!check_health(view, 5000ms).healthy);  // the tower never turned
+  tower.loop_heartbeat_ms = loop_clock_ms();
   Health h = check_health(view, 5000ms);
   BOOST_TEST(h.healthy);
   auto body = nlohmann::json::parse(h.body);
@@ -60,7 +64,8 @@ BOOST_FIXTURE_TEST_CASE(health_needs_every_loop_fresh, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(healthz_answers_503_for_a_stuck_loop, Fixture) {
-  view.dafka = nullptr;  // a server without the Dafka store
+  view.dafka = nullptr;  // a server without the Dafka store and tower
+  view.tower = nullptr;
   HttpServer http(HttpConfig{"127.0.0.1", 0, 300ms}, view);
   http.start();
   chp.loop_heartbeat_ms = loop_clock_ms();

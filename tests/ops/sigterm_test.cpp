@@ -29,6 +29,7 @@ BOOST_AUTO_TEST_CASE(sigterm_with_clients_connected_exits_0_within_5s) {
   auto r = keep_alive.Get("/healthz");
   BOOST_REQUIRE(r);
   BOOST_REQUIRE_EQUAL(r->status, 200);
+  BOOST_TEST(r->body.find("\"tower\":{\"last_turn_ms_ago\"") != std::string::npos, r->body);
 
   dafka::ProducerOptions o;
   o.node.towers = {"tcp://127.0.0.1:" + std::to_string(tower)};
