@@ -266,3 +266,12 @@ BOOST_AUTO_TEST_CASE(a_corrupt_entry_exits_1) {
   BOOST_TEST(r.err.find("corrupt CHP entry") != std::string::npos, r.err);
   BOOST_TEST(json_lines(r.out).size() == 2u);  // the keys before it were dumped
 }
+
+BOOST_AUTO_TEST_CASE(an_io_error_while_opening_exits_1) {
+  Written w;
+  std::filesystem::remove(w.dir.path() / "CURRENT");
+  std::filesystem::create_directory(w.dir.path() / "CURRENT");  // reading it fails with EISDIR
+  DumpRun r = w.dump({"stats"});
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.err.find("IO error") != std::string::npos, r.err);
+}

@@ -115,7 +115,8 @@ void print_usage(std::ostream& out) {
          "  dafka [--topic T] [--partition ID] [--from N] [--count N]\n"
          "                                      Dafka records: subject, partition, offset, content\n"
          "  stats                               column families, last CHP sequence, Dafka heads, node address\n\n"
-      << describe() << "\nExit status: 0 ok, 1 read error, 2 usage error or not a readable zstore data dir.\n";
+      << describe() << "\nExit status: 0 ok; 1 I/O error or corrupt entry while reading;\n"
+         "2 bad flags, missing dir, not a zstore database or unknown layout version.\n";
 }
 
 }  // namespace zstore::dump

@@ -4,7 +4,7 @@
 namespace zstore::dump {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitReadError = 1;  // an I/O error or a corrupt entry while reading
+inline constexpr int kExitReadError = 1;  // an I/O error (also while opening) or a corrupt entry
 inline constexpr int kExitUsage = 2;      // bad flags, missing dir, not a zstore database, unknown layout
 
 }  // namespace zstore::dump

@@ -29,7 +29,7 @@ int run(const DumpOptions& options) {
   OpenResult opened = open_read_only(options.data_dir);
   if (!opened.db) {
     std::cerr << "zstore-dump: " << opened.error << "\n";
-    return kExitUsage;
+    return opened.io_error ? kExitReadError : kExitUsage;
   }
   Progress progress(std::cerr, isatty(STDERR_FILENO) == 1, unit_of(options.command));
   int code = kExitOk;
