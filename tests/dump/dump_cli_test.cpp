@@ -275,3 +275,45 @@ BOOST_AUTO_TEST_CASE(an_io_error_while_opening_exits_1) {
   BOOST_TEST(r.exit_code == 1);
   BOOST_TEST(r.err.find("IO error") != std::string::npos, r.err);
 }
+
+namespace {
+
+// A database of n CHP keys.
+void write_keys(const std::string& dir, int n) {
+  auto db = open_rw(dir);
+  std::unique_ptr<ChpStore> store;
+  BOOST_REQUIRE(ChpStore::Open(db.get(), &store).ok());
+  std::vector<ChpWrite> writes;
+  for (int i = 0; i < n; ++i) writes.push_back({"/k/" + std::to_string(i), std::string(16, 'u'), "", "v", 0, 0});
+  BOOST_REQUIRE(store->apply(writes).ok());
+  BOOST_REQUIRE(db->close().ok());
+}
+
+// Sets an environment variable for the scope (children inherit it).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(std::string n, const std::string& value) : name(std::move(n)) { ::setenv(name.c_str(), value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name.c_str()); }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(progress_shows_on_a_terminal_only) {
+  TempDir dir;
+  write_keys(dir.str(), 1000);
+  ScopedEnv after("ZSTORE_DUMP_PROGRESS_AFTER_MS", "0");  // no need for a dump of seconds
+
+  DumpRun piped = run_dump({"--data-dir", dir.str(), "chp"});
+  BOOST_TEST(piped.exit_code == 0);
+  BOOST_TEST(piped.err.empty(), piped.err);
+
+  // script(1) runs the dump with stderr on a pseudo-terminal; stdout is dropped.
+  TempDir logs;
+  std::string command = zstore::testing::bin_path("zstore-dump") + " --data-dir " + dir.str() + " chp >/dev/null";
+  zstore::testing::Process p("/usr/bin/script", {"-qec", command, "/dev/null"}, logs.path() / "tty");
+  BOOST_REQUIRE(p.wait(std::chrono::seconds(30)) == 0);
+  std::string tty = p.log();
+  BOOST_TEST(tty.find("\rzstore-dump: 256 keys") != std::string::npos, tty);
+  BOOST_TEST(tty.find("zstore-dump: 1000 keys") != std::string::npos, tty);
+  BOOST_TEST(tty.find("/s") != std::string::npos, tty);
+}

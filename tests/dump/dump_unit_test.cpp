@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(options)
 
 ParseOutcome parse(std::vector<std::string> args, DumpOptions* o, std::string* error) {
-  return parse_dump_options(args, o, error);
+  return parse_dump_options(args, nullptr, o, error);
 }
 
 BOOST_AUTO_TEST_CASE(commands_and_their_options_parse) {
@@ -106,6 +106,17 @@ BOOST_AUTO_TEST_CASE(bad_command_lines_are_refused_with_a_reason) {
       BOOST_TEST(error.find(expected) != std::string::npos, error);
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(progress_delay_comes_from_the_environment) {
+  DumpOptions o;
+  std::string error;
+  BOOST_TEST((parse_dump_options({"--data-dir", "d", "chp"}, nullptr, &o, &error) == ParseOutcome::kRun));
+  BOOST_TEST(o.progress_after.count() == 2000);
+  BOOST_TEST((parse_dump_options({"--data-dir", "d", "chp"}, "0", &o, &error) == ParseOutcome::kRun));
+  BOOST_TEST(o.progress_after.count() == 0);
+  BOOST_TEST((parse_dump_options({"--data-dir", "d", "chp"}, "soon", &o, &error) == ParseOutcome::kError));
+  BOOST_TEST(error.find("ZSTORE_DUMP_PROGRESS_AFTER_MS") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -93,7 +93,8 @@ ParseOutcome fill(const po::variables_map& vm, DumpOptions* out, std::string* er
 
 }  // namespace
 
-ParseOutcome parse_dump_options(const std::vector<std::string>& args, DumpOptions* out, std::string* error) {
+ParseOutcome parse_dump_options(const std::vector<std::string>& args, const char* progress_after_env, DumpOptions* out,
+                                std::string* error) {
   po::positional_options_description positional;
   positional.add("command", 1);
   po::variables_map vm;
@@ -105,6 +106,14 @@ ParseOutcome parse_dump_options(const std::vector<std::string>& args, DumpOption
     return ParseOutcome::kError;
   }
   if (vm.count("help")) return ParseOutcome::kHelp;
+  if (progress_after_env != nullptr) {
+    std::uint64_t ms = 0;
+    if (!parse_u64(progress_after_env, &ms) || ms > 86400000) {
+      *error = std::string("ZSTORE_DUMP_PROGRESS_AFTER_MS must be 0..86400000 ms, not '") + progress_after_env + "'";
+      return ParseOutcome::kError;
+    }
+    out->progress_after = std::chrono::milliseconds(ms);
+  }
   return fill(vm, out, error);
 }
 

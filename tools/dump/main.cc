@@ -2,6 +2,7 @@
 // Dafka logs, statistics). See docs/dump.md for the formats and exit codes.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -26,12 +27,13 @@ const char* unit_of(Command command) {
 }
 
 int run(const DumpOptions& options) {
+  // Started before opening: replaying a large write-ahead log takes time too.
+  Progress progress(std::cerr, isatty(STDERR_FILENO) == 1, unit_of(options.command), options.progress_after);
   OpenResult opened = open_read_only(options.data_dir);
   if (!opened.db) {
     std::cerr << "zstore-dump: " << opened.error << "\n";
     return opened.io_error ? kExitReadError : kExitUsage;
   }
-  Progress progress(std::cerr, isatty(STDERR_FILENO) == 1, unit_of(options.command));
   int code = kExitOk;
   switch (options.command) {
     case Command::kChp: code = dump_chp(opened.db.get(), options, std::cout, std::cerr, progress); break;
@@ -53,7 +55,8 @@ int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   DumpOptions options;
   std::string error;
-  switch (parse_dump_options(std::vector<std::string>(argv + 1, argv + argc), &options, &error)) {
+  switch (parse_dump_options(std::vector<std::string>(argv + 1, argv + argc),
+                             std::getenv("ZSTORE_DUMP_PROGRESS_AFTER_MS"), &options, &error)) {
     case ParseOutcome::kHelp:
       print_usage(std::cout);
       return kExitOk;
