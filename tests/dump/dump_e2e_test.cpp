@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -154,6 +155,13 @@ BOOST_AUTO_TEST_CASE(killed_server_dir_shows_every_published_key_and_acked_recor
   }
 
   BOOST_TEST((fingerprint(store.zstored.data_dir()) == before));  // read-only: nothing written, nothing added
+
+  // A copy of the crashed dir (what an operator would take) dumps the same.
+  zstore::testing::TempDir copy;
+  std::filesystem::copy(store.zstored.data_dir(), copy.path(), std::filesystem::copy_options::recursive);
+  DumpRun from_copy = run_dump({"--data-dir", copy.str(), "--format", "json", "chp"});
+  BOOST_TEST(from_copy.exit_code == 0, from_copy.err);
+  BOOST_TEST(from_copy.out == chp.out);
 }
 
 BOOST_AUTO_TEST_CASE(dump_while_zstored_runs_on_the_dir) {
