@@ -1,0 +1,110 @@
+#include "tools/torture_src/chp_reader.h"
+
+#include <zmq_addon.hpp>
+
+#include "protocol/chp_codec.h"
+
+namespace zstore::torture {
+
+namespace chp = protocol::chp;
+
+namespace {
+
+// A server may expire a key at most this much before the ttl measured from
+// our send time (its clock is ours; the ttl is rounded to whole ms).
+constexpr std::int64_t kEarlyExpiryToleranceMs = 50;
+
+std::string seq_text(std::uint64_t seq) { return std::to_string(seq >> 40) + ":" + std::to_string(seq & ((1ull << 40) - 1)); }
+
+}  // namespace
+
+ChpReader::ChpReader(zmq::context_t& ctx, std::vector<std::string> publishers, const ChpHistory& history,
+                     Violations& violations)
+    : ctx_(ctx), publishers_(std::move(publishers)), history_(history), violations_(violations) {
+  thread_ = std::thread([this] { run(); });
+}
+
+ChpReader::~ChpReader() {
+  stop_ = true;
+  thread_.join();
+}
+
+std::map<std::string, SeenState> ChpReader::seen() const {
+  std::lock_guard lock(mu_);
+  return seen_;
+}
+
+std::uint64_t ChpReader::max_sequence() const {
+  std::lock_guard lock(mu_);
+  return max_sequence_;
+}
+
+void ChpReader::run() {
+  zmq::socket_t sub(ctx_, zmq::socket_type::sub);
+  sub.set(zmq::sockopt::linger, 0);
+  sub.set(zmq::sockopt::rcvhwm, 0);
+  sub.set(zmq::sockopt::reconnect_ivl, 20);
+  sub.set(zmq::sockopt::subscribe, "");
+  for (const auto& ep : publishers_) sub.connect(ep);
+  while (!stop_) {
+    zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) <= 0) continue;
+    std::vector<zmq::message_t> parts;
+    if (!zmq::recv_multipart(sub, std::back_inserter(parts))) continue;
+    std::vector<std::string_view> views;
+    for (const auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());
+    auto update = chp::decode_update(views);
+    if (!update) {
+      violations_.add("bad KVPUB", "undecodable publisher message: " + update.error().detail);
+      continue;
+    }
+    if (auto* kv = std::get_if<chp::KvMsg>(&update.value())) on_kvpub(kv->key, kv->sequence, kv->uuid, kv->body);
+  }
+}
+
+void ChpReader::on_kvpub(const std::string& key, std::uint64_t seq, const std::string& uuid,
+                         const std::string& body) {
+  kvpubs_++;
+  std::int64_t now = now_ms();
+  std::lock_guard lock(mu_);
+  if (seq <= max_sequence_) {
+    violations_.add("sequence went back",
+                    "KVPUB " + key + " seq " + seq_text(seq) + " after seq " + seq_text(max_sequence_));
+  }
+  max_sequence_ = std::max(max_sequence_, seq);
+  SeenState& state = seen_[key];
+  if (uuid.empty() && body.empty()) return on_expiry(key, seq, state, now);
+  auto ref = history_.find(uuid);
+  if (!ref || ref->key != key) {
+    violations_.add("unknown KVPUB", "KVPUB " + key + " seq " + seq_text(seq) + " carries no op sent for that key");
+    return;
+  }
+  auto op = history_.op(*ref);
+  if (op->value != body) violations_.add("corrupt KVPUB", "KVPUB " + key + " body differs from the op sent");
+  if (state.op && ref->index < *state.op) {
+    violations_.add("reordered KVPUB", key + " op #" + std::to_string(ref->index) + " published after op #" +
+                                           std::to_string(*state.op));
+  }
+  state = SeenState{seq, ref->index, false, now};
+}
+
+// A server-side expiry: some op of the key at or after the last seen one
+// must have a ttl that has run out by now.
+void ChpReader::on_expiry(const std::string& key, std::uint64_t seq, SeenState& state, std::int64_t now) {
+  std::optional<std::size_t> expired;
+  history_.visit([&](const KeyOps& all) {
+    auto it = all.find(key);
+    if (it == all.end()) return;
+    for (std::size_t i = state.op.value_or(0); i < it->second.size(); ++i) {
+      const ChpOp& op = it->second[i];
+      if (op.ttl_s && op.expires_ms() - kEarlyExpiryToleranceMs <= now) expired = i;
+    }
+  });
+  if (!expired) {
+    violations_.add("premature expiry", "server deleted " + key + " (seq " + seq_text(seq) +
+                                            ") before any ttl of it could have run out");
+  }
+  state = SeenState{seq, expired ? expired : state.op, true, now};
+}
+
+}  // namespace zstore::torture

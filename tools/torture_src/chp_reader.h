@@ -1,0 +1,65 @@
+// ChpReader: a subscriber following the KVPUBs of every CHP server, keeping
+// per key the last update it saw (which writer op, at which sequence), and
+// checking as it goes that
+//   - sequences only go up, across restarts and failovers;
+//   - every KVPUB carries an op the writers sent, byte-exact, for that key,
+//     and a key's ops are published in the order they were sent;
+//   - a delete the writers never sent (a server-side expiry) comes only once
+//     a ttl set of the key may have expired.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "tools/torture_src/chp_history.h"
+#include "tools/torture_src/violations.h"
+
+namespace zstore::torture {
+
+// What the reader last saw for a key.
+struct SeenState {
+  std::uint64_t sequence = 0;
+  std::optional<std::size_t> op;  // index in the key's ops (nullopt: never saw a writer op)
+  bool expired = false;           // the last KVPUB was a server-side expiry of op
+  std::int64_t seen_ms = 0;
+};
+
+class ChpReader {
+ public:
+  // publishers: "tcp://host:P+1" of every server.
+  ChpReader(zmq::context_t& ctx, std::vector<std::string> publishers, const ChpHistory& history,
+            Violations& violations);
+  ~ChpReader();
+  ChpReader(const ChpReader&) = delete;
+  ChpReader& operator=(const ChpReader&) = delete;
+
+  std::map<std::string, SeenState> seen() const;
+  std::uint64_t max_sequence() const;
+  std::uint64_t kvpubs() const { return kvpubs_.load(); }
+
+ private:
+  void run();
+  void on_kvpub(const std::string& key, std::uint64_t seq, const std::string& uuid, const std::string& body);
+  void on_expiry(const std::string& key, std::uint64_t seq, SeenState& state, std::int64_t now);
+
+  zmq::context_t& ctx_;
+  std::vector<std::string> publishers_;
+  const ChpHistory& history_;
+  Violations& violations_;
+  mutable std::mutex mu_;
+  std::map<std::string, SeenState> seen_;
+  std::uint64_t max_sequence_ = 0;
+  std::atomic<std::uint64_t> kvpubs_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace zstore::torture

@@ -1,0 +1,56 @@
+#include "tools/torture_src/cluster.h"
+
+#include <signal.h>
+
+namespace zstore::torture {
+
+namespace {
+
+std::string ep(std::uint16_t port) { return "tcp://127.0.0.1:" + std::to_string(port); }
+
+}  // namespace
+
+Cluster::Cluster(bool ha) {
+  for (int i = 0; i < (ha ? 2 : 1); ++i) {
+    std::uint16_t tower = testing::free_port_range(3);  // tower XSUB, XPUB, store publisher
+    auto z = std::make_unique<testing::Zstored>(std::vector<std::string>{
+        "--tower-port", std::to_string(tower), "--dafka-port", std::to_string(tower + 2), "--beacon-interval-ms", "200",
+        "--beacon-timeout-ms", "2000", "--hugz-interval-ms", "200"});
+    members_.push_back(Member{tower, std::move(z)});
+  }
+  if (!ha) return;
+  std::uint16_t hb = testing::free_port_range(2);
+  auto& p = *members_[0].zstored;
+  auto& b = *members_[1].zstored;
+  p.add_args({"--ha", "primary", "--ha-bind", ep(hb), "--ha-peer", ep(hb + 1), "--ha-peer-chp", ep(b.chp_port()),
+              "--ha-heartbeat-ms", "200"});
+  b.add_args({"--ha", "backup", "--ha-bind", ep(hb + 1), "--ha-peer", ep(hb), "--ha-peer-chp", ep(p.chp_port()),
+              "--ha-heartbeat-ms", "200"});
+}
+
+bool Cluster::start(int member) { return members_.at(member).zstored->start(std::chrono::seconds(30)); }
+
+void Cluster::kill(int member) {
+  auto& z = *members_.at(member).zstored;
+  z.kill(SIGKILL);
+  z.wait_exit(std::chrono::seconds(10));
+}
+
+std::vector<std::string> Cluster::chp_servers() const {
+  std::vector<std::string> out;
+  for (const auto& m : members_) out.push_back(m.zstored->chp_endpoint());
+  return out;
+}
+
+std::vector<std::string> Cluster::towers() const {
+  std::vector<std::string> out;
+  for (const auto& m : members_) out.push_back(ep(m.tower_port));
+  return out;
+}
+
+std::string Cluster::log_tail(int member, std::size_t bytes) const {
+  std::string log = members_.at(member).zstored->log();
+  return log.size() > bytes ? log.substr(log.size() - bytes) : log;
+}
+
+}  // namespace zstore::torture

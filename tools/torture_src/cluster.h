@@ -1,0 +1,33 @@
+// Cluster: the zstored processes under torture: one server, or a Binary
+// Star pair (--ha), each with CHP, the Dafka store and its embedded tower on
+// free loopback ports and its own temporary data dir. A member can be
+// SIGKILLed and restarted on the same data dir and ports.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/zstored.h"
+
+namespace zstore::torture {
+
+class Cluster {
+ public:
+  explicit Cluster(bool ha);
+  int size() const { return static_cast<int>(members_.size()); }
+  bool start(int member);
+  void kill(int member);  // SIGKILL, then reaps it
+  std::vector<std::string> chp_servers() const;  // "tcp://127.0.0.1:P" each
+  std::vector<std::string> towers() const;       // "tcp://127.0.0.1:T" each
+  std::string log_tail(int member, std::size_t bytes = 2000) const;
+
+ private:
+  struct Member {
+    std::uint16_t tower_port;
+    std::unique_ptr<testing::Zstored> zstored;
+  };
+  std::vector<Member> members_;
+};
+
+}  // namespace zstore::torture

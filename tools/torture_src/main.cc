@@ -1,0 +1,31 @@
+// zstore-torture: crash torture of zstored (see torture_run.h, docs/torture.md).
+#include <chrono>
+#include <iostream>
+
+#include "tools/torture_src/torture_options.h"
+#include "tools/torture_src/torture_run.h"
+
+int main(int argc, char** argv) {
+  using namespace zstore::torture;
+  auto parsed = parse_options(argc, argv);
+  if (auto* err = std::get_if<std::string>(&parsed)) {
+    std::cerr << "zstore-torture: " << *err << "\n" << usage();
+    return 2;
+  }
+  auto options = std::get<TortureOptions>(parsed);
+  if (options.help) {
+    std::cout << usage();
+    return 0;
+  }
+  if (options.seed == 0) {
+    options.seed = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  }
+  std::cout << "zstore-torture: " << options.minutes << " min, " << (options.ha ? "HA pair" : "one server")
+            << ", seed " << options.seed << std::endl;
+  try {
+    return run_torture(options, std::cout);
+  } catch (const std::exception& e) {
+    std::cerr << "zstore-torture: " << e.what() << "\n";
+    return 1;
+  }
+}

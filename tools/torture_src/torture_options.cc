@@ -1,0 +1,70 @@
+#include "tools/torture_src/torture_options.h"
+
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+namespace zstore::torture {
+
+const char* usage() {
+  return "usage: zstore-torture [--minutes N] [--ha] [--seed S] [--min-up-ms MS] [--max-up-ms MS]\n"
+         "  SIGKILLs zstored (with --ha: either member of a Binary Star pair) at random moments\n"
+         "  under CHP and Dafka load, restarts it and checks nothing published or ACKed was lost.\n"
+         "  --minutes N     run time (default 1; fractions allowed)\n"
+         "  --seed S        random seed (default: from the clock; printed)\n"
+         "  --min-up-ms MS  shortest time between a restart and the next kill (default 300)\n"
+         "  --max-up-ms MS  longest (default 3000)\n"
+         "  exit: 0 no violation, 1 violations or a server failed, 2 usage error\n";
+}
+
+namespace {
+
+template <typename T>
+bool parse_number(std::string_view text, T* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
+  TortureOptions o;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string_view flag) -> std::variant<std::string_view, std::string> {
+      if (i + 1 >= argc) return std::string(flag) + " needs a value";
+      return std::string_view(argv[++i]);
+    };
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (a == "--ha") {
+      o.ha = true;
+    } else if (a == "--minutes" || a == "--seed" || a == "--min-up-ms" || a == "--max-up-ms") {
+      auto v = value(a);
+      if (auto* err = std::get_if<std::string>(&v)) return *err;
+      auto text = std::get<std::string_view>(v);
+      bool ok = false;
+      if (a == "--minutes") {
+        try {
+          std::size_t used = 0;
+          o.minutes = std::stod(std::string(text), &used);
+          ok = used == text.size() && std::isfinite(o.minutes) && o.minutes > 0 && o.minutes <= 24 * 60;
+        } catch (const std::exception&) {
+          ok = false;
+        }
+      } else if (a == "--seed") {
+        ok = parse_number(text, &o.seed);
+      } else {
+        int* target = a == "--min-up-ms" ? &o.min_up_ms : &o.max_up_ms;
+        ok = parse_number(text, target) && *target >= 0 && *target <= 600000;
+      }
+      if (!ok) return "bad value '" + std::string(text) + "' for " + std::string(a);
+    } else {
+      return "unknown argument '" + std::string(a) + "'";
+    }
+  }
+  if (o.min_up_ms > o.max_up_ms) return std::string("--min-up-ms must not exceed --max-up-ms");
+  return o;
+}
+
+}  // namespace zstore::torture

@@ -1,0 +1,173 @@
+#include "tools/torture_src/torture_run.h"
+
+#include <chrono>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "client/clone_client.h"
+#include "tests/support/chp_peer.h"
+#include "tools/torture_src/chp_history.h"
+#include "tools/torture_src/chp_reader.h"
+#include "tools/torture_src/chp_verify.h"
+#include "tools/torture_src/chp_writers.h"
+#include "tools/torture_src/cluster.h"
+#include "tools/torture_src/dafka_load.h"
+#include "tools/torture_src/violations.h"
+
+namespace zstore::torture {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> with_offset(const std::vector<std::string>& bases, int offset) {
+  std::vector<std::string> out;
+  for (const auto& b : bases) {
+    auto colon = b.rfind(':');
+    out.push_back(b.substr(0, colon + 1) + std::to_string(std::stoi(b.substr(colon + 1)) + offset));
+  }
+  return out;
+}
+
+// Asks each server in turn (a Binary Star passive does not answer; asking
+// is also the vote that lets it take over) until one sends a snapshot.
+std::optional<SnapshotTaken> take_snapshot(zmq::context_t& ctx, const std::vector<std::string>& servers,
+                                           std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    for (const auto& s : servers) {
+      auto colon = s.rfind(':');
+      testing::ChpPeer peer(ctx, s.substr(0, colon), static_cast<std::uint16_t>(std::stoi(s.substr(colon + 1))));
+      SnapshotTaken t;
+      t.requested_ms = now_ms();
+      auto snap = peer.snapshot("", 1000ms);
+      if (!snap) continue;
+      t.completed_ms = now_ms();
+      t.snapshot = std::move(*snap);
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+class Torture {
+ public:
+  Torture(const TortureOptions& options, std::ostream& out)
+      : options_(options), out_(out), rng_(options.seed), cluster_(options.ha) {}
+
+  int run();
+
+ private:
+  bool cycle(int n);
+  void check_chp(const std::optional<SnapshotTaken>& taken, const std::map<std::string, SeenState>& seen,
+                 std::uint64_t max_seq, std::int64_t killed_ms);
+  void check_follower(client::CloneClient& follower, std::uint64_t sequence);
+
+  TortureOptions options_;
+  std::ostream& out_;
+  std::mt19937_64 rng_;
+  Cluster cluster_;
+  zmq::context_t ctx_;
+  ChpHistory history_;
+  Violations violations_;
+  std::unique_ptr<ChpReader> reader_;
+  std::unique_ptr<ChpWriters> writers_;
+  std::unique_ptr<DafkaLoad> dafka_;
+  std::unique_ptr<client::CloneClient> follower_;
+  std::int64_t up_since_ms_ = 0;
+  std::size_t printed_ = 0;  // violations printed so far
+};
+
+int Torture::run() {
+  for (int m = 0; m < cluster_.size(); ++m) {
+    if (!cluster_.start(m)) {
+      out_ << "zstored did not start:\n" << cluster_.log_tail(m) << "\n";
+      return 1;
+    }
+  }
+  up_since_ms_ = now_ms();
+  auto servers = cluster_.chp_servers();
+  reader_ = std::make_unique<ChpReader>(ctx_, with_offset(servers, 1), history_, violations_);
+  writers_ = std::make_unique<ChpWriters>(ctx_, with_offset(servers, 2), history_,
+                                          WriterOptions{3, 64, options_.seed});
+  dafka_ = std::make_unique<DafkaLoad>(cluster_.towers(), options_.seed);
+  client::Options co;
+  co.servers = servers;
+  co.failover_timeout = 1000ms;
+  follower_ = std::make_unique<client::CloneClient>(co);
+
+  auto end = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(options_.minutes * 60000));
+  int cycles = 0;
+  bool ok = true;
+  while (ok && Clock::now() < end) ok = cycle(++cycles);
+  if (!ok) --cycles;
+  writers_.reset();
+  std::size_t found = violations_.count();
+  out_ << "cycles: " << cycles << " violations: " << found << " kvsets sent: " << history_.size()
+       << " kvpubs seen: " << reader_->kvpubs() << " dafka published: " << dafka_->published()
+       << " acked: " << dafka_->acked() << "\n";
+  printed_ += violations_.print(out_, printed_);
+  return ok && found == 0 ? 0 : 1;
+}
+
+bool Torture::cycle(int n) {
+  std::uniform_int_distribution<int> up(options_.min_up_ms, options_.max_up_ms);
+  std::this_thread::sleep_for(std::chrono::milliseconds(up(rng_)));
+  int member = static_cast<int>(rng_() % static_cast<std::uint64_t>(cluster_.size()));
+  std::int64_t killed_ms = now_ms();
+  cluster_.kill(member);
+  writers_->pause();
+  std::size_t before = violations_.count();
+  if (!cluster_.start(member)) {
+    out_ << "cycle " << n << ": zstored did not restart:\n" << cluster_.log_tail(member) << "\n";
+    return false;
+  }
+  auto seen = reader_->seen();
+  auto max_seq = reader_->max_sequence();
+  auto taken = take_snapshot(ctx_, cluster_.chp_servers(), 30s);
+  check_chp(taken, seen, max_seq, killed_ms);
+  up_since_ms_ = now_ms();
+  std::uint64_t acked = dafka_->acked();
+  std::uint64_t replayed = dafka_->verify(acked, 30s, violations_);
+  if (taken) check_follower(*follower_, taken->snapshot.sequence);
+  out_ << "cycle " << n << ": killed member " << member << ", snapshot "
+       << (taken ? std::to_string(taken->snapshot.entries.size()) + " keys at seq " +
+                       std::to_string(taken->snapshot.sequence)
+                 : std::string("none"))
+       << ", dafka replayed " << replayed << "/" << acked << ", new violations "
+       << violations_.count() - before << std::endl;
+  printed_ += violations_.print(out_, printed_);
+  writers_->resume();
+  return true;
+}
+
+void Torture::check_chp(const std::optional<SnapshotTaken>& taken, const std::map<std::string, SeenState>& seen,
+                        std::uint64_t max_seq, std::int64_t killed_ms) {
+  if (!taken) {
+    violations_.add("no snapshot", "no server answered ICANHAZ? within 30 s after the restart");
+    return;
+  }
+  VerifyContext ctx;
+  ctx.ha = options_.ha;
+  ctx.up_since_ms = up_since_ms_;
+  ctx.killed_ms = killed_ms;
+  verify_chp(*taken, seen, max_seq, history_, ctx, violations_);
+}
+
+void Torture::check_follower(client::CloneClient& follower, std::uint64_t sequence) {
+  if (!follower.wait_for([&] { return follower.synced() && follower.sequence() >= sequence; }, 30s)) {
+    violations_.add("clone client stuck", "not synced at seq >= " + std::to_string(sequence) +
+                                              " within 30 s (at " + std::to_string(follower.sequence()) + ")");
+  }
+}
+
+}  // namespace
+
+int run_torture(const TortureOptions& options, std::ostream& out) {
+  Torture t(options, out);
+  return t.run();
+}
+
+}  // namespace zstore::torture

@@ -1,0 +1,19 @@
+// run_torture: the kill/restart/verify cycle loop of zstore-torture.
+// Starts the cluster and the load (CHP writers, a KVPUB reader, a clone
+// client following the map, a Dafka producer), then until the time is up:
+// waits a random time, SIGKILLs a member, pauses the CHP writers, restarts
+// the member, checks a fresh snapshot (chp_verify.h), replays every ACKed
+// Dafka record (dafka_load.h), waits for the clone client to resync, and
+// resumes. Prints one line per cycle and every violation; returns the exit
+// status (0: no violation).
+#pragma once
+
+#include <ostream>
+
+#include "tools/torture_src/torture_options.h"
+
+namespace zstore::torture {
+
+int run_torture(const TortureOptions& options, std::ostream& out);
+
+}  // namespace zstore::torture
