@@ -69,7 +69,7 @@ class ServerHarness {
   void settle();
   void settle_chp();
   void settle_dafka();
-  void sync_chp();
+  void sync_chp(bool connecting);
   void sync_snapshots(bool exact);
   void sync_dafka();
   void beacon();
