@@ -22,13 +22,14 @@ std::unique_ptr<rocksdb::Iterator> scan(Database* db, Column column) {
 
 }  // namespace
 
-Status column_stats(Database* db, Column column, ColumnStats* out) {
+Status column_stats(Database* db, Column column, ColumnStats* out, const std::function<void()>& on_entry) {
   *out = ColumnStats{};
   auto it = scan(db, column);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     ++out->keys;
     out->key_bytes += it->key().size();
     out->value_bytes += it->value().size();
+    if (on_entry) on_entry();
   }
   if (!it->status().ok()) {
     return Status::Error("read of column family '" + std::string(column_name(column)) + "': " + it->status().ToString());

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,9 @@ struct ColumnStats {
   std::uint64_t sst_bytes = 0;  // size of the column's table files on disk (0 while all in memtables/WAL)
 };
 
-// Counts every entry of column (a full scan, not filling the block cache).
-Status column_stats(Database* db, Column column, ColumnStats* out);
+// Counts every entry of column (a full scan, not filling the block cache),
+// calling on_entry (when set) once per entry, e.g. for progress.
+Status column_stats(Database* db, Column column, ColumnStats* out, const std::function<void()>& on_entry = {});
 
 struct DafkaPartitionInfo {
   std::string subject;

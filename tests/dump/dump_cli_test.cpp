@@ -316,4 +316,10 @@ BOOST_AUTO_TEST_CASE(progress_shows_on_a_terminal_only) {
   BOOST_TEST(tty.find("\rzstore-dump: 256 keys") != std::string::npos, tty);
   BOOST_TEST(tty.find("zstore-dump: 1000 keys") != std::string::npos, tty);
   BOOST_TEST(tty.find("/s") != std::string::npos, tty);
+
+  // stats counts entries of every column family: 1000 keys and 2 meta entries.
+  std::string stats = zstore::testing::bin_path("zstore-dump") + " --data-dir " + dir.str() + " stats >/dev/null";
+  zstore::testing::Process q("/usr/bin/script", {"-qec", stats, "/dev/null"}, logs.path() / "tty-stats");
+  BOOST_REQUIRE(q.wait(std::chrono::seconds(30)) == 0);
+  BOOST_TEST(q.log().find("zstore-dump: 1002 entries counted") != std::string::npos, q.log());
 }

@@ -21,7 +21,7 @@ const char* unit_of(Command command) {
   switch (command) {
     case Command::kChp: return "keys";
     case Command::kDafka: return "records";
-    case Command::kStats: return "column families";
+    case Command::kStats: return "entries counted";
   }
   return "items";
 }

@@ -34,10 +34,9 @@ storage::Status collect(storage::Database* db, Stats* out, Progress& progress) {
   out->chp_last_sequence = chp->last_sequence();
   for (auto column : kColumns) {
     storage::ColumnStats c;
-    s = storage::column_stats(db, column, &c);
+    s = storage::column_stats(db, column, &c, [&progress] { progress.tick(); });
     if (!s.ok()) return s;
     out->columns.push_back(c);
-    progress.tick();
   }
   return storage::dafka_partitions(db, &out->partitions);
 }
