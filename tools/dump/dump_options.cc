@@ -54,41 +54,48 @@ bool parse_command(const std::string& name, Command* out) {
   return true;
 }
 
+ParseOutcome fail(std::string* error, std::string message) {
+  *error = std::move(message);
+  return ParseOutcome::kError;
+}
+
+ParseOutcome fill_filters(const po::variables_map& vm, DumpOptions* out, std::string* error) {
+  if (vm.count("prefix")) out->prefix = vm["prefix"].as<std::string>();
+  if (vm.count("topic")) out->topic = vm["topic"].as<std::string>();
+  if (vm.count("partition")) out->partition = vm["partition"].as<std::string>();
+  if (vm.count("from") && !parse_u64(vm["from"].as<std::string>(), &out->from)) {
+    return fail(error, "--from needs a non-negative integer, not '" + vm["from"].as<std::string>() + "'");
+  }
+  if (vm.count("count")) {
+    std::uint64_t n = 0;
+    if (!parse_u64(vm["count"].as<std::string>(), &n)) {
+      return fail(error, "--count needs a non-negative integer, not '" + vm["count"].as<std::string>() + "'");
+    }
+    out->count = n;
+  }
+  return ParseOutcome::kRun;
+}
+
 ParseOutcome fill(const po::variables_map& vm, DumpOptions* out, std::string* error) {
-  if (!vm.count("command")) return *error = "missing command: chp, dafka or stats", ParseOutcome::kError;
+  if (!vm.count("command")) return fail(error, "missing command: chp, dafka or stats");
   const auto& command = vm["command"].as<std::string>();
   if (!parse_command(command, &out->command)) {
-    return *error = "unknown command '" + command + "' (chp, dafka or stats)", ParseOutcome::kError;
+    return fail(error, "unknown command '" + command + "' (chp, dafka or stats)");
   }
   if (!vm.count("data-dir") || vm["data-dir"].as<std::string>().empty()) {
-    return *error = "--data-dir DIR is required", ParseOutcome::kError;
+    return fail(error, "--data-dir DIR is required");
   }
   out->data_dir = vm["data-dir"].as<std::string>();
   const auto& format = vm["format"].as<std::string>();
   if (format == "text") out->format = Format::kText;
   else if (format == "json") out->format = Format::kJson;
-  else return *error = "--format must be text or json, not '" + format + "'", ParseOutcome::kError;
+  else return fail(error, "--format must be text or json, not '" + format + "'");
   for (const auto& owner : kOwners) {
     if (vm.count(owner.name) && owner.command != out->command) {
-      return *error = std::string("--") + owner.name + " does not apply to '" + command + "'", ParseOutcome::kError;
+      return fail(error, std::string("--") + owner.name + " does not apply to '" + command + "'");
     }
   }
-  if (vm.count("prefix")) out->prefix = vm["prefix"].as<std::string>();
-  if (vm.count("topic")) out->topic = vm["topic"].as<std::string>();
-  if (vm.count("partition")) out->partition = vm["partition"].as<std::string>();
-  if (vm.count("from") && !parse_u64(vm["from"].as<std::string>(), &out->from)) {
-    return *error = "--from needs a non-negative integer, not '" + vm["from"].as<std::string>() + "'",
-           ParseOutcome::kError;
-  }
-  if (vm.count("count")) {
-    std::uint64_t n = 0;
-    if (!parse_u64(vm["count"].as<std::string>(), &n)) {
-      return *error = "--count needs a non-negative integer, not '" + vm["count"].as<std::string>() + "'",
-             ParseOutcome::kError;
-    }
-    out->count = n;
-  }
-  return ParseOutcome::kRun;
+  return fill_filters(vm, out, error);
 }
 
 }  // namespace
