@@ -1,0 +1,124 @@
+// zstore-bench end to end: each mode runs for a second or two against its
+// own zstored (or the relay) and prints a table and a sane JSON last line.
+// Never checks the performance targets.
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+
+using namespace zstore::testing;
+using nlohmann::json;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string output;
+  json last;  // the last line parsed as JSON (null when it is not JSON)
+};
+
+Run bench(std::vector<std::string> args) {
+  TempDir dir;
+  auto log = dir.path() / "bench.log";
+  Process process(bin_path("zstore-bench"), std::move(args), log);
+  Run run;
+  run.code = process.wait(std::chrono::seconds(90));
+  run.output = process.log();
+  std::istringstream lines(run.output);
+  std::string line;
+  std::string last;
+  while (std::getline(lines, line)) {
+    if (!line.empty()) last = line;
+  }
+  run.last = json::parse(last, nullptr, false);
+  if (run.last.is_discarded()) run.last = nullptr;
+  return run;
+}
+
+void check_latency(const json& j, const std::string& prefix) {
+  double p50 = j.at(prefix + "p50_ms").get<double>();
+  double p99 = j.at(prefix + "p99_ms").get<double>();
+  double p999 = j.at(prefix + "p999_ms").get<double>();
+  BOOST_TEST(p50 > 0.0);
+  BOOST_TEST(p50 <= p99);
+  BOOST_TEST(p99 <= p999);
+  BOOST_TEST(p999 < 10000.0);
+}
+
+const std::vector<std::string> kShort = {"--duration", "1", "--warmup", "0.2", "--json"};
+
+std::vector<std::string> with(std::vector<std::string> args) {
+  args.insert(args.end(), kShort.begin(), kShort.end());
+  return args;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(relay_mode) {
+  Run run = bench(with({"relay", "--shape", "dafka"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["mode"] == "relay");
+  BOOST_TEST(run.last["per_s"].get<double>() > 1000.0);
+  check_latency(run.last, "");
+  BOOST_TEST(run.output.find("per_s") < run.output.rfind('{'));  // the table came first
+}
+
+BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
+  Run run = bench(with({"chp", "--rate-fraction", "0.5", "--vs-relay", "--value-bytes", "64"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  double rate = run.last["per_s"].get<double>();
+  BOOST_TEST(rate > 100.0);
+  check_latency(run.last, "");
+  check_latency(run.last, "paced_");
+  BOOST_TEST(run.last["paced_target_per_s"].get<double>() == rate * 0.5, boost::test_tools::tolerance(0.01));
+  // The paced run gets close to its target and no further.
+  BOOST_TEST(run.last["paced_per_s"].get<double>() < rate * 0.5 * 1.2);
+  BOOST_TEST(run.last["paced_per_s"].get<double>() > rate * 0.5 * 0.5);
+  double relay = run.last["relay_per_s"].get<double>();
+  BOOST_TEST(relay > 0.0);
+  BOOST_TEST(run.last["ratio_vs_relay"].get<double>() == rate / relay, boost::test_tools::tolerance(0.01));
+  BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
+  BOOST_TEST(run.last["server_hwm_mib"].get<double>() >= run.last["server_rss_mib"].get<double>());
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_mode) {
+  Run run = bench({"snapshot", "--keys", "20000", "--writer-rate", "500", "--json"});
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  // Every loaded key, plus the concurrent writer's (w-prefixed) keys.
+  double full = run.last["full_keys"].get<double>();
+  BOOST_TEST(full >= 20000.0);
+  BOOST_TEST(full <= 21000.0);
+  BOOST_TEST(run.last["subtree_keys"].get<double>() == 2000.0);  // keys whose index ends in 0
+  BOOST_TEST(run.last["per_s"].get<double>() > 1000.0);
+  BOOST_TEST(run.last["writer_samples"].get<double>() >= 0.0);
+  BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {
+  Run run = bench(with({"dafka", "--writers", "1"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["per_s"].get<double>() > 100.0);
+  check_latency(run.last, "");
+
+  Run replay = bench({"replay", "--records", "20000", "--json"});
+  BOOST_TEST_REQUIRE(replay.code == 0, replay.output);
+  BOOST_TEST_REQUIRE(replay.last.is_object(), replay.output);
+  BOOST_TEST(replay.last["replayed"].get<double>() == 20000.0);
+  BOOST_TEST(replay.last["per_s"].get<double>() > 1000.0);
+}
+
+BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {
+  BOOST_TEST(bench({"warp"}).code == 2);
+  BOOST_TEST(bench({"chp", "--value-bytes", "5"}).code == 2);
+  Run missing = bench({"chp", "--zstored", "/nonexistent/zstored", "--duration", "1"});
+  BOOST_TEST(missing.code == 1);
+  BOOST_TEST(missing.output.find("did not start") != std::string::npos);
+}

@@ -1,0 +1,118 @@
+// zstore-bench pieces: percentiles, the report, the message body, the
+// command line, memory reading, and the relay with the load generator.
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/bench/latency.h"
+#include "tools/bench/load.h"
+#include "tools/bench/options.h"
+#include "tools/bench/relay.h"
+#include "tools/bench/report.h"
+#include "tools/bench/system.h"
+#include "tools/bench/transports.h"
+
+using namespace zstore::bench;
+
+BOOST_AUTO_TEST_CASE(quantiles_use_nearest_rank_and_window_filters) {
+  Latencies latencies;
+  BOOST_TEST(latencies.quantile_ms(0.99) == 0.0);
+  for (int i = 1; i <= 1000; ++i) latencies.add(i, std::int64_t{i} * 1000000);  // 1..1000 ms
+  BOOST_TEST(latencies.quantile_ms(0.5) == 500.0);
+  BOOST_TEST(latencies.quantile_ms(0.99) == 990.0);
+  BOOST_TEST(latencies.quantile_ms(0.999) == 999.0);
+  BOOST_TEST(latencies.quantile_ms(1.0) == 1000.0);
+  Latencies late = latencies.window(901, 2000);
+  BOOST_TEST(late.size() == 100u);
+  BOOST_TEST(late.quantile_ms(0.01) == 901.0);
+}
+
+BOOST_AUTO_TEST_CASE(report_prints_table_and_one_json_line_in_order) {
+  Report report("chp");
+  report.set("per_s", 1234.56789, "msg/s");
+  report.set_text("shape", "dafka");
+  report.set("p99_ms", 0.25, "ms");
+  BOOST_TEST(report.number("per_s") == 1234.568);
+  auto json = nlohmann::json::parse(report.json_line());
+  BOOST_TEST(json["mode"] == "chp");
+  BOOST_TEST(json["per_s"].get<double>() == 1234.568);
+  BOOST_TEST(report.json_line().find('\n') == std::string::npos);
+  BOOST_TEST(report.json_line().find("\"per_s\"") < report.json_line().find("\"p99_ms\""));
+  std::ostringstream table;
+  report.print_table(table);
+  BOOST_TEST(table.str().find("1234.568 msg/s") != std::string::npos);
+  BOOST_TEST(table.str().find("shape") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(messages_carry_time_writer_and_number) {
+  LoadSpec spec;
+  spec.writers = 3;
+  spec.value_bytes = 100;
+  auto frames = make_message(spec, 2, 7, "");
+  BOOST_TEST_REQUIRE(frames.size() == 5u);
+  BOOST_TEST(frames[0].size() == 16u);
+  BOOST_TEST(frames[0] == "s3/0000000000023");  // index 7 * 3 + 2
+  BOOST_TEST(frames[4].size() == 100u);
+  std::int64_t sent = 0;
+  std::uint32_t writer = 0;
+  std::uint64_t n = 0;
+  BOOST_TEST(read_body(frames[4], sent, writer, n));
+  BOOST_TEST(writer == 2u);
+  BOOST_TEST(n == 7u);
+  BOOST_TEST(sent > 0);
+  BOOST_TEST(!read_body(std::string(19, 'x'), sent, writer, n));
+  spec.shape = Shape::kDafka;
+  auto record = make_message(spec, 0, 5, random_address());
+  BOOST_TEST(record.size() == 2u);
+  BOOST_TEST(record[0][0] == 'M');
+  BOOST_TEST(record[1].size() == 100u);
+}
+
+BOOST_AUTO_TEST_CASE(options_defaults_and_usage_errors) {
+  std::ostringstream out;
+  auto o = parse_options({"chp"}, out);
+  BOOST_TEST_REQUIRE(o.has_value());
+  BOOST_TEST(o->value_bytes == 100u);
+  BOOST_TEST(o->keys == 1000000u);
+  BOOST_TEST(o->server_cpu == 1);
+  BOOST_TEST(!parse_options({"--help"}, out).has_value());
+  BOOST_TEST(out.str().find("--vs-relay") != std::string::npos);
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
+           {}, {"nope"}, {"chp", "--value-bytes", "10"}, {"chp", "--writers", "0"}, {"chp", "--bogus"},
+           {"relay", "--shape", "x"}, {"chp", "--rate-fraction", "2"}, {"dafka", "--tower", "h:1"},
+           {"replay", "--dafka-server", "h:1", "--tower", "h:2"}, {"chp", "--duration", "abc"}}) {
+    BOOST_CHECK_THROW(parse_options(bad, out), std::invalid_argument);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(memory_of_this_process_is_read) {
+  auto use = memory_use(::getpid());
+  BOOST_TEST_REQUIRE(use.has_value());
+  BOOST_TEST(use->rss_kib > 0u);
+  BOOST_TEST(use->hwm_kib >= use->rss_kib);
+  BOOST_TEST(!memory_use(-5).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(relay_carries_a_windowed_and_a_bounded_load) {
+  zmq::context_t context(1);
+  Relay relay(-1);
+  PubSubTransport transport(context, relay.input(), relay.output());
+  LoadSpec spec;
+  spec.writers = 2;
+  spec.window = 50;
+  spec.warmup_s = 0.1;
+  spec.duration_s = 0.5;
+  LoadResult result = run_load(spec, transport);
+  BOOST_TEST(result.rate() > 100.0);
+  BOOST_TEST(result.completed <= result.sent);
+  BOOST_TEST(result.latencies.window(result.window_start_ns, result.window_end_ns).size() > 50u);
+  spec.total = 1001;
+  spec.shape = Shape::kDafka;
+  LoadResult bounded = run_load(spec, transport);
+  BOOST_TEST(bounded.completed == 1001u);
+  BOOST_TEST(bounded.sent == 1001u);
+}

@@ -1,0 +1,270 @@
+#include "tools/bench/modes.h"
+
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include "tools/bench/load.h"
+#include "tools/bench/probes.h"
+#include "tools/bench/relay.h"
+#include "tools/bench/server_process.h"
+#include "tools/bench/system.h"
+#include "tools/bench/transports.h"
+
+namespace zstore::bench {
+
+namespace {
+
+LoadSpec spec_of(const Options& o, Shape shape) {
+  LoadSpec spec;
+  spec.shape = shape;
+  spec.writers = o.writers;
+  spec.value_bytes = o.value_bytes;
+  spec.rate = o.rate;
+  spec.window = o.window;
+  spec.key_space = o.key_space;
+  spec.warmup_s = o.warmup_s;
+  spec.duration_s = o.duration_s;
+  return spec;
+}
+
+void report_latency(Report& report, const std::string& prefix, const Latencies& latencies) {
+  report.set(prefix + "p50_ms", latencies.quantile_ms(0.50), "ms");
+  report.set(prefix + "p99_ms", latencies.quantile_ms(0.99), "ms");
+  report.set(prefix + "p999_ms", latencies.quantile_ms(0.999), "ms");
+}
+
+void report_run(Report& report, const std::string& prefix, const LoadResult& result) {
+  report.set(prefix + "per_s", result.rate(), "msg/s");
+  report_latency(report, prefix, result.latencies.window(result.window_start_ns, result.window_end_ns));
+}
+
+LoadResult relay_run(const Options& o, const LoadSpec& spec) {
+  zmq::context_t context(1);
+  Relay relay(o.server_cpu);
+  PubSubTransport transport(context, relay.input(), relay.output());
+  return run_load(spec, transport);
+}
+
+void add_relay(Report& report, const Options& o, const LoadSpec& spec, std::ostream& log) {
+  log << "relay with the same load...\n";
+  LoadResult relay = relay_run(o, spec);
+  report.set("relay_per_s", relay.rate(), "msg/s");
+  double measured = report.number("per_s");
+  report.set("ratio_vs_relay", relay.rate() > 0 ? measured / relay.rate() : 0);
+}
+
+// The server of a run: a running one (--server) or our own.
+struct Server {
+  ServerPorts ports;
+  std::unique_ptr<ServerProcess> process;
+  pid_t external_pid = 0;  // --server-pid
+  pid_t pid() const { return process ? process->pid() : external_pid; }
+};
+
+std::pair<std::string, std::uint16_t> split_host_port(const std::string& value, const std::string& flag) {
+  auto colon = value.rfind(':');
+  int port = 0;
+  try {
+    port = colon == std::string::npos ? 0 : std::stoi(value.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = 0;
+  }
+  if (colon == 0 || port < 1 || port > 65535) throw std::invalid_argument(flag + " must be host:port, got " + value);
+  return {value.substr(0, colon), static_cast<std::uint16_t>(port)};
+}
+
+Server open_server(const Options& o, std::ostream& log) {
+  Server server;
+  bool dafka = o.mode == "dafka" || o.mode == "replay";
+  if (dafka ? !o.dafka_server.empty() : !o.server.empty()) {
+    if (dafka) {
+      auto [host, port] = split_host_port(o.dafka_server, "--dafka-server");
+      server.ports.host = host;
+      server.ports.dafka = port;
+      server.ports.tower = split_host_port(o.tower, "--tower").second;
+    } else {
+      auto [host, port] = split_host_port(o.server, "--server");
+      server.ports.host = host;
+      server.ports.chp = port;
+    }
+    server.external_pid = o.server_pid;
+    return server;
+  }
+  auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
+  server.process = std::make_unique<ServerProcess>(path, o.server_cpu);
+  server.process->start();
+  server.ports = server.process->ports();
+  log << "zstored " << server.pid() << " on " << server.process->data_dir().string() << '\n';
+  return server;
+}
+
+void report_memory(Report& report, pid_t pid) {
+  if (pid <= 0) return;
+  if (auto use = memory_use(pid)) {
+    report.set("server_rss_mib", static_cast<double>(use->rss_kib) / 1024.0, "MiB");
+    report.set("server_hwm_mib", static_cast<double>(use->hwm_kib) / 1024.0, "MiB");
+  }
+}
+
+Report relay_mode(const Options& o, std::ostream&) {
+  Report report("relay");
+  report.set_text("shape", o.shape);
+  LoadSpec spec = spec_of(o, o.shape == "dafka" ? Shape::kDafka : Shape::kChp);
+  report_run(report, "", relay_run(o, spec));
+  return report;
+}
+
+Report chp_mode(const Options& o, std::ostream& log) {
+  Report report("chp");
+  Server server = open_server(o, log);
+  zmq::context_t context(1);
+  PubSubTransport transport(context, server.ports.endpoint(server.ports.chp + 2),
+                            server.ports.endpoint(server.ports.chp + 1));
+  LoadSpec spec = spec_of(o, Shape::kChp);
+  report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
+  report.set("writers", o.writers);
+  report_run(report, "", run_load(spec, transport));
+  if (o.rate_fraction > 0) {
+    LoadSpec paced = spec;
+    paced.rate = report.number("per_s") * o.rate_fraction;
+    log << "paced run at " << paced.rate << " updates/s...\n";
+    report.set("paced_target_per_s", paced.rate, "msg/s");
+    report_run(report, "paced_", run_load(paced, transport));
+  }
+  report_memory(report, server.pid());
+  if (o.vs_relay) add_relay(report, o, spec, log);
+  return report;
+}
+
+Report dafka_mode(const Options& o, std::ostream& log) {
+  Report report("dafka");
+  Server server = open_server(o, log);
+  zmq::context_t context(1);
+  DafkaTransport transport(context, server.ports.endpoint(server.ports.tower),
+                           server.ports.endpoint(server.ports.dafka));
+  LoadSpec spec = spec_of(o, Shape::kDafka);
+  report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
+  report.set("writers", o.writers);
+  report_run(report, "", run_load(spec, transport));
+  if (o.rate_fraction > 0) {
+    LoadSpec paced = spec;
+    paced.rate = report.number("per_s") * o.rate_fraction;
+    report.set("paced_target_per_s", paced.rate, "msg/s");
+    report_run(report, "paced_", run_load(paced, transport));
+  }
+  report_memory(report, server.pid());
+  if (o.vs_relay) add_relay(report, o, spec, log);
+  return report;
+}
+
+// The partitions the load's writers published into: learnt from the board
+// through a transport that remembers them.
+class RecordingDafkaTransport : public DafkaTransport {
+ public:
+  using DafkaTransport::DafkaTransport;
+  void receive(Board& board, const std::vector<std::string>& partitions) override {
+    partitions_ = partitions;
+    DafkaTransport::receive(board, partitions);
+  }
+  std::vector<std::string> partitions_;
+};
+
+Report replay_mode(const Options& o, std::ostream& log) {
+  Report report("replay");
+  Server server = open_server(o, log);
+  zmq::context_t context(1);
+  RecordingDafkaTransport transport(context, server.ports.endpoint(server.ports.tower),
+                                    server.ports.endpoint(server.ports.dafka));
+  LoadSpec spec = spec_of(o, Shape::kDafka);
+  spec.total = o.records;
+  spec.warmup_s = 0;
+  spec.rate = 0;
+  log << "producing " << o.records << " records...\n";
+  LoadResult produced = run_load(spec, transport);
+  report.set("records", static_cast<double>(o.records));
+  report.set("produce_per_s", produced.rate(), "rec/s");
+  log << "restarting the store...\n";
+  server.process->stop();
+  server.process->start();
+  std::vector<std::uint64_t> counts;
+  for (int w = 0; w < spec.writers; ++w) {
+    counts.push_back(spec.total / static_cast<std::uint64_t>(spec.writers) +
+                     (static_cast<std::uint64_t>(w) < spec.total % static_cast<std::uint64_t>(spec.writers) ? 1 : 0));
+  }
+  ReplayTiming replay = time_replay(context, server.ports.endpoint(server.ports.tower),
+                                    server.ports.endpoint(server.ports.dafka), transport.partitions_, counts);
+  report.set("replayed", static_cast<double>(replay.records));
+  report.set("replay_seconds", replay.seconds, "s");
+  report.set("per_s", replay.seconds > 0 ? static_cast<double>(replay.records) / replay.seconds : 0, "rec/s");
+  report_memory(report, server.pid());
+  return report;
+}
+
+Report snapshot_mode(const Options& o, std::ostream& log) {
+  Report report("snapshot");
+  Server server = open_server(o, log);
+  zmq::context_t context(1);
+  PubSubTransport transport(context, server.ports.endpoint(server.ports.chp + 2),
+                            server.ports.endpoint(server.ports.chp + 1));
+  LoadSpec load = spec_of(o, Shape::kChp);
+  load.total = o.keys;
+  load.key_space = 0;
+  load.rate = 0;
+  load.warmup_s = 0;
+  log << "loading " << o.keys << " keys...\n";
+  LoadResult loaded = run_load(load, transport);
+  report.set("keys", static_cast<double>(o.keys));
+  report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
+  report.set("load_per_s", loaded.rate(), "msg/s");
+  report_memory(report, server.pid());
+
+  LoadSpec writer = spec_of(o, Shape::kChp);
+  writer.writers = 1;
+  writer.rate = o.writer_rate;
+  writer.key_letter = 'w';
+  writer.key_space = 1000;
+  writer.warmup_s = 0;
+  writer.duration_s = 3600;
+  std::atomic<bool> stop{false};
+  LoadResult background;
+  std::string error;
+  std::thread writer_thread([&] {
+    try {
+      background = run_load(writer, transport, &stop);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the writer's handshake and first updates
+  log << "full snapshot...\n";
+  SnapshotTiming full = time_snapshot(context, server.ports.endpoint(server.ports.chp), "");
+  log << "subtree snapshot...\n";
+  SnapshotTiming sub = time_snapshot(context, server.ports.endpoint(server.ports.chp), o.subtree);
+  stop = true;
+  writer_thread.join();
+  if (!error.empty()) throw std::runtime_error("concurrent writer: " + error);
+  report.set("full_keys", static_cast<double>(full.keys));
+  report.set("full_seconds", full.seconds, "s");
+  report.set("per_s", full.seconds > 0 ? static_cast<double>(full.keys) / full.seconds : 0, "keys/s");
+  report.set("subtree_keys", static_cast<double>(sub.keys));
+  report.set("subtree_seconds", sub.seconds, "s");
+  report.set("subtree_per_s", sub.seconds > 0 ? static_cast<double>(sub.keys) / sub.seconds : 0, "keys/s");
+  Latencies during = background.latencies.window(full.start_ns, full.end_ns);
+  report.set("writer_samples", static_cast<double>(during.size()));
+  report_latency(report, "writer_", during);
+  return report;
+}
+
+}  // namespace
+
+Report run_mode(const Options& o, std::ostream& log) {
+  pin_current_thread(o.client_cpu);
+  if (o.mode == "relay") return relay_mode(o, log);
+  if (o.mode == "chp") return chp_mode(o, log);
+  if (o.mode == "dafka") return dafka_mode(o, log);
+  if (o.mode == "replay") return replay_mode(o, log);
+  return snapshot_mode(o, log);
+}
+
+}  // namespace zstore::bench

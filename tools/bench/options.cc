@@ -1,0 +1,99 @@
+#include "tools/bench/options.h"
+
+#include <stdexcept>
+
+#include <boost/program_options.hpp>
+
+#include "tools/bench/load.h"
+
+namespace zstore::bench {
+
+namespace po = boost::program_options;
+
+namespace {
+
+po::options_description describe(Options& o) {
+  po::options_description desc(
+      "Usage: zstore-bench relay|chp|snapshot|dafka|replay [options]\n"
+      "Measures zstored (started on a temp dir unless --server) or the in-process relay.\nOptions");
+  desc.add_options()
+      ("help,h", "this text")
+      ("writers", po::value(&o.writers)->default_value(o.writers), "writer clients (threads)")
+      ("value-bytes", po::value(&o.value_bytes)->default_value(o.value_bytes), "value / record content size (>= 20)")
+      ("duration", po::value(&o.duration_s)->default_value(o.duration_s), "seconds measured")
+      ("warmup", po::value(&o.warmup_s)->default_value(o.warmup_s), "seconds of load before measuring")
+      ("window", po::value(&o.window)->default_value(o.window), "per writer: messages in flight at most")
+      ("rate", po::value(&o.rate)->default_value(o.rate), "total messages/s (0: as fast as possible)")
+      ("rate-fraction", po::value(&o.rate_fraction)->default_value(o.rate_fraction),
+       "chp/dafka: then run again at this fraction (0..1) of the measured rate")
+      ("shape", po::value(&o.shape)->default_value(o.shape), "relay: message shape, chp or dafka")
+      ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot: keys loaded")
+      ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp: distinct keys written (0: all new)")
+      ("subtree", po::value(&o.subtree)->default_value(o.subtree), "snapshot: prefix of the subtree snapshot")
+      ("writer-rate", po::value(&o.writer_rate)->default_value(o.writer_rate),
+       "snapshot: updates/s of the concurrent writer")
+      ("records", po::value(&o.records)->default_value(o.records), "replay: records produced then fetched")
+      ("server", po::value(&o.server), "host:P, CHP base port of a running zstored")
+      ("dafka-server", po::value(&o.dafka_server), "host:D, publisher of a running Dafka store")
+      ("tower", po::value(&o.tower), "host:T, the tower of that store")
+      ("server-pid", po::value(&o.server_pid), "pid of the running zstored (to report its memory)")
+      ("zstored", po::value(&o.zstored), "zstored binary (default: next to zstore-bench)")
+      ("server-cpu", po::value(&o.server_cpu)->default_value(o.server_cpu), "CPU for zstored or the relay (-1: any)")
+      ("client-cpu", po::value(&o.client_cpu)->default_value(o.client_cpu), "CPU for the load generator (-1: any)")
+      ("vs-relay", po::bool_switch(&o.vs_relay), "also run the relay with the same load; adds ratio_vs_relay")
+      ("json", po::bool_switch(&o.json), "print one JSON object on the last line");
+  return desc;
+}
+
+void check(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument(message);
+}
+
+void validate(const Options& o) {
+  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay"};
+  check(std::find(modes.begin(), modes.end(), o.mode) != modes.end(),
+        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka or replay)");
+  check(o.writers >= 1 && o.writers <= 256, "--writers must be 1..256");
+  check(o.value_bytes >= kMinValueBytes && o.value_bytes <= (16u << 20), "--value-bytes must be 20..16777216");
+  check(o.duration_s > 0 && o.duration_s <= 3600, "--duration must be in (0, 3600] seconds");
+  check(o.warmup_s >= 0 && o.warmup_s <= 600, "--warmup must be in [0, 600] seconds");
+  check(o.window >= 1 && o.window <= 1000000, "--window must be 1..1000000");
+  check(o.rate >= 0, "--rate must be >= 0");
+  check(o.rate_fraction >= 0 && o.rate_fraction <= 1, "--rate-fraction must be in [0, 1]");
+  check(o.shape == "chp" || o.shape == "dafka", "--shape must be chp or dafka");
+  check(o.keys >= 1, "--keys must be >= 1");
+  check(o.writer_rate > 0, "--writer-rate must be > 0");
+  check(o.records >= 1, "--records must be >= 1");
+  check(o.server_cpu >= -1 && o.client_cpu >= -1, "--server-cpu and --client-cpu must be >= -1");
+  bool dafka = o.mode == "dafka" || o.mode == "replay";
+  check(!dafka || o.dafka_server.empty() == o.tower.empty(), "--dafka-server and --tower go together");
+  check(o.mode != "replay" || o.dafka_server.empty(),
+        "replay restarts the store itself: it cannot use --dafka-server");
+}
+
+}  // namespace
+
+std::optional<Options> parse_options(const std::vector<std::string>& args, std::ostream& out) {
+  Options o;
+  po::options_description desc = describe(o);
+  po::options_description all;
+  all.add(desc).add_options()("mode", po::value(&o.mode));
+  po::positional_options_description positional;
+  positional.add("mode", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  if (vm.count("help") > 0) {
+    out << desc << '\n';
+    return std::nullopt;
+  }
+  check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka or replay");
+  validate(o);
+  return o;
+}
+
+}  // namespace zstore::bench

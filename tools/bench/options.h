@@ -1,0 +1,42 @@
+// zstore-bench command line: the mode and every option, with defaults.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace zstore::bench {
+
+struct Options {
+  std::string mode;  // relay | chp | snapshot | dafka | replay
+  int writers = 2;
+  std::size_t value_bytes = 100;
+  double duration_s = 5.0;
+  double warmup_s = 1.0;
+  std::uint64_t window = 1000;
+  double rate = 0;           // 0: saturate
+  double rate_fraction = 0;  // chp: also run at this fraction of the max rate
+  std::string shape = "chp";  // relay: chp | dafka message shape
+  std::uint64_t keys = 1000000;      // snapshot: keys loaded
+  std::uint64_t key_space = 100000;  // chp: keys cycled over
+  std::string subtree = "s0/";       // snapshot: subtree snapshot prefix
+  double writer_rate = 1000;         // snapshot: concurrent writer updates/s
+  std::uint64_t records = 1000000;   // replay: records produced then fetched
+  std::string server;                // host:P of a running zstored (CHP)
+  std::string dafka_server;          // host:D of a running store publisher
+  std::string tower;                 // host:T of its tower
+  int server_pid = 0;                // for RSS with --server
+  std::string zstored;               // binary; default: next to zstore-bench
+  int server_cpu = 1;
+  int client_cpu = 0;
+  bool vs_relay = false;
+  bool json = false;
+};
+
+// Parses argv. On --help prints usage to `out` and returns nullopt; on a
+// usage error throws std::invalid_argument with a message naming the option.
+std::optional<Options> parse_options(const std::vector<std::string>& args, std::ostream& out);
+
+}  // namespace zstore::bench

@@ -1,0 +1,141 @@
+#include "tools/bench/server_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "protocol/chp_codec.h"
+#include "tools/bench/load.h"
+#include "tools/bench/system.h"
+
+namespace zstore::bench {
+
+namespace chp = protocol::chp;
+
+namespace {
+
+std::filesystem::path make_temp_root() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/zstore-bench.XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
+  return pattern;
+}
+
+// Waits up to `timeout` for the child to exit; its status, or -1 if it runs.
+int wait_for_exit(pid_t pid, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    int status = 0;
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 || std::chrono::steady_clock::now() >= deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+bool wait_chp_ready(const ServerPorts& ports, std::chrono::milliseconds timeout, const std::function<bool()>& alive) {
+  zmq::context_t context(1);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline && (!alive || alive())) {
+    zmq::socket_t dealer(context, zmq::socket_type::dealer);
+    dealer.set(zmq::sockopt::linger, 0);
+    dealer.connect(ports.endpoint(ports.chp));
+    // A subtree no benchmark key has: the answer is just KTHXBAI.
+    send_frames(dealer, chp::encode_icanhaz({"\x01ready?"}));
+    zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, std::chrono::milliseconds(200)) > 0) return true;
+  }
+  return false;
+}
+
+ServerProcess::ServerProcess(std::filesystem::path zstored, int cpu, std::vector<std::string> extra)
+    : zstored_(std::move(zstored)), cpu_(cpu), extra_(std::move(extra)), root_(make_temp_root()) {
+  std::uint16_t base = free_port_range(6);
+  ports_.chp = base;
+  ports_.dafka = static_cast<std::uint16_t>(base + 3);
+  ports_.tower = static_cast<std::uint16_t>(base + 4);
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) stop();
+  std::error_code ignored;
+  std::filesystem::remove_all(root_, ignored);
+}
+
+void ServerProcess::start() {
+  std::vector<std::string> args = {zstored_.string(),       "--data-dir",  data_dir().string(),
+                                   "--chp-port",            std::to_string(ports_.chp),
+                                   "--dafka-port",          std::to_string(ports_.dafka),
+                                   "--tower-port",          std::to_string(ports_.tower),
+                                   "--log-level",           "warn"};
+  args.insert(args.end(), extra_.begin(), extra_.end());
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::string log = (root_ / "zstored.log").string();
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    try {
+      pin_current_thread(cpu_);
+    } catch (const std::exception&) {
+      ::_exit(126);
+    }
+    ::execv(argv[0], argv.data());
+    ::dprintf(2, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = -1;
+  auto alive = [&] { return (status = wait_for_exit(pid_, std::chrono::milliseconds(0))) == -1; };
+  if (!wait_chp_ready(ports_, std::chrono::seconds(30), alive)) {
+    if (status == -1) {
+      stop();
+    } else {
+      pid_ = -1;  // already reaped
+    }
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    throw std::runtime_error("zstored (" + zstored_.string() + ") did not start (log " + log + "): " +
+                             text.substr(0, 2000));
+  }
+}
+
+int ServerProcess::stop() {
+  if (pid_ <= 0) return 0;
+  ::kill(pid_, SIGTERM);
+  int status = wait_for_exit(pid_, std::chrono::seconds(30));
+  if (status == -1) {
+    ::kill(pid_, SIGKILL);
+    status = wait_for_exit(pid_, std::chrono::seconds(5));
+  }
+  pid_ = -1;
+  return status;
+}
+
+std::filesystem::path default_zstored_path() {
+  std::error_code error;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "zstored";
+  return self.parent_path() / "zstored";
+}
+
+}  // namespace zstore::bench

@@ -1,0 +1,61 @@
+// ServerProcess: a zstored started by zstore-bench on free loopback ports and
+// a temporary data directory (removed on destruction), with the default
+// sync policy, optionally pinned to one CPU. Restarts keep the data dir and
+// the ports. Its log goes to zstored.log beside the data dir.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace zstore::bench {
+
+struct ServerPorts {
+  std::string host = "127.0.0.1";
+  std::uint16_t chp = 0;    // CHP base P (P, P+1, P+2)
+  std::uint16_t dafka = 0;  // Dafka store publisher
+  std::uint16_t tower = 0;  // embedded tower (T, T+1)
+  std::string endpoint(std::uint16_t port) const { return "tcp://" + host + ":" + std::to_string(port); }
+};
+
+// Waits until a CHP server answers an ICANHAZ with KTHXBAI. False on time-out
+// or as soon as `alive` (when given) returns false.
+bool wait_chp_ready(const ServerPorts& ports, std::chrono::milliseconds timeout,
+                    const std::function<bool()>& alive = {});
+
+class ServerProcess {
+ public:
+  // zstored: the binary; cpu: CPU to pin it to (< 0: none); extra: more flags.
+  ServerProcess(std::filesystem::path zstored, int cpu, std::vector<std::string> extra = {});
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Starts it and waits until CHP answers. Throws std::runtime_error when it
+  // exits or does not answer within 30 s (the message names the log).
+  void start();
+  // SIGTERM and wait for the exit (SIGKILL after 30 s). Returns the status.
+  int stop();
+
+  pid_t pid() const { return pid_; }
+  const ServerPorts& ports() const { return ports_; }
+  std::filesystem::path data_dir() const { return root_ / "data"; }
+
+ private:
+  std::filesystem::path zstored_;
+  int cpu_;
+  std::vector<std::string> extra_;
+  std::filesystem::path root_;
+  ServerPorts ports_;
+  pid_t pid_ = -1;
+};
+
+// The zstored next to this executable (build/bin/zstored).
+std::filesystem::path default_zstored_path();
+
+}  // namespace zstore::bench

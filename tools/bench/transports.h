@@ -1,0 +1,72 @@
+// The Transports of the load generator (load.h).
+//
+// PubSubTransport: each writer a PUB connected to `write_endpoint` (a CHP
+// collector or the relay's SUB); the receiver one SUB connected to
+// `read_endpoint` (a CHP publisher or the relay's PUB), reading the body
+// from the last frame of each message (KVPUB value, Dafka content).
+//
+// DafkaTransport: each writer a Dafka producer node: an XPUB bound on
+// loopback, beaconing to the tower so the store connects to it (open()
+// waits up to 30 s for the store's subscription); the receiver a SUB on the
+// store's publisher subscribed to ACKs of every writer's partition.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "tools/bench/load.h"
+
+namespace zstore::bench {
+
+class PubSubTransport : public Transport {
+ public:
+  PubSubTransport(zmq::context_t& context, std::string write_endpoint, std::string read_endpoint);
+  std::unique_ptr<Outlet> open(int writer) override;
+  void receive(Board& board, const std::vector<std::string>& partitions) override;
+
+ private:
+  zmq::context_t& context_;
+  std::string write_endpoint_;
+  std::string read_endpoint_;
+};
+
+class DafkaTransport : public Transport {
+ public:
+  // tower: "tcp://host:T" (beacons go to T); store: the store's publisher.
+  DafkaTransport(zmq::context_t& context, std::string tower, std::string store);
+  std::unique_ptr<Outlet> open(int writer) override;
+  void receive(Board& board, const std::vector<std::string>& partitions) override;
+
+ private:
+  zmq::context_t& context_;
+  std::string tower_;
+  std::string store_;
+};
+
+// A Dafka node as the benchmark uses it: a random address, an XPUB bound on
+// loopback and beacons to a tower every second (tick()).
+class BenchNode {
+ public:
+  BenchNode(zmq::context_t& context, const std::string& tower);
+  // Waits (beaconing) until some peer subscribed to our publisher.
+  bool wait_subscriber(std::chrono::milliseconds timeout);
+  void tick();  // a beacon when one is due; drains subscription messages
+  zmq::socket_t& publisher() { return publisher_; }
+  const std::string& address() const { return address_; }
+
+ private:
+  zmq::socket_t publisher_;
+  zmq::socket_t beacon_;
+  std::string address_;
+  std::uint16_t port_ = 0;
+  std::chrono::steady_clock::time_point next_beacon_{};
+  bool subscribed_ = false;
+};
+
+// A random Dafka node address: 32 uppercase hex characters.
+std::string random_address();
+
+}  // namespace zstore::bench
