@@ -104,7 +104,8 @@ void ChpReader::on_expiry(const std::string& key, std::uint64_t seq, SeenState& 
     violations_.add("premature expiry", "server deleted " + key + " (seq " + seq_text(seq) +
                                             ") before any ttl of it could have run out");
   }
-  state = SeenState{seq, expired ? expired : state.op, true, now};
+  std::int64_t op_seen = expired && expired == state.op && !state.expired ? state.op_seen_ms : 0;
+  state = SeenState{seq, expired ? expired : state.op, true, op_seen};
 }
 
 }  // namespace zstore::torture

@@ -29,7 +29,7 @@ struct SeenState {
   std::uint64_t sequence = 0;
   std::optional<std::size_t> op;  // index in the key's ops (nullopt: never saw a writer op)
   bool expired = false;           // the last KVPUB was a server-side expiry of op
-  std::int64_t seen_ms = 0;
+  std::int64_t op_seen_ms = 0;     // when op's own KVPUB was seen (0: not seen)
 };
 
 class ChpReader {

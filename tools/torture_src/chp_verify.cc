@@ -15,6 +15,7 @@ struct KeyCheck {
   const SnapshotTaken& taken;
   const VerifyContext& ctx;
   Violations& violations;
+  VerifyStats& stats;
 
   std::string where(std::size_t j) const {
     return key + " op #" + std::to_string(j) + " (of " + std::to_string(ops.size()) + ")";
@@ -55,7 +56,10 @@ struct KeyCheck {
     if (seen->expired || ops[i].is_delete()) return true;
     for (std::size_t k = i; k < ops.size(); ++k) {
       if (k > i && ops[k].is_delete()) return true;
-      if (ops[k].ttl_s && ops[k].expires_ms() - kEarlyExpiryToleranceMs <= taken.completed_ms) return true;
+      if (ops[k].ttl_s && ops[k].expires_ms() - kEarlyExpiryToleranceMs <= taken.completed_ms) {
+        stats.ttl_expired++;
+        return true;
+      }
     }
     return false;
   }
@@ -63,11 +67,13 @@ struct KeyCheck {
   // A ttl set seen while the server was up, last op of its key, whose
   // deadline passed before the kill: its expiry must have been published.
   void expiry_published() const {
-    if (!seen || !seen->op || seen->expired) return;
+    if (!seen || !seen->op) return;
     std::size_t i = *seen->op;
     if (i + 1 != ops.size() || !ops[i].ttl_s) return;
     std::int64_t deadline = ops[i].expires_ms() + ctx.ttl_slack_ms;
-    if (seen->seen_ms >= ctx.up_since_ms && deadline < ctx.killed_ms) {
+    if (seen->op_seen_ms < ctx.up_since_ms || deadline >= ctx.killed_ms) return;
+    stats.ttl_published++;
+    if (!seen->expired) {
       violations.add("expiry not published", where(i) + " ttl " + std::to_string(ops[i].ttl_s) + "s: no delete seen " +
                                                  std::to_string(ctx.killed_ms - deadline) +
                                                  " ms after the deadline (server up all along)");
@@ -77,15 +83,15 @@ struct KeyCheck {
 
 }  // namespace
 
-std::size_t verify_chp(const SnapshotTaken& taken, const std::map<std::string, SeenState>& seen,
+VerifyStats verify_chp(const SnapshotTaken& taken, const std::map<std::string, SeenState>& seen,
                        std::uint64_t max_seen_sequence, const ChpHistory& history, const VerifyContext& ctx,
                        Violations& violations) {
+  VerifyStats stats;
   const auto& snap = taken.snapshot;
   if (snap.sequence < max_seen_sequence) {
     violations.add("snapshot sequence went back", "snapshot at seq " + std::to_string(snap.sequence) +
                                                       " after KVPUB seq " + std::to_string(max_seen_sequence));
   }
-  std::size_t checked = 0;
   history.visit([&](const KeyOps& all) {
     for (const auto& [key, kv] : snap.entries) {
       if (kv.sequence > snap.sequence) {
@@ -99,10 +105,10 @@ std::size_t verify_chp(const SnapshotTaken& taken, const std::map<std::string, S
     }
     for (const auto& [key, ops] : all) {
       auto s = seen.find(key);
-      KeyCheck check{key, ops, s == seen.end() ? nullptr : &s->second, taken, ctx, violations};
+      KeyCheck check{key, ops, s == seen.end() ? nullptr : &s->second, taken, ctx, violations, stats};
       check.expiry_published();
       auto e = snap.entries.find(key);
-      ++checked;
+      ++stats.keys;
       if (e == snap.entries.end()) {
         if (!check.may_be_absent()) {
           violations.add("lost update", key + " missing from the snapshot (seq " + std::to_string(snap.sequence) +
@@ -124,7 +130,7 @@ std::size_t verify_chp(const SnapshotTaken& taken, const std::map<std::string, S
       check.present(e->second, *j);
     }
   });
-  return checked;
+  return stats;
 }
 
 }  // namespace zstore::torture

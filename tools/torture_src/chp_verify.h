@@ -32,13 +32,18 @@ struct SnapshotTaken {
 
 struct VerifyContext {
   bool ha = false;
-  std::int64_t ttl_slack_ms = 2000;
+  std::int64_t ttl_slack_ms = 1000;
   std::int64_t up_since_ms = 0;  // the killed server's last start
   std::int64_t killed_ms = 0;    // when it was killed
 };
 
-// Returns the number of keys checked.
-std::size_t verify_chp(const SnapshotTaken& taken, const std::map<std::string, SeenState>& seen,
+struct VerifyStats {
+  std::size_t keys = 0;               // keys checked
+  std::size_t ttl_expired = 0;        // absent because a ttl ran out (checked not early)
+  std::size_t ttl_published = 0;      // expiries whose publication was checked
+};
+
+VerifyStats verify_chp(const SnapshotTaken& taken, const std::map<std::string, SeenState>& seen,
                        std::uint64_t max_seen_sequence, const ChpHistory& history, const VerifyContext& ctx,
                        Violations& violations);
 

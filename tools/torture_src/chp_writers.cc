@@ -74,8 +74,16 @@ void ChpWriters::run(int id) {
     if (parked) parked_--, parked = false;
     int burst = 1 + static_cast<int>(rng() % 6);
     for (int b = 0; b < burst; ++b) {
-      std::string key = "/torture/w" + std::to_string(id) + "/k" + std::to_string(rng() % options_.keys_per_writer);
+      // One op in 20 goes to a key that only ever gets ttl sets, so ttls
+      // regularly run out (and across restarts) instead of being overwritten.
+      bool ttl_key = rng() % 20 == 0;
+      std::string key = "/torture/w" + std::to_string(id) + (ttl_key ? "/t" : "/k") +
+                        std::to_string(rng() % (ttl_key ? options_.ttl_keys_per_writer : options_.keys_per_writer));
       ChpOp op = make_op(rng, id, ++counter);
+      if (ttl_key && op.ttl_s == 0) {
+        if (op.value.empty()) op.value = "t" + std::to_string(id) + "-" + std::to_string(counter);
+        op.ttl_s = 1 + rng() % 2;
+      }
       std::string props = op.ttl_s ? "ttl=" + std::to_string(op.ttl_s) + "\n" : "";
       chp::KvMsg msg{key, 0, op.uuid, props, op.value};
       op.sent_ms = now_ms();

@@ -1,6 +1,6 @@
 // ChpWriters: threads sending KVSETs (plain sets, sets with a short ttl and
 // deletes) to every CHP server's collector, in small bursts, each over its
-// own set of keys, recording every op in a ChpHistory before sending it.
+// own set of keys (plus a few keys that only get ttl sets), recording every op in a ChpHistory before sending it.
 // The PUB sockets use ZMQ_IMMEDIATE so nothing is queued for a dead server
 // and delivered late (which would push a ttl's expiry past what the history
 // allows). pause() parks every writer before it returns.
@@ -20,7 +20,8 @@ namespace zstore::torture {
 
 struct WriterOptions {
   int writers = 3;
-  int keys_per_writer = 64;
+  int keys_per_writer = 128;
+  int ttl_keys_per_writer = 16;  // keys that only get ttl sets
   std::uint64_t seed = 1;
 };
 

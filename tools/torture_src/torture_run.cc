@@ -61,8 +61,8 @@ class Torture {
 
  private:
   bool cycle(int n);
-  void check_chp(const std::optional<SnapshotTaken>& taken, const std::map<std::string, SeenState>& seen,
-                 std::uint64_t max_seq, std::int64_t killed_ms);
+  VerifyStats check_chp(const std::optional<SnapshotTaken>& taken, const std::map<std::string, SeenState>& seen,
+                        std::uint64_t max_seq, std::int64_t killed_ms);
   void check_follower(client::CloneClient& follower, std::uint64_t sequence);
 
   TortureOptions options_;
@@ -78,6 +78,8 @@ class Torture {
   std::unique_ptr<client::CloneClient> follower_;
   std::int64_t up_since_ms_ = 0;
   std::size_t printed_ = 0;  // violations printed so far
+  std::size_t ttl_expired_ = 0;
+  std::size_t ttl_published_ = 0;
 };
 
 int Torture::run() {
@@ -91,7 +93,7 @@ int Torture::run() {
   auto servers = cluster_.chp_servers();
   reader_ = std::make_unique<ChpReader>(ctx_, with_offset(servers, 1), history_, violations_);
   writers_ = std::make_unique<ChpWriters>(ctx_, with_offset(servers, 2), history_,
-                                          WriterOptions{3, 64, options_.seed});
+                                          WriterOptions{3, 128, 16, options_.seed});
   dafka_ = std::make_unique<DafkaLoad>(cluster_.towers(), options_.seed);
   client::Options co;
   co.servers = servers;
@@ -107,7 +109,8 @@ int Torture::run() {
   std::size_t found = violations_.count();
   out_ << "cycles: " << cycles << " violations: " << found << " kvsets sent: " << history_.size()
        << " kvpubs seen: " << reader_->kvpubs() << " dafka published: " << dafka_->published()
-       << " acked: " << dafka_->acked() << "\n";
+       << " acked: " << dafka_->acked() << " ttl expiries checked: " << ttl_expired_
+       << " ttl publications checked: " << ttl_published_ << "\n";
   printed_ += violations_.print(out_, printed_);
   return ok && found == 0 ? 0 : 1;
 }
@@ -127,7 +130,9 @@ bool Torture::cycle(int n) {
   auto seen = reader_->seen();
   auto max_seq = reader_->max_sequence();
   auto taken = take_snapshot(ctx_, cluster_.chp_servers(), 30s);
-  check_chp(taken, seen, max_seq, killed_ms);
+  VerifyStats stats = check_chp(taken, seen, max_seq, killed_ms);
+  ttl_expired_ += stats.ttl_expired;
+  ttl_published_ += stats.ttl_published;
   up_since_ms_ = now_ms();
   std::uint64_t acked = dafka_->acked();
   std::uint64_t replayed = dafka_->verify(acked, 30s, violations_);
@@ -136,24 +141,25 @@ bool Torture::cycle(int n) {
        << (taken ? std::to_string(taken->snapshot.entries.size()) + " keys at seq " +
                        std::to_string(taken->snapshot.sequence)
                  : std::string("none"))
-       << ", dafka replayed " << replayed << "/" << acked << ", new violations "
+       << ", ttl " << stats.ttl_expired << "/" << stats.ttl_published << ", dafka replayed " << replayed << "/" << acked << ", new violations "
        << violations_.count() - before << std::endl;
   printed_ += violations_.print(out_, printed_);
   writers_->resume();
   return true;
 }
 
-void Torture::check_chp(const std::optional<SnapshotTaken>& taken, const std::map<std::string, SeenState>& seen,
-                        std::uint64_t max_seq, std::int64_t killed_ms) {
+VerifyStats Torture::check_chp(const std::optional<SnapshotTaken>& taken,
+                               const std::map<std::string, SeenState>& seen, std::uint64_t max_seq,
+                               std::int64_t killed_ms) {
   if (!taken) {
     violations_.add("no snapshot", "no server answered ICANHAZ? within 30 s after the restart");
-    return;
+    return {};
   }
   VerifyContext ctx;
   ctx.ha = options_.ha;
   ctx.up_since_ms = up_since_ms_;
   ctx.killed_ms = killed_ms;
-  verify_chp(*taken, seen, max_seq, history_, ctx, violations_);
+  return verify_chp(*taken, seen, max_seq, history_, ctx, violations_);
 }
 
 void Torture::check_follower(client::CloneClient& follower, std::uint64_t sequence) {
