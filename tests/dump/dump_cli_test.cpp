@@ -162,6 +162,7 @@ BOOST_AUTO_TEST_CASE(stats_json_counts_columns_and_lists_heads) {
   BOOST_TEST(s["layout_version"] == "1");
   BOOST_TEST(s["chp_last_sequence"] == 3);
   BOOST_TEST(s["node_address"].is_null());
+  BOOST_TEST(s["chp_synced"] == true);
   std::map<std::string, std::uint64_t> keys;
   for (const auto& c : s["columns"]) keys[c["name"]] = c["keys"];
   BOOST_TEST(keys["chp_map"] == 3u);
@@ -322,4 +323,18 @@ BOOST_AUTO_TEST_CASE(progress_shows_on_a_terminal_only) {
   zstore::testing::Process q("/usr/bin/script", {"-qec", stats, "/dev/null"}, logs.path() / "tty-stats");
   BOOST_REQUIRE(q.wait(std::chrono::seconds(30)) == 0);
   BOOST_TEST(q.log().find("zstore-dump: 1002 entries counted") != std::string::npos, q.log());
+}
+
+BOOST_AUTO_TEST_CASE(stats_tell_an_incomplete_chp_map) {
+  Written w;
+  {
+    auto db = open_rw(w.dir.str());
+    std::unique_ptr<ChpStore> store;
+    BOOST_REQUIRE(ChpStore::Open(db.get(), &store).ok());
+    BOOST_REQUIRE(store->set_synced(false).ok());  // a follower in the middle of reloading
+    BOOST_REQUIRE(db->close().ok());
+  }
+  BOOST_TEST(w.json({"stats"}).at(0)["chp_synced"] == false);
+  DumpRun text = w.dump({"stats"});
+  BOOST_TEST(text.out.find("chp map complete    no") != std::string::npos, text.out);
 }

@@ -21,6 +21,7 @@ struct Stats {
   std::string layout_version;
   std::string node_address;  // empty when none stored yet
   std::uint64_t chp_last_sequence = 0;
+  bool chp_synced = true;  // false while an HA passive was reloading its map
   std::vector<storage::ColumnStats> columns;
   std::vector<storage::DafkaPartitionInfo> partitions;
 };
@@ -32,6 +33,7 @@ storage::Status collect(storage::Database* db, Stats* out, Progress& progress) {
   if (s.ok()) s = storage::ChpStore::Open(db, &chp);
   if (!s.ok()) return s;
   out->chp_last_sequence = chp->last_sequence();
+  out->chp_synced = chp->synced();
   for (auto column : kColumns) {
     storage::ColumnStats c;
     s = storage::column_stats(db, column, &c, [&progress] { progress.tick(); });
@@ -50,6 +52,7 @@ nlohmann::ordered_json stats_json(const Stats& st) {
   j["layout_version"] = st.layout_version;
   j["node_address"] = st.node_address.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(st.node_address);
   j["chp_last_sequence"] = st.chp_last_sequence;
+  j["chp_synced"] = st.chp_synced;
   j["columns"] = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < st.columns.size(); ++i) {
     const auto& c = st.columns[i];
@@ -99,7 +102,8 @@ void partitions_text(const Stats& st, std::ostream& out) {
 void stats_text(const Stats& st, std::ostream& out) {
   out << "layout version      " << st.layout_version << "\n"
       << "node address        " << (st.node_address.empty() ? "-" : text(st.node_address)) << "\n"
-      << "chp last sequence   " << st.chp_last_sequence << "\n\n";
+      << "chp last sequence   " << st.chp_last_sequence << "\n"
+      << "chp map complete    " << (st.chp_synced ? "yes" : "no (an HA passive was reloading it)") << "\n\n";
   columns_text(st, out);
   out << "\n";
   partitions_text(st, out);
