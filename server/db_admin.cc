@@ -19,8 +19,8 @@ std::uint64_t int_property(storage::Database& db, storage::Column column, const 
 
 }  // namespace
 
-std::vector<ColumnStats> column_stats(storage::Database& db) {
-  std::vector<ColumnStats> out;
+std::vector<ColumnSizes> column_sizes(storage::Database& db) {
+  std::vector<ColumnSizes> out;
   for (std::size_t i = 0; i < storage::kColumnCount; ++i) {
     auto column = static_cast<storage::Column>(i);
     out.push_back({std::string(storage::column_name(column)),

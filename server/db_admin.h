@@ -11,13 +11,13 @@
 
 namespace zstore::server {
 
-struct ColumnStats {
+struct ColumnSizes {
   std::string name;              // column family name (storage::column_name)
   std::uint64_t sst_bytes = 0;   // live SST files
   std::uint64_t memtable_bytes = 0;
 };
 
-std::vector<ColumnStats> column_stats(storage::Database& db);
+std::vector<ColumnSizes> column_sizes(storage::Database& db);
 
 // Exact number of keys in a column family (iterates it: O(keys)).
 std::uint64_t count_keys(storage::Database& db, storage::Column column);

@@ -120,7 +120,7 @@ std::string render_metrics(const ServerView& view) {
   }
   ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
   w.family("zstore_rocksdb_sst_bytes", "gauge", "size of the live SST files, by column family");
-  auto columns = column_stats(*view.db);
+  auto columns = column_sizes(*view.db);
   for (const auto& c : columns) w.sample(c.sst_bytes, {{"column_family", c.name}});
   w.family("zstore_rocksdb_memtable_bytes", "gauge", "size of the memtables, by column family");
   for (const auto& c : columns) w.sample(c.memtable_bytes, {{"column_family", c.name}});
