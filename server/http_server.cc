@@ -109,6 +109,12 @@ void HttpServer::start() {
   routes();
   int threads = config_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would
+  // let a second server share (and steal requests from) a port in use.
+  server_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server_->set_keep_alive_timeout(1);  // an idle client delays shutdown at most this long
   server_->set_read_timeout(2, 0);
   server_->set_write_timeout(5, 0);

@@ -133,3 +133,13 @@ BOOST_AUTO_TEST_CASE(cli_admin_health_exit_code_follows_the_server) {
   BOOST_TEST(run_command({bin_path("zstore-cli"), "admin", "--server", "ftp://x", "health"}, &out) == 2, out);
   BOOST_TEST(run_command({bin_path("zstore-cli"), "admin", "--server", server, "bogus"}, &out) == 2, out);
 }
+
+BOOST_AUTO_TEST_CASE(http_port_in_use_stops_start_up_with_a_clear_message) {
+  HttpZstored first;
+  BOOST_REQUIRE_MESSAGE(first.server.start(), first.server.log());
+  Zstored second({"--http-port", std::to_string(first.http_port)});
+  BOOST_TEST(!second.start());
+  BOOST_TEST(second.wait_exit() == 1);
+  BOOST_TEST(second.log().find("cannot bind HTTP on 127.0.0.1:" + std::to_string(first.http_port)) != std::string::npos,
+             second.log());
+}
