@@ -83,6 +83,8 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   double relay = run.last["relay_per_s"].get<double>();
   BOOST_TEST(relay > 0.0);
   BOOST_TEST(run.last["ratio_vs_relay"].get<double>() == rate / relay, boost::test_tools::tolerance(0.01));
+  BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() > 0.0);
+  BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() < 100000.0);
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
   BOOST_TEST(run.last["server_hwm_mib"].get<double>() >= run.last["server_rss_mib"].get<double>());
 }

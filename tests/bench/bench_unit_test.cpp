@@ -97,6 +97,23 @@ BOOST_AUTO_TEST_CASE(memory_of_this_process_is_read) {
   BOOST_TEST(!memory_use(-5).has_value());
 }
 
+BOOST_AUTO_TEST_CASE(cpu_time_of_this_process_grows_with_work) {
+  auto before = cpu_seconds(::getpid());
+  BOOST_TEST_REQUIRE(before.has_value());
+  // Busy until 0.1 s of CPU are counted (the machine may be shared: bounded
+  // by wall time, not by a fixed amount of work).
+  volatile std::uint64_t sink = 0;
+  auto start = now_ns();
+  std::optional<double> after = before;
+  while (after && *after - *before < 0.1 && now_ns() - start < 10000000000) {
+    for (int i = 0; i < 1000000; ++i) sink = sink + 1;
+    after = cpu_seconds(::getpid());
+  }
+  BOOST_TEST_REQUIRE(after.has_value());
+  BOOST_TEST(*after - *before >= 0.1);
+  BOOST_TEST(!cpu_seconds(-5).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(relay_carries_a_windowed_and_a_bounded_load) {
   zmq::context_t context(1);
   Relay relay(-1);

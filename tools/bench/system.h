@@ -25,4 +25,8 @@ struct MemoryUse {
 };
 std::optional<MemoryUse> memory_use(pid_t pid);
 
+// CPU time (user + system, all threads) a process used so far, in seconds,
+// from /proc/PID/stat; nullopt when the process is gone.
+std::optional<double> cpu_seconds(pid_t pid);
+
 }  // namespace zstore::bench
