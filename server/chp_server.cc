@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "server/zmq_frames.h"
 
@@ -109,7 +110,12 @@ void ChpServer::run() {
       items.push_back({follower->snapshot_socket().handle(), 0, ZMQ_POLLIN, 0});
       items.push_back({follower->update_socket().handle(), 0, ZMQ_POLLIN, 0});
     }
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
+    try {
+      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+      continue;  // a signal handled on this thread (embedders, profilers): poll again
+    }
     if (items[0].revents & ZMQ_POLLIN) break;
     if (items[1].revents & ZMQ_POLLIN) drain_collector();
     if (items[2].revents & ZMQ_POLLIN) serve_snapshot_requests();

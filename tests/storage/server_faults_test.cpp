@@ -4,6 +4,8 @@
 // ACKs nothing it did not persist; both log it, keep serving snapshots,
 // HUGZ and heads from what is on disk, and write again once the fault clears
 // (or, after an unrecoverable error, once restarted).
+#include <pthread.h>
+#include <signal.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <uuid/uuid.h>
@@ -12,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <unistd.h>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -99,7 +102,9 @@ struct ChpFixture {
   std::unique_ptr<server::ChpServer> server;
   std::uint16_t port = 0;
 
-  ChpFixture() { start(); }
+  explicit ChpFixture(bool start_now = true) {
+    if (start_now) start();
+  }
   ~ChpFixture() { stop(); }
   void start() {
     server::ChpServerConfig config;
@@ -214,6 +219,38 @@ BOOST_AUTO_TEST_CASE(unrecoverable_error_keeps_serving_reads_until_restart) {
   BOOST_CHECK(snap->entries.contains("kept"));
   BOOST_CHECK(!snap->entries.contains("lost"));
   BOOST_CHECK(!snap->entries.contains("refused"));
+}
+
+// Found by server_handlers_fuzz: a signal handled on the CHP reactor's thread
+// (libFuzzer's timer there) made its poll throw EINTR, which ended the
+// process. zstored blocks signals in its threads; an embedding process may
+// not. Here SIGUSR1 (no SA_RESTART) is deliverable only to the reactor.
+BOOST_AUTO_TEST_CASE(chp_reactor_survives_signals) {
+  struct sigaction action {};
+  action.sa_handler = [](int) {};
+  sigemptyset(&action.sa_mask);
+  struct sigaction previous {};
+  BOOST_REQUIRE_EQUAL(sigaction(SIGUSR1, &action, &previous), 0);
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+  {
+    ChpFixture f(false);
+    pthread_sigmask(SIG_UNBLOCK, &usr1, nullptr);
+    f.start();  // the reactor thread inherits SIGUSR1 unblocked
+    pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+    testing::ChpPeer peer(f.ctx, "tcp://127.0.0.1", f.port);
+    BOOST_REQUIRE(peer.wait_connected());
+    for (int i = 0; i < 20; ++i) {
+      ::kill(::getpid(), SIGUSR1);
+      std::string key = "after-signal-" + std::to_string(i);
+      peer.set(key, "v");
+      BOOST_REQUIRE_MESSAGE(peer.wait_kvpub(key, 5s), "no KVPUB after signal " << i);
+    }
+  }
+  pthread_sigmask(SIG_UNBLOCK, &usr1, nullptr);
+  sigaction(SIGUSR1, &previous, nullptr);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
