@@ -45,7 +45,7 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
   counter(w, "zstore_chp_snapshots_served_total", "CHP snapshots (ICANHAZ?) answered", get(m.snapshots_served));
   counter(w, "zstore_chp_snapshot_keys_sent_total", "KVSYNC messages sent in snapshots", get(m.snapshot_keys_sent));
   counter(w, "zstore_chp_expiries_total", "CHP keys deleted because their ttl lapsed", get(m.expiries));
-  counter(w, "zstore_chp_write_failures_total", "CHP batches the database refused (nothing published)",
+  counter(w, "zstore_chp_write_failures_total", "CHP updates the database refused (not published)",
           get(m.write_failures));
   malformed(w, "zstore_chp_malformed_total", "malformed CHP messages dropped, by kind", m);
   gauge(w, "zstore_chp_keys", "keys in the CHP map", count_keys(db, storage::Column::kChpMap));
@@ -58,7 +58,7 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, storage::Database& db) 
   counter(w, "zstore_dafka_acks_sent_total", "Dafka ACKs sent after a commit", get(m.acks_sent));
   counter(w, "zstore_dafka_fetches_sent_total", "Dafka FETCHes sent for gaps", get(m.fetches_sent));
   counter(w, "zstore_dafka_fetches_served_total", "Dafka FETCHes answered from disk", get(m.fetches_served));
-  counter(w, "zstore_dafka_write_failures_total", "Dafka batches the database refused", get(m.write_failures));
+  counter(w, "zstore_dafka_write_failures_total", "Dafka records the database refused (not ACKed)", get(m.write_failures));
   counter(w, "zstore_dafka_sends_dropped_total", "Dafka messages dropped on a full send queue", get(m.sends_dropped));
   counter(w, "zstore_dafka_invalid_total", "Dafka messages decoded but unusable", get(m.invalid));
   malformed(w, "zstore_dafka_malformed_total", "malformed Dafka messages dropped, by kind", m);
