@@ -61,7 +61,11 @@ BOOST_AUTO_TEST_CASE(messages_carry_time_writer_and_number) {
   std::uint32_t writer = 0;
   std::uint64_t n = 0;
   BOOST_TEST(read_body(frames[4], sent, writer, n));
-  BOOST_TEST(writer == 2u);
+  BOOST_TEST(writer == 2u);  // run 0
+  spec.run = 9;
+  BOOST_TEST(read_body(make_message(spec, 2, 7, "")[4], sent, writer, n));
+  BOOST_TEST(writer == (9u << 16 | 2u));
+  spec.run = 0;
   BOOST_TEST(n == 7u);
   BOOST_TEST(sent > 0);
   BOOST_TEST(!read_body(std::string(19, 'x'), sent, writer, n));
@@ -70,6 +74,22 @@ BOOST_AUTO_TEST_CASE(messages_carry_time_writer_and_number) {
   BOOST_TEST(record.size() == 2u);
   BOOST_TEST(record[0][0] == 'M');
   BOOST_TEST(record[1].size() == 100u);
+}
+
+BOOST_AUTO_TEST_CASE(board_ignores_other_runs_and_duplicates) {
+  Board board(2, 16, 7);
+  board.set_window(0, INT64_MAX);
+  BOOST_TEST(!board.complete_tagged(8u << 16 | 1u, 5, 100, 50));  // a message of run 8
+  BOOST_TEST(board.done(1) == 0u);
+  BOOST_TEST(board.complete_tagged(7u << 16 | 1u, 5, 100, 50));
+  BOOST_TEST(board.done(1) == 6u);
+  BOOST_TEST(board.window_completed() == 6u);
+  BOOST_TEST(board.complete_tagged(7u << 16 | 1u, 3, 120, 50));  // old: no change
+  BOOST_TEST(board.done(1) == 6u);
+  BOOST_TEST(board.done(0) == 0u);
+  Latencies latencies = board.take_latencies();
+  BOOST_TEST(latencies.size() == 1u);  // only message 5 had a known send time
+  BOOST_TEST(latencies.quantile_ms(1.0) == 50e-6);
 }
 
 BOOST_AUTO_TEST_CASE(options_defaults_and_usage_errors) {

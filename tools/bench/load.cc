@@ -1,5 +1,6 @@
 #include "tools/bench/load.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -20,7 +21,7 @@ namespace {
 std::string make_body(const LoadSpec& spec, int writer, std::uint64_t n) {
   std::string body(spec.value_bytes, 'v');
   std::int64_t sent = now_ns();
-  auto id = static_cast<std::uint32_t>(writer);
+  auto id = static_cast<std::uint32_t>(spec.run) << 16 | static_cast<std::uint32_t>(writer);
   std::memcpy(body.data(), &sent, 8);
   std::memcpy(body.data() + 8, &id, 4);
   std::memcpy(body.data() + 12, &n, 8);
@@ -60,7 +61,8 @@ void send_frames(zmq::socket_t& socket, const protocol::Frames& frames) {
   }
 }
 
-Board::Board(int writers, std::uint64_t window) : slots_(static_cast<std::size_t>(writers)), window_(window) {
+Board::Board(int writers, std::uint64_t window, std::uint16_t run)
+    : slots_(static_cast<std::size_t>(writers)), window_(window), run_(run) {
   for (Slot& slot : slots_) slot.send_ns = std::make_unique<std::atomic<std::int64_t>[]>(window);
 }
 
@@ -71,6 +73,12 @@ void Board::record_send(int writer, std::uint64_t n, std::int64_t sent_ns) {
 void Board::set_window(std::int64_t start_ns, std::int64_t end_ns) {
   window_start_ = start_ns;
   window_end_ = end_ns;
+}
+
+bool Board::complete_tagged(std::uint32_t tag, std::uint64_t n, std::int64_t now, std::int64_t sent_ns) {
+  if (tag >> 16 != run_) return false;
+  complete(static_cast<int>(tag & 0xffff), n, now, sent_ns);
+  return true;
 }
 
 void Board::complete(int writer, std::uint64_t n, std::int64_t now, std::int64_t sent_ns) {
@@ -197,8 +205,11 @@ bool wait_for(Shared& shared, Cond cond, const std::atomic<bool>* external_stop)
 
 }  // namespace
 
-LoadResult run_load(const LoadSpec& spec, Transport& transport, const std::atomic<bool>* external_stop) {
-  Board board(spec.writers, spec.window);
+LoadResult run_load(const LoadSpec& given, Transport& transport, const std::atomic<bool>* external_stop) {
+  static std::atomic<std::uint16_t> runs{static_cast<std::uint16_t>(now_ns())};
+  LoadSpec spec = given;
+  spec.run = runs.fetch_add(1);
+  Board board(spec.writers, spec.window, spec.run);
   Shared shared{spec, transport, board, {}, std::vector<std::string>(static_cast<std::size_t>(spec.writers)), {}, {},
                 {}, {}, {}};
   std::vector<std::thread> writers;

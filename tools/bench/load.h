@@ -4,7 +4,9 @@
 //
 // Message n of writer w carries, in its body (the CHP value or the Dafka
 // content, `value_bytes` >= kMinValueBytes long): the send time in
-// steady_clock ns, w and n (little-endian 8, 4 and 8 bytes), then filler.
+// steady_clock ns, the tag (run << 16 | w) and n (little-endian 8, 4 and 8
+// bytes), then filler. The run number, random per run_load(), lets a
+// receiver ignore what an earlier run left in the server's queues.
 // CHP keys are 16 bytes, "s<d>/<13 digits>" with d the last digit of the
 // key index, so the subtree "s0/" holds a tenth of the keys.
 //
@@ -46,6 +48,7 @@ struct LoadSpec {
   double warmup_s = 1.0;        // time before the measurement window
   double duration_s = 5.0;      // measurement window
   std::uint64_t total = 0;      // > 0: send exactly this many, then stop
+  std::uint16_t run = 0;        // set by run_load()
 };
 
 struct LoadResult {
@@ -62,14 +65,17 @@ struct LoadResult {
 // Builds message n of writer w.
 protocol::Frames make_message(const LoadSpec& spec, int writer, std::uint64_t n, const std::string& partition);
 // The fields a body carries; false when it is too short.
-bool read_body(std::string_view body, std::int64_t& sent_ns, std::uint32_t& writer, std::uint64_t& n);
+// `tag` is run << 16 | writer.
+bool read_body(std::string_view body, std::int64_t& sent_ns, std::uint32_t& tag, std::uint64_t& n);
 
 void send_frames(zmq::socket_t& socket, const protocol::Frames& frames);
 
 // Shared between writers and the receiver.
 class Board {
  public:
-  Board(int writers, std::uint64_t window);
+  Board(int writers, std::uint64_t window, std::uint16_t run = 0);
+  // complete() for a body's tag; ignores (false) a tag of another run.
+  bool complete_tagged(std::uint32_t tag, std::uint64_t n, std::int64_t now_ns, std::int64_t sent_ns);
   // Receiver: writer w's messages up to n (inclusive) were seen at now_ns;
   // `sent_ns` gives the send time of message n if known (< 0: use the ring).
   void complete(int writer, std::uint64_t n, std::int64_t now_ns, std::int64_t sent_ns = -1);
@@ -88,6 +94,7 @@ class Board {
   };
   std::vector<Slot> slots_;
   std::uint64_t window_;
+  std::uint16_t run_;
   std::atomic<std::int64_t> window_start_{0};
   std::atomic<std::int64_t> window_end_{0};
   std::atomic<std::uint64_t> window_completed_{0};

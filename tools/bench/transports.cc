@@ -73,11 +73,9 @@ void PubSubTransport::receive(Board& board, const std::vector<std::string>&) {
     if (!poll_in(sub, std::chrono::milliseconds(50))) continue;
     while (receive_frames(sub, frames)) {
       std::int64_t sent = 0;
-      std::uint32_t writer = 0;
+      std::uint32_t tag = 0;
       std::uint64_t n = 0;
-      if (read_body(frames.back().to_string_view(), sent, writer, n)) {
-        board.complete(static_cast<int>(writer), n, now_ns(), sent);
-      }
+      if (read_body(frames.back().to_string_view(), sent, tag, n)) board.complete_tagged(tag, n, now_ns(), sent);
     }
   }
 }
