@@ -19,8 +19,8 @@ std::string seq_text(std::uint64_t seq) { return std::to_string(seq >> 40) + ":"
 }  // namespace
 
 ChpReader::ChpReader(zmq::context_t& ctx, std::vector<std::string> publishers, const ChpHistory& history,
-                     Violations& violations)
-    : ctx_(ctx), publishers_(std::move(publishers)), history_(history), violations_(violations) {
+                     Violations& violations, bool ha)
+    : ctx_(ctx), publishers_(std::move(publishers)), history_(history), violations_(violations), ha_(ha) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -81,6 +81,10 @@ void ChpReader::on_kvpub(const std::string& key, std::uint64_t seq, const std::s
   }
   auto op = history_.op(*ref);
   if (op->value != body) violations_.add("corrupt KVPUB", "KVPUB " + key + " body differs from the op sent");
+  if (state.op && ref->index < *state.op && ha_) {
+    republished_++;  // the newer op stays what the key must end up with
+    return;
+  }
   if (state.op && ref->index < *state.op) {
     violations_.add("reordered KVPUB", key + " op #" + std::to_string(ref->index) + " published after op #" +
                                            std::to_string(*state.op));

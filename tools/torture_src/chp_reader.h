@@ -3,7 +3,10 @@
 // checking as it goes that
 //   - sequences only go up, across restarts and failovers;
 //   - every KVPUB carries an op the writers sent, byte-exact, for that key,
-//     and a key's ops are published in the order they were sent;
+//     and a key's ops are published in the order they were sent (with HA
+//     an older op republished by a new active from its pending list is only
+//     counted: Binary Star replays the pending KVSETs the passive never saw
+//     published, and the snapshot check still requires the latest op to win);
 //   - a delete the writers never sent (a server-side expiry) comes only once
 //     a ttl set of the key may have expired.
 #pragma once
@@ -36,7 +39,7 @@ class ChpReader {
  public:
   // publishers: "tcp://host:P+1" of every server.
   ChpReader(zmq::context_t& ctx, std::vector<std::string> publishers, const ChpHistory& history,
-            Violations& violations);
+            Violations& violations, bool ha);
   ~ChpReader();
   ChpReader(const ChpReader&) = delete;
   ChpReader& operator=(const ChpReader&) = delete;
@@ -44,6 +47,7 @@ class ChpReader {
   std::map<std::string, SeenState> seen() const;
   std::uint64_t max_sequence() const;
   std::uint64_t kvpubs() const { return kvpubs_.load(); }
+  std::uint64_t republished() const { return republished_.load(); }  // HA: older op after a newer one
 
  private:
   void run();
@@ -54,6 +58,8 @@ class ChpReader {
   std::vector<std::string> publishers_;
   const ChpHistory& history_;
   Violations& violations_;
+  bool ha_;
+  std::atomic<std::uint64_t> republished_{0};
   mutable std::mutex mu_;
   std::map<std::string, SeenState> seen_;
   std::uint64_t max_sequence_ = 0;

@@ -48,6 +48,13 @@ std::vector<std::string> Cluster::towers() const {
   return out;
 }
 
+std::size_t Cluster::log_count(int member, const std::string& text) const {
+  std::string log = members_.at(member).zstored->log();
+  std::size_t n = 0;
+  for (auto pos = log.find(text); pos != std::string::npos; pos = log.find(text, pos + text.size())) ++n;
+  return n;
+}
+
 std::string Cluster::log_tail(int member, std::size_t bytes) const {
   std::string log = members_.at(member).zstored->log();
   return log.size() > bytes ? log.substr(log.size() - bytes) : log;

@@ -21,6 +21,8 @@ class Cluster {
   std::vector<std::string> chp_servers() const;  // "tcp://127.0.0.1:P" each
   std::vector<std::string> towers() const;       // "tcp://127.0.0.1:T" each
   std::string log_tail(int member, std::size_t bytes = 2000) const;
+  // How many times text occurs in the member's logs (every start so far).
+  std::size_t log_count(int member, const std::string& text) const;
 
  private:
   struct Member {

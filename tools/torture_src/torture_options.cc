@@ -7,10 +7,12 @@
 namespace zstore::torture {
 
 const char* usage() {
-  return "usage: zstore-torture [--minutes N] [--ha] [--seed S] [--min-up-ms MS] [--max-up-ms MS]\n"
+  return "usage: zstore-torture [--minutes N] [--ha [--wait-synced]] [--seed S] [--min-up-ms MS] [--max-up-ms MS]\n"
          "  SIGKILLs zstored (with --ha: either member of a Binary Star pair) at random moments\n"
          "  under CHP and Dafka load, restarts it and checks nothing published or ACKed was lost.\n"
          "  --minutes N     run time (default 1; fractions allowed)\n"
+         "  --wait-synced   with --ha: start the load, and resume it after a restart, only once the\n"
+         "                  passive logged a completed sync (leaves out joins under load)\n"
          "  --seed S        random seed (default: from the clock; printed)\n"
          "  --min-up-ms MS  shortest time between a restart and the next kill (default 300)\n"
          "  --max-up-ms MS  longest (default 3000)\n"
@@ -39,6 +41,8 @@ std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
       o.help = true;
     } else if (a == "--ha") {
       o.ha = true;
+    } else if (a == "--wait-synced") {
+      o.wait_synced = true;
     } else if (a == "--minutes" || a == "--seed" || a == "--min-up-ms" || a == "--max-up-ms") {
       auto v = value(a);
       if (auto* err = std::get_if<std::string>(&v)) return *err;
@@ -63,6 +67,7 @@ std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
       return "unknown argument '" + std::string(a) + "'";
     }
   }
+  if (o.wait_synced && !o.ha) return std::string("--wait-synced needs --ha");
   if (o.min_up_ms > o.max_up_ms) return std::string("--min-up-ms must not exceed --max-up-ms");
   return o;
 }

@@ -15,6 +15,7 @@ struct TortureOptions {
   std::uint64_t seed = 0;     // drives every random choice; 0: from the clock
   int min_up_ms = 300;        // a kill lands uniformly in [min_up, max_up]
   int max_up_ms = 3000;       // after the writers resumed
+  bool wait_synced = false;  // --ha: load only while the passive is synced
   bool help = false;
 };
 
