@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <zmq.hpp>
@@ -44,6 +45,15 @@ std::size_t open_fds(pid_t pid) {
     ++n;
   }
   return n;
+}
+
+// Resident memory of a process in KB (VmRSS), 0 if unknown.
+std::size_t rss_kb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoul(line.substr(6));
+  }
+  return 0;
 }
 
 // Sets `count` keys and returns the worst set -> KVPUB latency seen by peer.
@@ -175,6 +185,7 @@ BOOST_AUTO_TEST_CASE(snapshot_storms_do_not_delay_updates) {
 
   // One client loads full snapshots back to back; 300 others each ask for
   // one and never read it (more than the 256 concurrent sessions allowed).
+  std::size_t rss_before = rss_kb(z.process()->pid());
   std::atomic<bool> stop{false};
   std::atomic<int> complete{0}, short_snapshots{0};
   std::thread looper([&] {
@@ -205,5 +216,7 @@ BOOST_AUTO_TEST_CASE(snapshot_storms_do_not_delay_updates) {
   stop = true;
   looper.join();
   BOOST_TEST(short_snapshots.load() == 0);
+  BOOST_TEST_MESSAGE("zstored RSS " << rss_before / 1024 << " MB before the storm, "
+                                    << rss_kb(z.process()->pid()) / 1024 << " MB with 300 unread snapshots");
   BOOST_TEST(z.process()->running());
 }
