@@ -56,8 +56,8 @@ std::optional<SnapshotTaken> take_snapshot(zmq::context_t& ctx, const std::vecto
 
 class Torture {
  public:
-  Torture(const TortureOptions& options, std::ostream& out)
-      : options_(options), out_(out), rng_(options.seed), cluster_(options.ha) {}
+  Torture(const TortureOptions& options, std::ostream& out, const std::atomic<bool>& stop)
+      : options_(options), out_(out), stop_(stop), rng_(options.seed), cluster_(options.ha) {}
 
   int run();
 
@@ -70,6 +70,7 @@ class Torture {
 
   TortureOptions options_;
   std::ostream& out_;
+  const std::atomic<bool>& stop_;
   std::mt19937_64 rng_;
   Cluster cluster_;
   zmq::context_t ctx_;
@@ -80,6 +81,7 @@ class Torture {
   std::unique_ptr<DafkaLoad> dafka_;
   std::unique_ptr<client::CloneClient> follower_;
   std::int64_t up_since_ms_ = 0;
+  int cycles_ = 0;           // completed kill/restart/verify cycles
   std::size_t printed_ = 0;  // violations printed so far
   std::size_t ttl_expired_ = 0;
   std::size_t ttl_published_ = 0;
@@ -106,13 +108,11 @@ int Torture::run() {
   follower_ = std::make_unique<client::CloneClient>(co);
 
   auto end = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(options_.minutes * 60000));
-  int cycles = 0;
   bool ok = true;
-  while (ok && Clock::now() < end) ok = cycle(++cycles);
-  if (!ok) --cycles;
+  while (ok && !stop_ && Clock::now() < end) ok = cycle(cycles_ + 1);
   writers_.reset();
   std::size_t found = violations_.count();
-  out_ << "cycles: " << cycles << " violations: " << found << " kvsets sent: " << history_.size()
+  out_ << "cycles: " << cycles_ << " violations: " << found << " kvsets sent: " << history_.size()
        << " kvpubs seen: " << reader_->kvpubs() << " dafka published: " << dafka_->published()
        << " acked: " << dafka_->acked() << " ttl expiries checked: " << ttl_expired_
        << " ttl publications checked: " << ttl_published_;
@@ -124,7 +124,11 @@ int Torture::run() {
 
 bool Torture::cycle(int n) {
   std::uniform_int_distribution<int> up(options_.min_up_ms, options_.max_up_ms);
-  std::this_thread::sleep_for(std::chrono::milliseconds(up(rng_)));
+  auto kill_at = Clock::now() + std::chrono::milliseconds(up(rng_));
+  while (Clock::now() < kill_at) {
+    if (stop_) return true;
+    std::this_thread::sleep_for(std::min<Clock::duration>(kill_at - Clock::now(), 50ms));
+  }
   int member = static_cast<int>(rng_() % static_cast<std::uint64_t>(cluster_.size()));
   std::int64_t killed_ms = now_ms();
   cluster_.kill(member);
@@ -154,6 +158,7 @@ bool Torture::cycle(int n) {
   printed_ += violations_.print(out_, printed_);
   if (options_.wait_synced) wait_synced(member, syncs);  // after a restart it is the passive
   writers_->resume();
+  ++cycles_;
   return true;
 }
 
@@ -194,8 +199,8 @@ void Torture::wait_synced(int member, std::size_t syncs_before) {
 
 }  // namespace
 
-int run_torture(const TortureOptions& options, std::ostream& out) {
-  Torture t(options, out);
+int run_torture(const TortureOptions& options, std::ostream& out, const std::atomic<bool>& stop) {
+  Torture t(options, out, stop);
   return t.run();
 }
 

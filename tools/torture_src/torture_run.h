@@ -8,12 +8,15 @@
 // status (0: no violation).
 #pragma once
 
+#include <atomic>
 #include <ostream>
 
 #include "tools/torture_src/torture_options.h"
 
 namespace zstore::torture {
 
-int run_torture(const TortureOptions& options, std::ostream& out);
+// stop: set (e.g. by a SIGINT handler) to end the run after the current
+// cycle; the servers are killed and the summary printed as usual.
+int run_torture(const TortureOptions& options, std::ostream& out, const std::atomic<bool>& stop);
 
 }  // namespace zstore::torture
