@@ -5,7 +5,6 @@
 #include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 #include <rocksdb/perf_level.h>
-#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -34,14 +33,6 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   table.cache_index_and_filter_blocks = true;
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   if (name == "dafka_records") cf.write_buffer_size = 64 << 20;
-  if (name == "chp_map") {
-    // Memtable inserts were the largest CPU cost of a KVSET (skip list
-    // searches, docs/benchmarks.md). With a hint per key prefix an insert
-    // after a nearby key of the same prefix starts from the last position:
-    // zstore-bench chp 5.2 -> 3.9 us of server CPU per update. Two bytes
-    // bound the hints (about 250 B each) to 65536 per memtable.
-    cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(2));
-  }
   return cf;
 }
 
