@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_support.h"
+#include "tests/support/zstored.h"
 
 using namespace zstore::testing;
 using nlohmann::json;
@@ -88,6 +89,18 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() < 100000.0);
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
   BOOST_TEST(run.last["server_hwm_mib"].get<double>() >= run.last["server_rss_mib"].get<double>());
+}
+
+BOOST_AUTO_TEST_CASE(chp_mode_against_a_running_server) {
+  Zstored server;
+  BOOST_TEST_REQUIRE(server.start());
+  Run run = bench(with({"chp", "--server", "127.0.0.1:" + std::to_string(server.chp_port()), "--server-pid",
+                        std::to_string(server.process()->pid()), "--server-cpu", "-1", "--client-cpu", "-1"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["per_s"].get<double>() > 100.0);
+  BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
+  BOOST_TEST(run.output.find("zstored ") == std::string::npos);  // it started none of its own
 }
 
 BOOST_AUTO_TEST_CASE(snapshot_mode) {
