@@ -36,6 +36,7 @@ void ChpFollower::request_snapshot() {
   dealer_.set(zmq::sockopt::rcvhwm, 0);
   dealer_.connect(leader_);
   (void)try_send(dealer_, chp::encode_icanhaz({""}));
+  pending_mark_ = pending_.mark();
   phase_ = Phase::kRequested;
   loaded_.clear();
   buffered_.clear();
@@ -96,8 +97,15 @@ void ChpFollower::finish_sync(std::uint64_t sequence) {
   std::vector<chp::KvMsg> buffered;
   buffered.swap(buffered_);
   for (auto& kv : buffered) {
-    if (kv.sequence > store_.last_sequence()) apply_update(kv);
+    if (kv.sequence > store_.last_sequence()) {
+      apply_update(kv);
+    } else {
+      pending_.seen_from_active(kv.uuid);  // published; its effect is in the snapshot
+    }
     if (phase_ != Phase::kFollowing) return;
+  }
+  if (auto dropped = pending_.drop_received_before(pending_mark_); dropped > 0) {
+    spdlog::info("HA follower: {} pending update(s) from before the snapshot request dropped", dropped);
   }
   if (auto s = store_.set_synced(true); !s.ok()) return restart(s.message());
   spdlog::info("HA follower: synced from {} at sequence {}", leader_, store_.last_sequence());
@@ -114,7 +122,10 @@ void ChpFollower::on_update_socket() {
       buffered_.push_back(std::move(kv));
       continue;
     }
-    if (kv.sequence <= store_.last_sequence()) continue;
+    if (kv.sequence <= store_.last_sequence()) {
+      pending_.seen_from_active(kv.uuid);
+      continue;
+    }
     apply_update(kv);
   }
 }

@@ -4,6 +4,9 @@
 // with their properties and absolute expiry intact. UUIDs already seen from
 // the active are remembered for a while so a late KVSET is not re-applied.
 // Bounded: past max_entries the oldest entry is dropped (and counted).
+// A passive that (re)loads the active's snapshot drops what it received
+// before asking for it (see drop_received_before): the active had those
+// updates too, and their KVPUBs may have gone out before we subscribed.
 #pragma once
 
 #include <chrono>
@@ -32,14 +35,28 @@ class PendingList {
   // Removes and returns every pending update, oldest first.
   std::vector<storage::ChpWrite> take_all();
 
+  // A mark of the updates received so far, for drop_received_before.
+  std::uint64_t mark() const { return next_id_; }
+  // Forgets the updates received before mark was taken; returns how many.
+  // Called once a snapshot requested after mark is complete: an update the
+  // active received before serving it is in it (or was overwritten there),
+  // or comes later as a KVPUB; applying it at takeover could only put an
+  // old value over a newer one.
+  std::size_t drop_received_before(std::uint64_t mark);
+
   std::size_t size() const { return entries_.size(); }
   std::uint64_t dropped() const { return dropped_; }
 
  private:
   std::size_t max_entries_;
   std::size_t max_seen_;
-  std::list<storage::ChpWrite> entries_;
-  std::unordered_map<std::string, std::list<storage::ChpWrite>::iterator> by_uuid_;
+  struct Entry {
+    std::uint64_t id;  // arrival order
+    storage::ChpWrite write;
+  };
+  std::list<Entry> entries_;
+  std::unordered_map<std::string, std::list<Entry>::iterator> by_uuid_;
+  std::uint64_t next_id_ = 0;
   std::unordered_set<std::string> seen_;
   std::deque<std::string> seen_order_;
   std::uint64_t dropped_ = 0;

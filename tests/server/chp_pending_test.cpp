@@ -1,0 +1,79 @@
+// PendingList: a passive's client updates not yet republished by the active.
+#include <boost/test/unit_test.hpp>
+
+#include "server/chp_pending.h"
+
+using zstore::server::PendingList;
+using zstore::storage::ChpWrite;
+
+namespace {
+
+ChpWrite write(const std::string& key, const std::string& uuid, const std::string& value = "v") {
+  ChpWrite w;
+  w.key = key;
+  w.uuid = uuid;
+  w.value = value;
+  w.sequence = 7;
+  return w;
+}
+
+std::vector<std::string> uuids(const std::vector<ChpWrite>& writes) {
+  std::vector<std::string> out;
+  for (const auto& w : writes) out.push_back(w.uuid);
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(take_all_returns_arrival_order_without_sequences) {
+  PendingList p;
+  p.add(write("a", "u1"));
+  p.add(write("b", "u2"));
+  auto all = p.take_all();
+  BOOST_CHECK((uuids(all) == std::vector<std::string>{"u1", "u2"}));
+  BOOST_CHECK_EQUAL(all[0].sequence, 0u);
+  BOOST_CHECK_EQUAL(p.size(), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(republished_uuid_is_forgotten_and_a_late_copy_ignored) {
+  PendingList p;
+  p.add(write("a", "u1"));
+  p.seen_from_active("u1");
+  BOOST_CHECK_EQUAL(p.size(), 0u);
+  p.add(write("a", "u1"));  // the KVSET reached us after its KVPUB
+  BOOST_CHECK_EQUAL(p.size(), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(drop_received_before_forgets_only_older_updates) {
+  PendingList p;
+  p.add(write("a", "u1"));
+  p.add(write("b", "u2"));
+  p.add(write("c", "u3"));
+  auto mark = p.mark();
+  p.add(write("d", "u4"));
+  p.add(write("a", "u1", "again"));  // same uuid after the mark: the newer copy is kept
+  BOOST_CHECK_EQUAL(p.drop_received_before(mark), 2u);
+  auto all = p.take_all();
+  BOOST_REQUIRE((uuids(all) == std::vector<std::string>{"u4", "u1"}));
+  BOOST_CHECK_EQUAL(all[1].value, "again");
+}
+
+BOOST_AUTO_TEST_CASE(drop_received_before_keeps_the_uuid_index_consistent) {
+  PendingList p;
+  p.add(write("a", "u1"));
+  auto mark = p.mark();
+  BOOST_CHECK_EQUAL(p.drop_received_before(mark), 1u);
+  p.seen_from_active("u1");  // must not touch the dropped entry
+  p.add(write("b", "u2"));
+  BOOST_CHECK_EQUAL(p.size(), 1u);
+  BOOST_CHECK_EQUAL(p.drop_received_before(mark), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(bounded_list_drops_the_oldest) {
+  PendingList p(2);
+  p.add(write("a", "u1"));
+  p.add(write("b", "u2"));
+  p.add(write("c", "u3"));
+  BOOST_CHECK_EQUAL(p.dropped(), 1u);
+  BOOST_CHECK((uuids(p.take_all()) == std::vector<std::string>{"u2", "u3"}));
+}
