@@ -14,7 +14,10 @@ namespace {
 // our send time (its clock is ours; the ttl is rounded to whole ms).
 constexpr std::int64_t kEarlyExpiryToleranceMs = 50;
 
-std::string seq_text(std::uint64_t seq) { return std::to_string(seq >> 40) + ":" + std::to_string(seq & ((1ull << 40) - 1)); }
+// "epoch:counter" (the top 24 bits of a sequence are the HA epoch).
+std::string seq_text(std::uint64_t seq) {
+  return std::to_string(seq >> 40) + ":" + std::to_string(seq & ((1ull << 40) - 1));
+}
 
 }  // namespace
 

@@ -97,8 +97,7 @@ int Torture::run() {
   if (options_.wait_synced) wait_synced(1, 0);  // the backup starts passive
   up_since_ms_ = now_ms();
   auto servers = cluster_.chp_servers();
-  reader_ = std::make_unique<ChpReader>(ctx_, with_offset(servers, 1), history_, violations_,
-                                        options_.ha);
+  reader_ = std::make_unique<ChpReader>(ctx_, with_offset(servers, 1), history_, violations_, options_.ha);
   writers_ = std::make_unique<ChpWriters>(ctx_, with_offset(servers, 2), history_,
                                           WriterOptions{3, 128, 16, options_.seed});
   dafka_ = std::make_unique<DafkaLoad>(cluster_.towers(), options_.seed);
@@ -153,8 +152,8 @@ bool Torture::cycle(int n) {
        << (taken ? std::to_string(taken->snapshot.entries.size()) + " keys at seq " +
                        std::to_string(taken->snapshot.sequence)
                  : std::string("none"))
-       << ", ttl " << stats.ttl_expired << "/" << stats.ttl_published << ", dafka replayed " << replayed << "/" << acked << ", new violations "
-       << violations_.count() - before << std::endl;
+       << ", ttl " << stats.ttl_expired << "/" << stats.ttl_published << ", dafka replayed " << replayed << "/"
+       << acked << ", new violations " << violations_.count() - before << std::endl;
   printed_ += violations_.print(out_, printed_);
   if (options_.wait_synced) wait_synced(member, syncs);  // after a restart it is the passive
   writers_->resume();
