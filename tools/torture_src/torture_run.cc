@@ -182,9 +182,8 @@ void Torture::check_follower(client::CloneClient& follower, std::uint64_t sequen
   }
 }
 
-// A Binary Star passive that joins while updates flow may keep KVSETs whose
-// KVPUB it never saw in its pending list (see docs/torture.md); with
-// --wait-synced the load only runs while the passive is synced.
+// With --wait-synced the load only runs while the passive is synced, which
+// leaves a passive joining under load (docs/torture.md) out of a run.
 void Torture::wait_synced(int member, std::size_t syncs_before) {
   auto deadline = Clock::now() + 30s;
   while (cluster_.log_count(member, kSynced) <= syncs_before) {
