@@ -5,10 +5,23 @@
 namespace zstore::cli {
 namespace {
 
-// Length of the well-formed UTF-8 sequence of a printable code point >= 0xA0
-// at the start of s, or 0.
+// Length of the UTF-8 sequence of a printable code point >= 0xA0 at the
+// start of s, or 0.
 std::size_t utf8_printable_length(std::string_view s) {
+  std::uint32_t cp = 0;
+  std::size_t len = utf8_sequence(s, &cp);
+  return cp < 0xA0 ? 0 : len;  // C1 controls are not printable
+}
+
+}  // namespace
+
+std::size_t utf8_sequence(std::string_view s, std::uint32_t* code_point) {
+  if (s.empty()) return 0;
   const auto b0 = static_cast<unsigned char>(s[0]);
+  if (b0 < 0x80) {
+    *code_point = b0;
+    return 1;
+  }
   std::size_t len = b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : b0 >= 0xC2 ? 2 : 0;
   if (len == 0 || b0 > 0xF4 || s.size() < len) return 0;
   std::uint32_t cp = b0 & (0x7F >> len);
@@ -19,11 +32,10 @@ std::size_t utf8_printable_length(std::string_view s) {
   }
   const bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
   const bool invalid = cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF);
-  const bool c1_control = cp < 0xA0;
-  return overlong || invalid || c1_control ? 0 : len;
+  if (overlong || invalid) return 0;
+  *code_point = cp;
+  return len;
 }
-
-}  // namespace
 
 bool is_printable(std::string_view bytes) {
   while (!bytes.empty()) {

@@ -3,10 +3,17 @@
 // byte by byte (\\ \n \r \t, \xHH for the rest).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace zstore::cli {
+
+// Length of the well-formed UTF-8 sequence at the start of s (RFC 3629: no
+// overlongs, no surrogates, nothing above U+10FFFF) with its code point in
+// *code_point, or 0 when s does not start with one.
+std::size_t utf8_sequence(std::string_view s, std::uint32_t* code_point);
 
 bool is_printable(std::string_view bytes);
 std::string escape(std::string_view bytes);

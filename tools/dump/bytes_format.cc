@@ -5,31 +5,11 @@
 #include "client/cli/printable.h"
 
 namespace zstore::dump {
-namespace {
-
-// Length of the well-formed UTF-8 sequence at the start of s (RFC 3629: no
-// overlongs, no surrogates, nothing above U+10FFFF), or 0.
-std::size_t utf8_length(std::string_view s) {
-  const auto b0 = static_cast<unsigned char>(s[0]);
-  if (b0 < 0x80) return 1;
-  std::size_t len = b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : b0 >= 0xC2 ? 2 : 0;
-  if (len == 0 || b0 > 0xF4 || s.size() < len) return 0;
-  std::uint32_t cp = b0 & (0x7F >> len);
-  for (std::size_t i = 1; i < len; ++i) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  const bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-  const bool invalid = cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF);
-  return overlong || invalid ? 0 : len;
-}
-
-}  // namespace
 
 bool is_valid_utf8(std::string_view bytes) {
   while (!bytes.empty()) {
-    std::size_t len = utf8_length(bytes);
+    std::uint32_t code_point = 0;
+    std::size_t len = cli::utf8_sequence(bytes, &code_point);
     if (len == 0) return false;
     bytes.remove_prefix(len);
   }
