@@ -139,6 +139,14 @@ std::string encode_sequence(std::uint64_t sequence) {
   return out;
 }
 
+KvMsgFrames::KvMsgFrames(std::string_view key, std::uint64_t sequence, std::string_view uuid,
+                         std::string_view properties, std::string_view body)
+    : views_{key, std::string_view(sequence_, kSequenceSize), uuid, properties, body} {
+  for (std::size_t i = 0; i < kSequenceSize; ++i) {
+    sequence_[i] = static_cast<char>(sequence >> (8 * (kSequenceSize - 1 - i)));
+  }
+}
+
 Frames encode_icanhaz(const Icanhaz& msg) { return {std::string(kIcanhaz), msg.subtree}; }
 
 Frames encode_kvmsg(const KvMsg& msg) {

@@ -101,4 +101,20 @@ Frames encode_hugz(const Hugz& msg);
 
 std::string encode_sequence(std::uint64_t sequence);
 
+// The five frames of a KVSYNC/KVPUB/KVSET as views into the caller's
+// strings (which must outlive it), without copying them: the hot publish
+// and snapshot paths send these. Same bytes as encode_kvmsg().
+class KvMsgFrames {
+ public:
+  KvMsgFrames(std::string_view key, std::uint64_t sequence, std::string_view uuid, std::string_view properties,
+              std::string_view body);
+  KvMsgFrames(const KvMsgFrames&) = delete;  // views_[1] points into this object
+  KvMsgFrames& operator=(const KvMsgFrames&) = delete;
+  FrameViews frames() const { return views_; }
+
+ private:
+  char sequence_[kSequenceSize];
+  std::string_view views_[kKvFrames];
+};
+
 }  // namespace zstore::protocol::chp

@@ -84,6 +84,7 @@ void ChpServer::stop() {
 
 int ChpServer::poll_timeout_ms() const {
   if (expiry_backlog_) return 0;
+  if (snapshots_.ready()) return 0;   // more to send: only look for input
   if (snapshots_.active()) return 1;  // paused sessions retry soon
   auto now = Clock::now();
   auto next = std::min(last_hugz_ + config_.hugz_interval, next_expiry_);
@@ -196,7 +197,8 @@ void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
 void ChpServer::publish(const storage::ChpWrite& w) {
   // PUB never blocks: a subscriber past its high-water mark loses messages
   // and recovers by sequence gap detection and a new snapshot.
-  (void)try_send(publisher_, chp::encode_kvmsg({w.key, w.sequence, w.uuid, w.properties, w.value}));
+  chp::KvMsgFrames frames(w.key, w.sequence, w.uuid, w.properties, w.value);
+  (void)try_send(publisher_, frames.frames());
 }
 
 void ChpServer::serve_snapshot_requests() {

@@ -39,7 +39,7 @@ bool SnapshotPump::start(std::string identity, std::string subtree,
     }
   }
   if (sessions_.size() >= max_sessions_) return false;
-  sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor), std::nullopt, false});
+  sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor), {}, false, false});
   return true;
 }
 
@@ -47,29 +47,29 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
                                       std::size_t* sent) {
   for (std::size_t i = 0; i < quota; ++i) {
     if (!s.pending) {
-      storage::ChpRecord record;
-      if (!s.cursor->next(&record)) break;
-      s.pending = std::move(record);
+      if (!s.cursor->next(&s.record)) break;  // reuses the record's buffers
+      s.pending = true;
     }
-    const auto& r = *s.pending;
-    auto frames = chp::encode_kvmsg({r.key, r.entry.sequence, r.entry.uuid,
-                                     r.entry.expires_at_ms == 0
-                                         ? r.entry.properties
-                                         : with_remaining_ttl(r.entry.properties, r.entry.expires_at_ms, now_ms),
-                                     r.entry.value});
-    switch (try_send(router, frames, s.identity)) {
+    const auto& r = s.record;
+    std::string ttl_properties;
+    if (r.entry.expires_at_ms != 0) {
+      ttl_properties = with_remaining_ttl(r.entry.properties, r.entry.expires_at_ms, now_ms);
+    }
+    chp::KvMsgFrames frames(r.key, r.entry.sequence, r.entry.uuid,
+                            r.entry.expires_at_ms == 0 ? std::string_view(r.entry.properties) : ttl_properties,
+                            r.entry.value);
+    switch (try_send(router, frames.frames(), s.identity)) {
       case SendOutcome::kWouldBlock: return Step::kBlocked;
       case SendOutcome::kUnroutable: return Step::kAborted;
       case SendOutcome::kSent: break;
     }
-    s.pending.reset();
+    s.pending = false;
     ++*sent;
   }
   if (s.pending) return Step::kContinue;
   // The cursor may still have records: a full quota was sent.
-  storage::ChpRecord record;
-  if (s.cursor->next(&record)) {
-    s.pending = std::move(record);
+  if (s.cursor->next(&s.record)) {
+    s.pending = true;
     return Step::kContinue;
   }
   if (!s.cursor->status().ok()) {
@@ -82,6 +82,13 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
     case SendOutcome::kSent: return Step::kDone;
   }
   return Step::kAborted;
+}
+
+bool SnapshotPump::ready() const {
+  for (const auto& s : sessions_) {
+    if (!s.blocked) return true;
+  }
+  return false;
 }
 
 SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budget, std::uint64_t now_ms) {

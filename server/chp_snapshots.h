@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <list>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include <zmq.hpp>
@@ -39,6 +38,9 @@ class SnapshotPump {
 
   void clear() { sessions_.clear(); }
   bool active() const { return !sessions_.empty(); }
+  // Whether some session can send now (not paused on a full pipe): the
+  // reactor then polls without waiting.
+  bool ready() const;
   std::size_t size() const { return sessions_.size(); }
 
  private:
@@ -46,7 +48,8 @@ class SnapshotPump {
     std::string identity;
     std::string subtree;
     std::unique_ptr<storage::ChpSnapshotCursor> cursor;
-    std::optional<storage::ChpRecord> pending;  // read but not yet sent
+    storage::ChpRecord record;  // the last record read
+    bool pending = false;       // record is read but not yet sent
     bool blocked = false;
   };
   enum class Step { kContinue, kBlocked, kDone, kAborted };

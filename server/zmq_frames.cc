@@ -14,7 +14,10 @@ bool try_recv(zmq::socket_t& socket, ReceivedMessage* out) {
   return true;
 }
 
-SendOutcome try_send(zmq::socket_t& socket, const protocol::Frames& frames, std::string_view identity) {
+namespace {
+
+template <typename FrameList>
+SendOutcome send_frames(zmq::socket_t& socket, const FrameList& frames, std::string_view identity) {
   try {
     if (!identity.empty()) {
       auto r = socket.send(zmq::buffer(identity.data(), identity.size()),
@@ -31,6 +34,16 @@ SendOutcome try_send(zmq::socket_t& socket, const protocol::Frames& frames, std:
     throw;
   }
   return SendOutcome::kSent;
+}
+
+}  // namespace
+
+SendOutcome try_send(zmq::socket_t& socket, const protocol::Frames& frames, std::string_view identity) {
+  return send_frames(socket, frames, identity);
+}
+
+SendOutcome try_send(zmq::socket_t& socket, protocol::FrameViews frames, std::string_view identity) {
+  return send_frames(socket, frames, identity);
 }
 
 }  // namespace zstore::server

@@ -28,5 +28,6 @@ enum class SendOutcome { kSent, kWouldBlock, kUnroutable };
 // Sends frames (after an optional routing identity) without blocking. On a
 // would-block nothing was sent (ZeroMQ queues whole messages).
 SendOutcome try_send(zmq::socket_t& socket, const protocol::Frames& frames, std::string_view identity = {});
+SendOutcome try_send(zmq::socket_t& socket, protocol::FrameViews frames, std::string_view identity = {});
 
 }  // namespace zstore::server

@@ -7,16 +7,32 @@ namespace zstore::storage {
 using protocol::get_be;
 using protocol::put_be;
 
+namespace {
+
+template <typename T>
+void store_be(char* out, T value) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<char>(value >> (8 * (sizeof(T) - 1 - i)));
+}
+
+}  // namespace
+
+ChpEntryPieces::ChpEntryPieces(std::uint64_t sequence, std::uint64_t expires_at_ms, std::string_view uuid,
+                               std::string_view properties, std::string_view value)
+    : pieces_{std::string_view(header_, sizeof(header_)), uuid,
+              std::string_view(properties_length_, sizeof(properties_length_)), properties, value} {
+  store_be<std::uint64_t>(header_, sequence);
+  store_be<std::uint64_t>(header_ + 8, expires_at_ms);
+  store_be<std::uint8_t>(header_ + 16, static_cast<std::uint8_t>(uuid.size()));
+  store_be<std::uint32_t>(properties_length_, static_cast<std::uint32_t>(properties.size()));
+}
+
 std::string encode_chp_entry(const ChpEntry& entry) {
+  ChpEntryPieces pieces(entry.sequence, entry.expires_at_ms, entry.uuid, entry.properties, entry.value);
+  std::size_t size = 0;
+  for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) size += pieces.pieces()[i].size();
   std::string out;
-  out.reserve(8 + 8 + 1 + entry.uuid.size() + 4 + entry.properties.size() + entry.value.size());
-  put_be<std::uint64_t>(out, entry.sequence);
-  put_be<std::uint64_t>(out, entry.expires_at_ms);
-  put_be<std::uint8_t>(out, static_cast<std::uint8_t>(entry.uuid.size()));
-  out.append(entry.uuid);
-  put_be<std::uint32_t>(out, static_cast<std::uint32_t>(entry.properties.size()));
-  out.append(entry.properties);
-  out.append(entry.value);
+  out.reserve(size);
+  for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) out.append(pieces.pieces()[i]);
   return out;
 }
 

@@ -21,6 +21,24 @@ struct ChpEntry {
 };
 
 std::string encode_chp_entry(const ChpEntry& entry);
+
+// An entry's encoding as pieces: two small buffers of its own and views of
+// the caller's strings (which must outlive it). Joined, the pieces equal
+// encode_chp_entry(); writers gather them instead of building the string.
+class ChpEntryPieces {
+ public:
+  static constexpr std::size_t kCount = 5;
+  ChpEntryPieces(std::uint64_t sequence, std::uint64_t expires_at_ms, std::string_view uuid,
+                 std::string_view properties, std::string_view value);
+  ChpEntryPieces(const ChpEntryPieces&) = delete;  // pieces point into this object
+  ChpEntryPieces& operator=(const ChpEntryPieces&) = delete;
+  const std::string_view* pieces() const { return pieces_; }
+
+ private:
+  char header_[17];  // sequence, expiry, uuid length
+  char properties_length_[4];
+  std::string_view pieces_[kCount];
+};
 // Returns false (leaving *out unspecified) when bytes are not a valid entry.
 bool decode_chp_entry(std::string_view bytes, ChpEntry* out);
 

@@ -26,6 +26,15 @@ std::string prefix_successor(std::string_view prefix) {
   return s;
 }
 
+// Adds key -> the entry's pieces to batch, copying them once, into the batch.
+void put_entry(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+               const ChpEntryPieces& entry) {
+  rocksdb::Slice parts[ChpEntryPieces::kCount];
+  for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) parts[i] = slice(entry.pieces()[i]);
+  rocksdb::Slice key_slice = slice(key);
+  batch.Put(cf, rocksdb::SliceParts(&key_slice, 1), rocksdb::SliceParts(parts, ChpEntryPieces::kCount));
+}
+
 class RocksSnapshotCursor final : public ChpSnapshotCursor {
  public:
   RocksSnapshotCursor(Database* db, std::string_view prefix, std::uint64_t sequence)
@@ -112,7 +121,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
       batch.Delete(map, slice(w.key));
       continue;
     }
-    batch.Put(map, slice(w.key), encode_chp_entry({w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value}));
+    put_entry(batch, map, w.key, ChpEntryPieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value));
     if (w.expires_at_ms != 0) batch.Put(expiry, encode_expiry_key(w.expires_at_ms, w.key), rocksdb::Slice());
   }
   std::string seq_bytes;
@@ -195,7 +204,8 @@ Status ChpStore::clear() {
 Status ChpStore::load(std::span<const ChpRecord> records) {
   rocksdb::WriteBatch batch;
   for (const auto& r : records) {
-    batch.Put(db_->handle(Column::kChpMap), slice(r.key), encode_chp_entry(r.entry));
+    put_entry(batch, db_->handle(Column::kChpMap), r.key,
+              ChpEntryPieces(r.entry.sequence, r.entry.expires_at_ms, r.entry.uuid, r.entry.properties, r.entry.value));
     if (r.entry.expires_at_ms != 0) {
       batch.Put(db_->handle(Column::kChpExpiry), encode_expiry_key(r.entry.expires_at_ms, r.key), rocksdb::Slice());
     }

@@ -428,3 +428,18 @@ BOOST_AUTO_TEST_CASE(garbage_never_throws_from_any_decoder) {
     }
   }
 }
+
+BOOST_AUTO_TEST_CASE(kvmsg_frames_view_the_same_bytes_as_encode_kvmsg) {
+  for (const chp::KvMsg& msg : {chp::KvMsg{"k", 0, "", "", "v"},
+                                chp::KvMsg{kBinary, std::numeric_limits<std::uint64_t>::max(), kUuid, "ttl=5\n", kBinary},
+                                chp::KvMsg{"key", 0x0102030405060708ull, kUuid, "a=b\n", ""}}) {
+    Frames owned = chp::encode_kvmsg(msg);
+    chp::KvMsgFrames viewed(msg.key, msg.sequence, msg.uuid, msg.properties, msg.body);
+    BOOST_REQUIRE_EQUAL(viewed.frames().size(), owned.size());
+    for (std::size_t i = 0; i < owned.size(); ++i) BOOST_CHECK_EQUAL(viewed.frames()[i], owned[i]);
+    auto decoded = chp::decode_update(viewed.frames());
+    BOOST_REQUIRE_MESSAGE(decoded.ok(), failure(decoded));
+    BOOST_REQUIRE(std::holds_alternative<chp::KvMsg>(*decoded));
+    BOOST_CHECK(std::get<chp::KvMsg>(*decoded) == msg);
+  }
+}

@@ -161,3 +161,18 @@ BOOST_AUTO_TEST_CASE(same_expiry_sorts_by_key_bytewise) {
   BOOST_CHECK(bytewise_less(encode_expiry_key(10, "\x7f"), encode_expiry_key(10, "\x80")));
   BOOST_CHECK(!bytewise_less(encode_expiry_key(10, "k"), encode_expiry_key(10, "k")));
 }
+
+BOOST_AUTO_TEST_CASE(entry_pieces_joined_are_the_encoded_entry) {
+  for (const ChpEntry& entry : {ChpEntry{0x0102030405060708ull, 0x1112131415161718ull, "U", "PP", "VVV"},
+                                ChpEntry{0, 0, "", "", ""},
+                                ChpEntry{~0ull, 1, std::string(16, '\xee'), all_bytes(), all_bytes()}}) {
+    zstore::storage::ChpEntryPieces pieces(entry.sequence, entry.expires_at_ms, entry.uuid, entry.properties,
+                                           entry.value);
+    std::string joined;
+    for (std::size_t i = 0; i < zstore::storage::ChpEntryPieces::kCount; ++i) joined.append(pieces.pieces()[i]);
+    BOOST_CHECK(joined == encode_chp_entry(entry));
+    ChpEntry decoded;
+    BOOST_REQUIRE(decode_chp_entry(joined, &decoded));
+    BOOST_CHECK(decoded == entry);
+  }
+}
