@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
 #include <stdexcept>
 
 #include "server/zmq_frames.h"
@@ -25,6 +24,28 @@ constexpr std::int64_t kMaxMessageBytes = (64 << 20) + (64 << 10);
 template <typename R>
 storage::DafkaRecord to_record(R&& r) {
   return {std::move(r.subject), std::move(r.partition), r.sequence, std::move(r.content)};
+}
+
+// The highest offset of each partition among records, partitions in the
+// order first seen. A turn touches few partitions: a linear search.
+struct PartitionHighest {
+  std::string_view subject;
+  std::string_view partition;
+  std::uint64_t highest;
+};
+std::vector<PartitionHighest> highest_offsets(const std::vector<storage::DafkaRecord>& records) {
+  std::vector<PartitionHighest> out;
+  for (const auto& r : records) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const PartitionHighest& p) {
+      return p.partition == r.partition && p.subject == r.subject;
+    });
+    if (it == out.end()) {
+      out.push_back({r.subject, r.partition, r.offset});
+    } else {
+      it->highest = std::max(it->highest, r.offset);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -220,7 +241,7 @@ void DafkaStore::commit(Turn* turn) {
                     suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
     }
     // Remembered as gaps: FETCHed again (timer) once writes work again.
-    for (const auto& r : turn->records) note_seen(Key(r.subject, r.partition), r.offset);
+    for (const auto& p : highest_offsets(turn->records)) note_seen(Key(p.subject, p.partition), p.highest);
     return;
   }
   if (refused_since_ok_ > 0) {
@@ -228,17 +249,22 @@ void DafkaStore::commit(Turn* turn) {
     refused_since_ok_ = 0;
   }
   wal_dirty_ = true;
-  std::set<Key> touched;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const auto& r = turn->records[i];
-    if (outcomes[i] == storage::DafkaAppend::kStored) metrics_.records_stored.fetch_add(1, std::memory_order_relaxed);
-    if (outcomes[i] == storage::DafkaAppend::kDuplicate) metrics_.duplicates.fetch_add(1, std::memory_order_relaxed);
-    if (outcomes[i] == storage::DafkaAppend::kTooFar) metrics_.too_far.fetch_add(1, std::memory_order_relaxed);
-    Key key(r.subject, r.partition);
-    note_seen(key, r.offset);
-    touched.insert(std::move(key));
+  std::uint64_t stored = 0, duplicates = 0, too_far = 0;
+  for (auto outcome : outcomes) {
+    switch (outcome) {
+      case storage::DafkaAppend::kStored: ++stored; break;
+      case storage::DafkaAppend::kDuplicate: ++duplicates; break;
+      case storage::DafkaAppend::kTooFar: ++too_far; break;
+    }
   }
-  for (const auto& key : touched) after_commit(key);
+  metrics_.records_stored.fetch_add(stored, std::memory_order_relaxed);
+  metrics_.duplicates.fetch_add(duplicates, std::memory_order_relaxed);
+  metrics_.too_far.fetch_add(too_far, std::memory_order_relaxed);
+  for (const auto& p : highest_offsets(turn->records)) {
+    Key key(p.subject, p.partition);
+    note_seen(key, p.highest);
+    after_commit(key);
+  }
 }
 
 void DafkaStore::after_commit(const Key& key) {

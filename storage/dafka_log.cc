@@ -4,6 +4,8 @@
 #include <rocksdb/iterator.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
+
 #include "protocol/byte_order.h"
 
 namespace zstore::storage {
@@ -139,7 +141,7 @@ Status DafkaLog::load_beyond(const DafkaPartitionKey& key, PartitionState* state
 }
 
 const DafkaLog::PartitionState* DafkaLog::find(std::string_view subject, std::string_view partition) const {
-  auto it = partitions_.find(DafkaPartitionKey(subject, partition));
+  auto it = partitions_.find(DafkaPartitionOrder::View(subject, partition));
   return it == partitions_.end() ? nullptr : &it->second;
 }
 
@@ -159,48 +161,99 @@ std::optional<std::uint64_t> DafkaLog::first_after_gap(std::string_view subject,
   return *p->beyond.begin();
 }
 
+namespace {
+
+// The offsets of one partition that one append() stores, ascending (records
+// of a partition mostly arrive in offset order: push_back).
+struct AddedOffsets {
+  std::string_view subject;
+  std::string_view partition;
+  std::string prefix;  // the partition's key prefix
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t next = 0;  // the new head + 1, once computed
+
+  bool contains(std::uint64_t offset) const {
+    return !offsets.empty() && offset <= offsets.back() && std::binary_search(offsets.begin(), offsets.end(), offset);
+  }
+  void insert(std::uint64_t offset) {
+    if (offsets.empty() || offsets.back() < offset) {
+      offsets.push_back(offset);
+    } else {
+      offsets.insert(std::lower_bound(offsets.begin(), offsets.end(), offset), offset);
+    }
+  }
+};
+
+// The entry of (subject, partition) in added, created if missing. A batch
+// touches few partitions: a linear search beats a map.
+AddedOffsets& added_for(std::vector<AddedOffsets>& added, std::string_view subject, std::string_view partition) {
+  for (auto& a : added) {
+    if (a.partition == partition && a.subject == subject) return a;
+  }
+  added.push_back({subject, partition, dafka_partition_prefix(subject, partition), {}, 0});
+  return added.back();
+}
+
+}  // namespace
+
 Status DafkaLog::append(std::span<const DafkaRecord> records, std::vector<DafkaAppend>* outcomes) {
   outcomes->assign(records.size(), DafkaAppend::kDuplicate);
-  std::map<DafkaPartitionKey, std::set<std::uint64_t>> added;
+  std::vector<AddedOffsets> added;
   rocksdb::WriteBatch batch;
   auto* column = db_->handle(Column::kDafkaRecords);
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
-    DafkaPartitionKey key(r.subject, r.partition);
+    AddedOffsets& mine = added_for(added, r.subject, r.partition);
     const PartitionState* p = find(r.subject, r.partition);
     std::uint64_t next = p ? p->next : 0;
-    auto& mine = added[key];
     if (r.offset < next || (p && p->beyond.contains(r.offset)) || mine.contains(r.offset)) continue;
     if (r.offset - next > max_ahead_) {
       (*outcomes)[i] = DafkaAppend::kTooFar;
       continue;
     }
     mine.insert(r.offset);
-    batch.Put(column, slice(dafka_record_key(r.subject, r.partition, r.offset)), slice(r.content));
+    std::string offset_bytes = encode_u64(r.offset);  // fits the small-string buffer: no allocation
+    rocksdb::Slice key[2] = {slice(mine.prefix), slice(offset_bytes)};
+    rocksdb::Slice value = slice(r.content);
+    batch.Put(column, rocksdb::SliceParts(key, 2), rocksdb::SliceParts(&value, 1));
     (*outcomes)[i] = DafkaAppend::kStored;
   }
   // New heads: walk up over stored offsets, old and new.
-  std::map<DafkaPartitionKey, std::uint64_t> next_of;
-  for (auto& [key, offsets] : added) {
-    if (offsets.empty()) continue;
-    const PartitionState* p = find(key.first, key.second);
-    std::uint64_t next = p ? p->next : 0;
-    while (offsets.contains(next) || (p && p->beyond.contains(next))) ++next;
-    next_of[key] = next;
-    batch.Put(db_->handle(Column::kDafkaHeads), slice(dafka_partition_prefix(key.first, key.second)),
-              slice(encode_u64(next)));
+  bool advanced = false;
+  for (auto& a : added) {
+    if (a.offsets.empty()) continue;
+    const PartitionState* p = find(a.subject, a.partition);
+    a.next = p ? p->next : 0;
+    auto it = a.offsets.begin();  // all >= the old next
+    while (true) {
+      if (it != a.offsets.end() && *it == a.next) {
+        ++it;
+      } else if (!p || !p->beyond.contains(a.next)) {
+        break;
+      }
+      ++a.next;
+    }
+    batch.Put(db_->handle(Column::kDafkaHeads), slice(a.prefix), slice(encode_u64(a.next)));
+    advanced = true;
   }
-  if (next_of.empty()) return Status::Ok();
+  if (!advanced) return Status::Ok();
   Status s = db_->write(batch);
   if (!s.ok()) {
     outcomes->assign(records.size(), DafkaAppend::kDuplicate);
     return s;
   }
-  for (auto& [key, next] : next_of) {
-    PartitionState& p = partitions_[key];
-    p.beyond.insert(added[key].begin(), added[key].end());
-    p.next = next;
-    p.beyond.erase(p.beyond.begin(), p.beyond.lower_bound(next));
+  for (const auto& a : added) {
+    if (a.offsets.empty()) continue;
+    auto found = partitions_.find(DafkaPartitionOrder::View(a.subject, a.partition));
+    if (found == partitions_.end()) {
+      found = partitions_.emplace(DafkaPartitionKey(a.subject, a.partition), PartitionState{}).first;
+    }
+    PartitionState& p = found->second;
+    for (auto it = std::lower_bound(a.offsets.begin(), a.offsets.end(), a.next); it != a.offsets.end(); ++it) {
+      p.beyond.insert(*it);
+    }
+    p.next = a.next;
+    p.beyond.erase(p.beyond.begin(), p.beyond.lower_bound(a.next));
   }
   return Status::Ok();
 }

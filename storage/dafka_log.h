@@ -36,6 +36,19 @@ struct DafkaRecord {
 // (subject, partition): one partition of one topic.
 using DafkaPartitionKey = std::pair<std::string, std::string>;
 
+// Orders partitions by (subject, partition). Transparent: maps keyed by
+// DafkaPartitionKey are searched with a pair of views, without copying.
+struct DafkaPartitionOrder {
+  using is_transparent = void;
+  using View = std::pair<std::string_view, std::string_view>;
+  static View view(const DafkaPartitionKey& k) { return {k.first, k.second}; }
+  static View view(const View& v) { return v; }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return view(a) < view(b);
+  }
+};
+
 struct DafkaHead {
   std::string partition;
   std::uint64_t head = 0;  // highest contiguous offset stored
@@ -99,7 +112,7 @@ class DafkaLog {
 
   Database* db_;
   std::uint64_t max_ahead_;
-  std::map<DafkaPartitionKey, PartitionState> partitions_;
+  std::map<DafkaPartitionKey, PartitionState, DafkaPartitionOrder> partitions_;
 };
 
 // Key encodings of the two column families, exposed for tests and tools.
