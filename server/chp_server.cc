@@ -23,9 +23,9 @@ std::uint64_t system_now_ms() {
 
 }  // namespace
 
-ChpServer::ChpServer(zmq::context_t& ctx, storage::Database& db, storage::ChpStore& store, ChpServerConfig config,
+ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
                      ChpMetrics& metrics)
-    : ctx_(ctx), db_(db), store_(store), config_(std::move(config)), metrics_(metrics) {
+    : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }
 
@@ -88,7 +88,6 @@ int ChpServer::poll_timeout_ms() const {
   if (snapshots_.active()) return 1;  // paused sessions retry soon
   auto now = Clock::now();
   auto next = std::min(last_hugz_ + config_.hugz_interval, next_expiry_);
-  if (wal_dirty_) next = std::min(next, next_sync_);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count();
   return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
 }
@@ -98,7 +97,6 @@ void ChpServer::run() {
                endpoints()[1], endpoints()[2], store_.last_sequence());
   last_hugz_ = Clock::now();
   next_expiry_ = Clock::now();  // expire what lapsed while we were down
-  next_sync_ = Clock::now() + config_.sync_interval;
   std::vector<zmq::pollitem_t> items;
   while (true) {
     metrics_.loop_heartbeat_ms = loop_clock_ms();
@@ -130,12 +128,8 @@ void ChpServer::run() {
     expire_due();
     heartbeat();
     send_ha_state();
-    sync_wal();
   }
   metrics_.loop_heartbeat_ms = 0;
-  wal_dirty_ = true;
-  next_sync_ = Clock::now();
-  sync_wal();
   spdlog::info("CHP stopped at sequence {}", store_.last_sequence());
 }
 
@@ -188,7 +182,6 @@ void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
                  refused_since_ok_);
     refused_since_ok_ = 0;
   }
-  wal_dirty_ = true;
   for (const auto& w : writes) publish(w);
   metrics_.updates_applied.fetch_add(writes.size(), std::memory_order_relaxed);
   metrics_.last_sequence = store_.last_sequence();
@@ -257,17 +250,6 @@ void ChpServer::heartbeat() {
   if (now - last_hugz_ < config_.hugz_interval) return;
   (void)try_send(publisher_, chp::encode_hugz({store_.last_sequence()}));
   last_hugz_ = now;
-}
-
-void ChpServer::sync_wal() {
-  if (!wal_dirty_ || db_.options().sync != storage::SyncPolicy::kBatch) return;
-  auto now = Clock::now();
-  if (now < next_sync_) return;
-  next_sync_ = now + config_.sync_interval;
-  wal_dirty_ = false;
-  storage::Status s = db_.sync_wal();
-  std::uint64_t suppressed = 0;
-  if (!s.ok() && write_error_log_.allow(&suppressed)) spdlog::error("{}", s.message());
 }
 
 std::string_view ChpServer::ha_state() const {

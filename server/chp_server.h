@@ -45,7 +45,6 @@ struct ChpServerConfig {
   std::uint16_t port = 5556;
   protocol::chp::Limits limits;
   std::chrono::milliseconds hugz_interval{1000};
-  std::chrono::milliseconds sync_interval{100};  // used with SyncPolicy::kBatch
   std::chrono::milliseconds expiry_interval{100};
   std::size_t max_batch = 4096;          // KVSETs drained per loop turn
   std::size_t snapshot_slice = 2048;     // KVSYNCs sent per loop turn
@@ -55,7 +54,7 @@ struct ChpServerConfig {
 
 class ChpServer {
  public:
-  ChpServer(zmq::context_t& ctx, storage::Database& db, storage::ChpStore& store, ChpServerConfig config,
+  ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
             ChpMetrics& metrics);
   ~ChpServer();
   ChpServer(const ChpServer&) = delete;
@@ -80,7 +79,6 @@ class ChpServer {
   void pump_snapshots();
   void expire_due();
   void heartbeat();
-  void sync_wal();
   // High availability (no-ops when standalone).
   bool serving() const { return !bstar_ || bstar_->active(); }
   bool accept_vote();
@@ -95,7 +93,6 @@ class ChpServer {
   int poll_timeout_ms() const;
 
   zmq::context_t& ctx_;
-  storage::Database& db_;
   storage::ChpStore& store_;
   ChpServerConfig config_;
   ChpMetrics& metrics_;
@@ -113,8 +110,6 @@ class ChpServer {
   std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};
   Clock::time_point next_expiry_{};
-  Clock::time_point next_sync_{};
-  bool wal_dirty_ = false;
   bool expiry_backlog_ = false;
 
   std::unique_ptr<HaLink> ha_link_;

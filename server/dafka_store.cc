@@ -50,9 +50,9 @@ std::vector<PartitionHighest> highest_offsets(const std::vector<storage::DafkaRe
 
 }  // namespace
 
-DafkaStore::DafkaStore(zmq::context_t& ctx, storage::Database& db, storage::DafkaLog& log, std::string address,
+DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address,
                        DafkaStoreConfig config, DafkaMetrics& metrics)
-    : ctx_(ctx), db_(db), log_(log), address_(std::move(address)), config_(std::move(config)), metrics_(metrics),
+    : ctx_(ctx), log_(log), address_(std::move(address)), config_(std::move(config)), metrics_(metrics),
       discovery_(ctx, DiscoveryConfig{address_, config_.advertise, config_.port, config_.towers,
                                       config_.beacon_interval, config_.beacon_timeout},
                  metrics),
@@ -103,7 +103,6 @@ void DafkaStore::stop() {
 int DafkaStore::poll_timeout_ms() const {
   if (fetches_.active()) return fetches_.blocked() ? 1 : 0;
   auto next = std::min(discovery_.next_deadline(), next_retry_);
-  if (wal_dirty_) next = std::min(next, next_sync_);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
   return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
 }
@@ -115,7 +114,6 @@ void DafkaStore::run() {
                config_.advertise, config_.port, towers.empty() ? "(none)" : towers);
   if (config_.towers.empty()) spdlog::warn("Dafka store has no tower: it will discover no peer");
   next_retry_ = Clock::now() + config_.fetch_retry;
-  next_sync_ = Clock::now() + config_.sync_interval;
   while (true) {
     metrics_.loop_heartbeat_ms = loop_clock_ms();
     zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
@@ -130,7 +128,6 @@ void DafkaStore::run() {
       if (items[3].revents & ZMQ_POLLIN) on_discovery();
       on_timer();
       pump_fetches();
-      sync_wal();
     } catch (const zmq::error_t& e) {  // exceptions do not leave the loop
       if (e.num() == ETERM) break;
       std::uint64_t suppressed = 0;
@@ -141,9 +138,6 @@ void DafkaStore::run() {
     }
   }
   metrics_.loop_heartbeat_ms = 0;
-  wal_dirty_ = true;
-  next_sync_ = Clock::now();
-  sync_wal();
   spdlog::info("Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "
                "{} FETCH(es) sent, {} answered with {} DIRECT-RECORD(s), {} malformed, {} invalid",
                metrics_.records_stored.load(), metrics_.duplicates.load(), metrics_.too_far.load(),
@@ -248,7 +242,6 @@ void DafkaStore::commit(Turn* turn) {
     spdlog::warn("Dafka: writes resumed; {} record(s) were refused meanwhile", refused_since_ok_);
     refused_since_ok_ = 0;
   }
-  wal_dirty_ = true;
   std::uint64_t stored = 0, duplicates = 0, too_far = 0;
   for (auto outcome : outcomes) {
     switch (outcome) {
@@ -389,17 +382,6 @@ void DafkaStore::on_timer() {
   std::vector<Key> keys;
   for (const auto& [key, gap] : gaps_) keys.push_back(key);
   for (const auto& key : keys) request_missing(key, true);
-}
-
-void DafkaStore::sync_wal() {
-  if (!wal_dirty_ || db_.options().sync != storage::SyncPolicy::kBatch) return;
-  auto now = Clock::now();
-  if (now < next_sync_) return;
-  next_sync_ = now + config_.sync_interval;
-  wal_dirty_ = false;
-  storage::Status s = db_.sync_wal();
-  std::uint64_t suppressed = 0;
-  if (!s.ok() && write_error_log_.allow(&suppressed)) spdlog::error("Dafka: {}", s.message());
 }
 
 }  // namespace zstore::server

@@ -39,7 +39,6 @@ struct DafkaStoreConfig {
   std::vector<std::string> towers;  // tcp://host:T
   std::chrono::milliseconds beacon_interval{1000};
   std::chrono::milliseconds beacon_timeout{4000};
-  std::chrono::milliseconds sync_interval{100};  // used with SyncPolicy::kBatch
   std::chrono::milliseconds fetch_retry{1000};   // an unanswered FETCH is sent again
   int max_fetch_retries = 10;                     // per gap, by the timer (HEADs ask again)
   std::size_t max_batch = 4096;                  // messages drained per loop turn
@@ -53,7 +52,7 @@ class DafkaStore {
  public:
   // address: our node address (storage/node_address.h). db and log must
   // outlive the store.
-  DafkaStore(zmq::context_t& ctx, storage::Database& db, storage::DafkaLog& log, std::string address,
+  DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address,
              DafkaStoreConfig config, DafkaMetrics& metrics);
   ~DafkaStore();
   DafkaStore(const DafkaStore&) = delete;
@@ -97,7 +96,6 @@ class DafkaStore {
   void note_seen(const Key& key, std::uint64_t offset);
   void request_missing(const Key& key, bool from_timer);
   void pump_fetches();
-  void sync_wal();
   // Sends without blocking; a message that would block is dropped and counted
   // (every message but a DIRECT-RECORD is one the protocol sends again).
   bool send(const protocol::Frames& frames);
@@ -105,7 +103,6 @@ class DafkaStore {
   void report_invalid(const char* what);
 
   zmq::context_t& ctx_;
-  storage::Database& db_;
   storage::DafkaLog& log_;
   std::string address_;
   DafkaStoreConfig config_;
@@ -124,8 +121,6 @@ class DafkaStore {
   RateLimiter write_error_log_;
   std::uint64_t refused_since_ok_ = 0;  // records refused since the last successful write
   Clock::time_point next_retry_{};
-  Clock::time_point next_sync_{};
-  bool wal_dirty_ = false;
 };
 
 }  // namespace zstore::server

@@ -19,6 +19,7 @@
 #include "server/dafka_store.h"
 #include "server/http_server.h"
 #include "server/tower.h"
+#include "server/wal_syncer.h"
 #include "server/log.h"
 #include "server/options.h"
 #include "storage/chp_store.h"
@@ -37,7 +38,6 @@ ChpServerConfig chp_config(const ServerOptions& o) {
   c.port = o.chp_port;
   c.limits.max_value_bytes = o.max_value_bytes;
   c.hugz_interval = std::chrono::milliseconds(o.hugz_interval_ms);
-  c.sync_interval = std::chrono::milliseconds(o.sync_interval_ms);
   if (!o.ha.empty()) {
     c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
                     std::chrono::milliseconds(o.ha_heartbeat_ms)};
@@ -58,7 +58,6 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
   }
   c.beacon_interval = std::chrono::milliseconds(o.beacon_interval_ms);
   c.beacon_timeout = std::chrono::milliseconds(o.beacon_timeout_ms);
-  c.sync_interval = std::chrono::milliseconds(o.sync_interval_ms);
   return c;
 }
 
@@ -123,6 +122,13 @@ int run(const ServerOptions& o) {
     }
   }
 
+  // Declared after db (destroyed first) and stopped after the reactors.
+  std::unique_ptr<WalSyncer> syncer;
+  if (o.sync == storage::SyncPolicy::kBatch) {
+    syncer = std::make_unique<WalSyncer>(*db, std::chrono::milliseconds(o.sync_interval_ms));
+    syncer->start();
+  }
+
   zmq::context_t ctx;
   ChpMetrics chp_metrics;
   DafkaMetrics dafka_metrics;
@@ -133,7 +139,7 @@ int run(const ServerOptions& o) {
   std::unique_ptr<HttpServer> http;
   try {
     if (o.chp_port != 0) {
-      chp = std::make_unique<ChpServer>(ctx, *db, *chp_store, chp_config(o), chp_metrics);
+      chp = std::make_unique<ChpServer>(ctx, *chp_store, chp_config(o), chp_metrics);
       chp->start();
     }
     if (o.tower_port != 0) {
@@ -141,7 +147,7 @@ int run(const ServerOptions& o) {
       tower->start();
     }
     if (o.dafka_port != 0) {
-      dafka = std::make_unique<DafkaStore>(ctx, *db, *dafka_log, node_address, dafka_config(o), dafka_metrics);
+      dafka = std::make_unique<DafkaStore>(ctx, *dafka_log, node_address, dafka_config(o), dafka_metrics);
       dafka->start();
     }
     if (o.http_port != 0) {
@@ -182,6 +188,7 @@ int run(const ServerOptions& o) {
   if (dafka) dafka->stop();
   if (tower) tower->stop();
   if (chp) chp->stop();
+  if (syncer) syncer->stop();  // syncs what the reactors wrote last
   http.reset();
   dafka.reset();
   tower.reset();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -70,8 +71,12 @@ class Database {
   bool write_failing() const;
   // Whether they fail until the database is reopened.
   bool write_unrecoverable() const;
-  // Forces the write-ahead log to stable storage (kBatch calls it on a timer).
+  // Forces the write-ahead log to stable storage (kBatch: a WalSyncer calls
+  // it on a timer, from its own thread). Safe alongside write().
   Status sync_wal();
+  // Whether something was written since the last call (kBatch only; a
+  // failed sync_wal() counts as unsynced again). Clears the flag.
+  bool take_unsynced() { return unsynced_.exchange(false, std::memory_order_acq_rel); }
   // Flushes memtables and closes; further use is an error. Idempotent.
   Status close();
 
@@ -97,6 +102,8 @@ class Database {
   std::array<rocksdb::ColumnFamilyHandle*, kColumnCount> handles_{};
   rocksdb::ColumnFamilyHandle* default_handle_ = nullptr;
 
+  std::atomic<bool> unsynced_{false};
+  std::mutex sync_mutex_;  // SyncWAL and Resume never run at once
   mutable std::mutex recovery_mutex_;
   bool failing_ = false;  // guarded by recovery_mutex_, as the three below
   bool unrecoverable_ = false;

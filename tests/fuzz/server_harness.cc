@@ -135,7 +135,7 @@ void ServerHarness::start_servers() {
   chp.port = chp_port_;
   chp.hugz_interval = 100ms;
   chp.expiry_interval = std::chrono::hours(24);  // no expiry during a run: exact accounting
-  chp_ = std::make_unique<server::ChpServer>(ctx_, *db_, *chp_store_, chp, chp_metrics_);
+  chp_ = std::make_unique<server::ChpServer>(ctx_, *chp_store_, chp, chp_metrics_);
   chp_->start();
 
   tower_port_ = testing::free_port_range(2);
@@ -148,7 +148,7 @@ void ServerHarness::start_servers() {
   config.beacon_timeout = std::chrono::hours(1);  // a stalled fuzzer does not lose its peer
   config.fetch_retry = 200ms;
   store_address_ = random_address();
-  dafka_ = std::make_unique<server::DafkaStore>(ctx_, *db_, *dafka_log_, store_address_, config, dafka_metrics_);
+  dafka_ = std::make_unique<server::DafkaStore>(ctx_, *dafka_log_, store_address_, config, dafka_metrics_);
   dafka_->start();
 }
 

@@ -149,7 +149,7 @@ BOOST_AUTO_TEST_CASE(chp_server_on_full_disk_publishes_only_what_is_persisted) {
   zstore::server::ChpServerConfig config;
   config.port = zstore::testing::free_port_range(3);
   config.hugz_interval = 100ms;
-  auto server = std::make_unique<zstore::server::ChpServer>(ctx, *db, *chp, config, metrics);
+  auto server = std::make_unique<zstore::server::ChpServer>(ctx, *chp, config, metrics);
   server->start();
   zstore::testing::ChpPeer peer(ctx, "tcp://127.0.0.1", config.port);
   BOOST_REQUIRE(peer.wait_connected());

@@ -111,7 +111,7 @@ struct ChpFixture {
     port = testing::free_port_range(3);
     config.port = port;
     config.hugz_interval = 100ms;
-    server = std::make_unique<server::ChpServer>(ctx, *store.db, *store.chp, config, metrics);
+    server = std::make_unique<server::ChpServer>(ctx, *store.chp, config, metrics);
     server->start();
   }
   void stop() {
@@ -368,7 +368,7 @@ BOOST_AUTO_TEST_CASE(dafka_store_acks_nothing_unpersisted_and_resumes) {
   config.beacon_interval = 100ms;
   config.fetch_retry = 200ms;
   server::DafkaMetrics metrics;
-  auto dafka_store = std::make_unique<server::DafkaStore>(ctx, *store.db, *store.log, random_address(), config,
+  auto dafka_store = std::make_unique<server::DafkaStore>(ctx, *store.log, random_address(), config,
                                                           metrics);
   dafka_store->start();
   FakeNode node(ctx, base, dafka_store->endpoint());

@@ -1,0 +1,45 @@
+// WalSyncer: the fsync of the --sync batch policy, on a thread of its own.
+// Every interval in which something was written, it syncs the database's
+// write-ahead log, so no reactor waits for the disk (an fsync takes
+// milliseconds: done by a reactor, it delayed every message behind it).
+// Writes still reach the log before they are published or ACKed: a process
+// crash loses nothing, a machine crash at most about one interval.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "storage/database.h"
+
+namespace zstore::server {
+
+class WalSyncer {
+ public:
+  // db must outlive the syncer.
+  WalSyncer(storage::Database& db, std::chrono::milliseconds interval);
+  ~WalSyncer();
+  WalSyncer(const WalSyncer&) = delete;
+  WalSyncer& operator=(const WalSyncer&) = delete;
+
+  void start();
+  // Syncs what is still unsynced, then joins the thread. Idempotent.
+  void stop();
+
+  // Syncs done so far (tests).
+  std::uint64_t syncs() const;
+
+ private:
+  void run();
+
+  storage::Database& db_;
+  std::chrono::milliseconds interval_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mutex_, as syncs_
+  std::uint64_t syncs_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace zstore::server
