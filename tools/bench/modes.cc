@@ -130,25 +130,31 @@ Report relay_mode(const Options& o, std::ostream&) {
   return report;
 }
 
-Report chp_mode(const Options& o, std::ostream& log) {
-  Report report("chp");
-  Server server = open_server(o, log);
-  zmq::context_t context(1);
-  PubSubTransport transport(context, server.ports.endpoint(server.ports.chp + 2),
-                            server.ports.endpoint(server.ports.chp + 1));
-  LoadSpec spec = spec_of(o, Shape::kChp);
+// The steps shared by chp and dafka: a saturating run, the optional paced
+// run at a fraction of its rate, zstored's memory, the optional relay run.
+void streaming_runs(Report& report, const Options& o, const LoadSpec& spec, Transport& transport, const Server& server,
+                    std::ostream& log) {
   report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
   report.set("writers", o.writers);
   measured_run(report, "", spec, transport, server.pid());
   if (o.rate_fraction > 0) {
     LoadSpec paced = spec;
     paced.rate = report.number("per_s") * o.rate_fraction;
-    log << "paced run at " << paced.rate << " updates/s...\n";
+    log << "paced run at " << paced.rate << " messages/s...\n";
     report.set("paced_target_per_s", paced.rate, "msg/s");
     measured_run(report, "paced_", paced, transport, server.pid());
   }
   report_memory(report, server.pid());
   if (o.vs_relay) add_relay(report, o, spec, log);
+}
+
+Report chp_mode(const Options& o, std::ostream& log) {
+  Report report("chp");
+  Server server = open_server(o, log);
+  zmq::context_t context(1);
+  PubSubTransport transport(context, server.ports.endpoint(server.ports.chp + 2),
+                            server.ports.endpoint(server.ports.chp + 1));
+  streaming_runs(report, o, spec_of(o, Shape::kChp), transport, server, log);
   return report;
 }
 
@@ -158,19 +164,7 @@ Report dafka_mode(const Options& o, std::ostream& log) {
   zmq::context_t context(1);
   DafkaTransport transport(context, server.ports.endpoint(server.ports.tower),
                            server.ports.endpoint(server.ports.dafka));
-  LoadSpec spec = spec_of(o, Shape::kDafka);
-  report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
-  report.set("writers", o.writers);
-  measured_run(report, "", spec, transport, server.pid());
-  if (o.rate_fraction > 0) {
-    LoadSpec paced = spec;
-    paced.rate = report.number("per_s") * o.rate_fraction;
-    log << "paced run at " << paced.rate << " records/s...\n";
-    report.set("paced_target_per_s", paced.rate, "msg/s");
-    measured_run(report, "paced_", paced, transport, server.pid());
-  }
-  report_memory(report, server.pid());
-  if (o.vs_relay) add_relay(report, o, spec, log);
+  streaming_runs(report, o, spec_of(o, Shape::kDafka), transport, server, log);
   return report;
 }
 
