@@ -42,10 +42,14 @@ std::string byte_hex(char c) {
 
 class Writer {
  public:
-  Writer(MsgId id, std::string_view topic) : name_(to_string(id)) {
+  // Writes into *into (cleared, its capacity reused) or, without, into a
+  // string of its own that take() hands over.
+  Writer(MsgId id, std::string_view topic, std::string* into = nullptr)
+      : name_(to_string(id)), out_(into ? *into : own_) {
     if (!is_valid_topic(topic)) {
       throw std::invalid_argument("dafka " + std::string(name_) + ": topic contains a NUL byte");
     }
+    out_.clear();
     out_.reserve(topic.size() + 64);
     out_.push_back(static_cast<char>(id));
     out_.append(topic);
@@ -93,7 +97,8 @@ class Writer {
 
  private:
   std::string_view name_;
-  std::string out_;
+  std::string own_;
+  std::string& out_;
 };
 
 // Shared by RECORD and DIRECT-RECORD.
@@ -312,6 +317,12 @@ Frames encode(const Message& msg) {
 Frames encode(const Record& msg) { return encode_record(msg); }
 
 Frames encode(const DirectRecord& msg) { return encode_record(msg); }
+
+void encode_direct_record_header(std::string_view topic, std::string_view partition, std::string_view subject,
+                                 std::uint64_t sequence, std::string* out) {
+  Writer w(DirectRecord::kId, topic, out);
+  w.short_string(partition, "partition").short_string(subject, "subject").u64(sequence);
+}
 
 Frames encode(const Fetch& msg) {
   Writer w(Fetch::kId, msg.topic);

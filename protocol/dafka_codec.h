@@ -59,6 +59,12 @@ bool is_valid_topic(std::string_view topic);
 Frames encode(const Message& msg);
 Frames encode(const Record& msg);
 Frames encode(const DirectRecord& msg);
+// The first frame of a DIRECT-RECORD (all but the content), written into
+// *out, whose capacity is reused: a sender that keeps the content where it
+// is sends it as the second frame. Same bytes as encode(DirectRecord)[0];
+// throws as encode() does.
+void encode_direct_record_header(std::string_view topic, std::string_view partition, std::string_view subject,
+                                 std::uint64_t sequence, std::string* out);
 Frames encode(const Fetch& msg);
 Frames encode(const Ack& msg);
 Frames encode(const Head& msg);

@@ -10,19 +10,21 @@ namespace dafka = protocol::dafka;
 
 bool FetchPump::start(std::string requester, std::unique_ptr<storage::DafkaCursor> cursor) {
   if (sessions_.size() >= max_sessions_) return false;
-  sessions_.push_back({std::move(requester), std::move(cursor), std::nullopt});
+  Session s;
+  s.requester = std::move(requester);
+  s.cursor = std::move(cursor);
+  sessions_.push_back(std::move(s));
   return true;
 }
 
 bool FetchPump::load_next(Session& s) {
   if (s.pending) return true;
-  storage::DafkaRecord r;
-  if (!s.cursor->next(&r)) {
+  if (!s.cursor->next(&s.record)) {
     if (!s.cursor->status().ok()) spdlog::error("FETCH answer cut short: {}", s.cursor->status().message());
     return false;
   }
-  s.pending = dafka::encode(dafka::DirectRecord{s.requester, std::move(r.partition), std::move(r.subject), r.offset,
-                                                std::move(r.content)});
+  dafka::encode_direct_record_header(s.requester, s.record.partition, s.record.subject, s.record.offset, &s.header);
+  s.pending = true;
   return true;
 }
 
@@ -36,7 +38,8 @@ std::size_t FetchPump::pump(std::size_t budget, const Send& send) {
       sessions_.pop_front();
       continue;
     }
-    if (!send(*s.pending)) {
+    const std::string_view frames[] = {s.header, s.record.content};
+    if (!send(frames)) {
       if (++blocked_in_a_row >= sessions_.size()) {
         blocked_ = true;
         break;
@@ -46,7 +49,7 @@ std::size_t FetchPump::pump(std::size_t budget, const Send& send) {
       continue;
     }
     blocked_in_a_row = 0;
-    s.pending.reset();
+    s.pending = false;
     ++sent;
     if (sent % 64 == 0 && sessions_.size() > 1) {  // take turns
       sessions_.push_back(std::move(sessions_.front()));

@@ -11,7 +11,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "protocol/frames.h"
@@ -22,7 +21,7 @@ namespace zstore::server {
 class FetchPump {
  public:
   // send returns false when the message would block (nothing was sent).
-  using Send = std::function<bool(const protocol::Frames&)>;
+  using Send = std::function<bool(protocol::FrameViews)>;
   explicit FetchPump(std::size_t max_sessions) : max_sessions_(max_sessions) {}
 
   // Queues a session; false (nothing queued) when max_sessions are active.
@@ -39,9 +38,12 @@ class FetchPump {
   struct Session {
     std::string requester;
     std::unique_ptr<storage::DafkaCursor> cursor;
-    std::optional<protocol::Frames> pending;  // read but not yet sent
+    storage::DafkaRecord record;  // the last record read (buffers reused)
+    std::string header;           // its DIRECT-RECORD header frame
+    bool pending = false;         // record is read but not yet sent
   };
-  // Fills s.pending with the next message; false when the session is done.
+  // Reads and encodes the next record unless one is pending; false when the
+  // session is done.
   bool load_next(Session& s);
 
   std::size_t max_sessions_;

@@ -321,7 +321,7 @@ void DafkaStore::on_fetch(dafka::Fetch&& fetch) {
 
 void DafkaStore::pump_fetches() {
   if (!fetches_.active()) return;
-  std::size_t sent = fetches_.pump(config_.fetch_slice, [this](const protocol::Frames& frames) {
+  std::size_t sent = fetches_.pump(config_.fetch_slice, [this](protocol::FrameViews frames) {
     return try_send(xpub_, frames) == SendOutcome::kSent;
   });
   metrics_.direct_records_sent.fetch_add(sent, std::memory_order_relaxed);

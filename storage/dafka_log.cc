@@ -56,6 +56,7 @@ class RocksDafkaCursor final : public DafkaCursor {
     ro.iterate_upper_bound = &upper_slice_;
     it_.reset(db->db()->NewIterator(ro, db->handle(Column::kDafkaRecords)));
     it_->Seek(slice(prefix_ + encode_u64(from)));
+    parse_prefix(prefix_, &parsed_);
   }
 
   bool next(DafkaRecord* out) override {
@@ -68,9 +69,8 @@ class RocksDafkaCursor final : public DafkaCursor {
     if (key.size() != prefix_.size() + 8 || !key.starts_with(prefix_)) return false;
     std::uint64_t offset = protocol::get_be<std::uint64_t>(key.substr(prefix_.size()));
     if (offset - from_ >= limit_) return false;  // past from + count (no overflow)
-    parse_prefix(prefix_, &parsed_);
-    out->subject = parsed_.first;
-    out->partition = parsed_.second;
+    out->subject.assign(parsed_.first);  // assign(): a reused record keeps its buffers
+    out->partition.assign(parsed_.second);
     out->offset = offset;
     out->content.assign(it_->value().data(), it_->value().size());
     --remaining_;

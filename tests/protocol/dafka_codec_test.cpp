@@ -546,3 +546,18 @@ BOOST_AUTO_TEST_CASE(random_corruption_never_crashes) {
   }
   BOOST_CHECK_GT(rejected, 0);
 }
+
+BOOST_AUTO_TEST_CASE(direct_record_header_is_the_first_frame_of_encode_and_reuses_the_buffer) {
+  std::string header = std::string(500, 'x');  // stale content, more capacity than needed
+  const char* buffer = header.data();
+  for (const dafka::DirectRecord& msg :
+       {dafka::DirectRecord{"0123456789ABCDEF0123456789ABCDEF", "FEDCBA9876543210FEDCBA9876543210", "hello", 7, "c"},
+        dafka::DirectRecord{"T", "P", std::string(255, 's'), ~std::uint64_t{0}, ""}}) {
+    dafka::encode_direct_record_header(msg.topic, msg.partition, msg.subject, msg.sequence, &header);
+    Frames frames = dafka::encode(msg);
+    BOOST_CHECK(header == frames[0]);
+    BOOST_CHECK(header.data() == buffer);
+  }
+  BOOST_CHECK_THROW(dafka::encode_direct_record_header(std::string("a\0b", 3), "P", "s", 1, &header),
+                    std::invalid_argument);
+}

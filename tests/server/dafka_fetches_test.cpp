@@ -36,9 +36,8 @@ struct Sent {
   std::uint64_t sequence;
 };
 
-Sent decode(const zstore::protocol::Frames& frames) {
-  std::vector<std::string_view> views(frames.begin(), frames.end());
-  auto m = dafka::decode(views);
+Sent decode(zstore::protocol::FrameViews frames) {
+  auto m = dafka::decode(frames);
   BOOST_REQUIRE(m);
   auto& d = std::get<dafka::DirectRecord>(*m);
   return {d.topic, d.sequence};
@@ -50,7 +49,7 @@ BOOST_AUTO_TEST_CASE(pump_sends_every_record_in_order_within_the_budget) {
   FetchPump pump(4);
   BOOST_REQUIRE(pump.start("A", std::make_unique<FakeCursor>(5, 3)));
   std::vector<Sent> sent;
-  auto send = [&](const zstore::protocol::Frames& f) {
+  auto send = [&](zstore::protocol::FrameViews f) {
     sent.push_back(decode(f));
     return true;
   };
@@ -68,10 +67,10 @@ BOOST_AUTO_TEST_CASE(pump_sends_every_record_in_order_within_the_budget) {
 BOOST_AUTO_TEST_CASE(would_block_keeps_the_message_for_the_next_turn) {
   FetchPump pump(4);
   BOOST_REQUIRE(pump.start("A", std::make_unique<FakeCursor>(0, 2)));
-  BOOST_CHECK_EQUAL(pump.pump(10, [](const zstore::protocol::Frames&) { return false; }), 0u);
+  BOOST_CHECK_EQUAL(pump.pump(10, [](zstore::protocol::FrameViews) { return false; }), 0u);
   BOOST_CHECK(pump.blocked());
   std::vector<Sent> sent;
-  pump.pump(10, [&](const zstore::protocol::Frames& f) {
+  pump.pump(10, [&](zstore::protocol::FrameViews f) {
     sent.push_back(decode(f));
     return true;
   });
@@ -85,7 +84,7 @@ BOOST_AUTO_TEST_CASE(a_blocked_requester_does_not_hold_up_the_others) {
   BOOST_REQUIRE(pump.start("SLOW", std::make_unique<FakeCursor>(0, 5)));
   BOOST_REQUIRE(pump.start("FAST", std::make_unique<FakeCursor>(0, 5)));
   std::vector<Sent> sent;
-  pump.pump(100, [&](const zstore::protocol::Frames& f) {
+  pump.pump(100, [&](zstore::protocol::FrameViews f) {
     Sent s = decode(f);
     if (s.requester == "SLOW") return false;
     sent.push_back(s);
