@@ -35,7 +35,15 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   // No memtable insert hints (memtable_insert_with_hint_prefix_extractor):
   // they save ~25% of a write's CPU, but with one on chp_map an HA test saw
   // a stale value after a failover (docs/benchmarks.md).
-  if (name == "dafka_records") cf.write_buffer_size = 64 << 20;
+  if (name == "dafka_records") {
+    // Records are written once and read back in runs. The first levels are
+    // rewritten soon by compaction: not compressed (compressing them was
+    // most of the compaction that a restart starts and that a replay then
+    // waits behind, docs/benchmarks.md); LZ4 below (cheap to read back).
+    cf.write_buffer_size = 64 << 20;
+    cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
+    cf.level0_file_num_compaction_trigger = 8;
+  }
   return cf;
 }
 
