@@ -42,6 +42,16 @@ function(zstore_add_executable name)
   install(TARGETS ${name} RUNTIME DESTINATION bin)
 endfunction()
 
+# zstore_sanitizer_test_env(test): in a thread build, the test and every
+# child it starts (they inherit the environment) read tests/tsan.supp, the
+# suppressions for uninstrumented Debian libraries. Every add_test calls it.
+function(zstore_sanitizer_test_env name)
+  if(ZSTORE_SANITIZE STREQUAL "thread")
+    set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT
+      "TSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp second_deadlock_stack=1")
+  endif()
+endfunction()
+
 # zstore_add_test(name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s]):
 # one Boost.Test executable registered with ctest under its own name.
 function(zstore_add_test name)
@@ -56,6 +66,7 @@ function(zstore_add_test name)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
     ENVIRONMENT "ZSTORE_BIN_DIR=${CMAKE_BINARY_DIR}/bin")
+  zstore_sanitizer_test_env(${name})
   if(ARG_LABELS)
     set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
   endif()
