@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -65,8 +66,16 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+int time_scale() {
+  static const int scale = [] {
+    const char* env = std::getenv("ZSTORE_TEST_TIME_SCALE");
+    return env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : ZSTORE_TEST_TIME_SCALE;
+  }();
+  return scale;
+}
+
 bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = std::chrono::steady_clock::now() + scaled(timeout);
   while (true) {
     if (cond()) return true;
     if (std::chrono::steady_clock::now() >= deadline) return false;
@@ -103,6 +112,17 @@ Process::~Process() {
   if (running()) {
     ::kill(pid_, SIGKILL);
     wait(std::chrono::seconds(10));
+  }
+  // A sanitizer report of the child (TSan keeps running after one; a killed
+  // child never reaches its non-zero exit) fails the test that started it.
+  std::string text = log();
+  for (const char* mark : {"WARNING: ThreadSanitizer:", "ERROR: AddressSanitizer:"}) {
+    if (auto at = text.find(mark); at != std::string::npos) {
+      std::fprintf(stderr, "sanitizer report in the log of child %d (%s):\n%s\n", static_cast<int>(pid_),
+                   log_file_.c_str(), text.substr(at > 2000 ? at - 2000 : 0, 30000).c_str());
+      std::fflush(stderr);
+      std::_Exit(66);  // as TSan exits; not abort(): Boost.Test's SIGABRT handler is not signal-safe
+    }
   }
 }
 

@@ -33,8 +33,17 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Polls cond every few milliseconds until it holds or the timeout passes.
-// Returns whether it held.
+// How many times slower than a plain build this build runs: 4 with TSan
+// (it runs code 5-15x slower, but waits are mostly for I/O), 1 otherwise
+// (tests/CMakeLists.txt);
+// $ZSTORE_TEST_TIME_SCALE overrides it. wait_until (and so Process::wait
+// and Zstored::start) scales its deadline by it; a test's own deadlines
+// (socket polls) use scaled(). Nothing checked changes, only how long.
+int time_scale();
+inline std::chrono::milliseconds scaled(std::chrono::milliseconds timeout) { return timeout * time_scale(); }
+
+// Polls cond every few milliseconds until it holds or scaled(timeout)
+// passes. Returns whether it held.
 bool wait_until(const std::function<bool()>& cond,
                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
@@ -42,7 +51,9 @@ bool wait_until(const std::function<bool()>& cond,
 std::string bin_path(const std::string& name);
 
 // A child process started with argv; stdout+stderr go to a log file.
-// The destructor SIGKILLs it if it still runs.
+// The destructor SIGKILLs it if it still runs, and ends the test process
+// with status 66 (after printing it) if the log holds a sanitizer report: a
+// race in a child fails the test even when the child is killed, not exited.
 class Process {
  public:
   Process(const std::string& program, std::vector<std::string> args,
