@@ -2,10 +2,8 @@
 // reads, heads by subject, and nothing appended lost to a crash.
 #include "storage/dafka_log.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -141,20 +139,11 @@ BOOST_AUTO_TEST_CASE(reopen_after_a_crash_keeps_heads_and_records_beyond_the_gap
   Fixture f;
   f.log.reset();
   f.db.reset();
-  pid_t pid = fork();
-  if (pid == 0) {  // the child appends and dies without closing anything
-    std::unique_ptr<Database> db;
-    std::unique_ptr<DafkaLog> log;
-    if (!Database::Open(f.dir.str(), DatabaseOptions{}, &db).ok()) _exit(2);
-    if (!DafkaLog::Open(db.get(), &log).ok()) _exit(3);
-    std::vector<DafkaRecord> records = {rec(0), rec(1), rec(3), rec(4)};
-    std::vector<DafkaAppend> out;
-    if (!log->append(records, &out).ok()) _exit(4);
-    _exit(0);
-  }
-  int status = 0;
-  BOOST_REQUIRE_EQUAL(waitpid(pid, &status, 0), pid);
-  BOOST_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // Another process appends and dies without closing anything.
+  TempDir logs;
+  zstore::testing::Process writer(ZSTORE_CRASH_WRITER, {f.dir.str(), "hello", kP, "0", "1", "3", "4"},
+                                  logs.path() / "writer.log");
+  BOOST_REQUIRE_MESSAGE(writer.wait(std::chrono::seconds(30)) == 0, writer.log());
   f.open();
   BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 1u);
   BOOST_CHECK_EQUAL(*f.log->first_after_gap("hello", kP), 3u);
