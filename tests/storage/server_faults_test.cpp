@@ -6,7 +6,7 @@
 // (or, after an unrecoverable error, once restarted).
 #include <pthread.h>
 #include <signal.h>
-#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 #include <uuid/uuid.h>
 
@@ -49,22 +49,40 @@ namespace {
 
 std::string failure(const storage::Status& s) { return s.ok() ? std::string() : s.message(); }
 
+// Keeps every formatted line. The reactors log on their threads while the
+// test reads: text() copies under the sink's lock (reading the stream of an
+// ostream_sink without it raced with the reactor's writes).
+class CaptureSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return text_;
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    text_.append(line.data(), line.size());
+  }
+  void flush_() override {}
+
+ private:
+  std::string text_;
+};
+
 // Captures everything spdlog logs while alive.
 class LogCapture {
  public:
   LogCapture() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
   }
   ~LogCapture() { spdlog::set_default_logger(previous_); }
-  std::string text() {
-    spdlog::default_logger()->flush();
-    return out_.str();
-  }
+  std::string text() { return sink_->text(); }
   bool contains(const std::string& s) { return text().find(s) != std::string::npos; }
 
  private:
-  std::ostringstream out_;
+  std::shared_ptr<CaptureSink> sink_ = std::make_shared<CaptureSink>();
   std::shared_ptr<spdlog::logger> previous_;
 };
 
