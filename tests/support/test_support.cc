@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -32,6 +34,16 @@ int try_bind(std::uint16_t port) {
     return -1;
   }
   return fd;
+}
+
+// Children started by Process and not yet reaped, so that a test ended early
+// (a sanitizer report of one child) does not leave the others running.
+std::mutex children_mutex;
+std::set<pid_t> children;
+
+void kill_all_children() {
+  std::lock_guard<std::mutex> lock(children_mutex);
+  for (pid_t pid : children) ::kill(pid, SIGKILL);
 }
 
 }  // namespace
@@ -106,6 +118,8 @@ Process::Process(const std::string& program, std::vector<std::string> args, cons
     ::execv(program.c_str(), argv.data());
     ::_exit(127);
   }
+  std::lock_guard<std::mutex> lock(children_mutex);
+  children.insert(pid_);
 }
 
 Process::~Process() {
@@ -121,6 +135,7 @@ Process::~Process() {
       std::fprintf(stderr, "sanitizer report in the log of child %d (%s):\n%s\n", static_cast<int>(pid_),
                    log_file_.c_str(), text.substr(at > 2000 ? at - 2000 : 0, 30000).c_str());
       std::fflush(stderr);
+      kill_all_children();
       std::_Exit(66);  // as TSan exits; not abort(): Boost.Test's SIGABRT handler is not signal-safe
     }
   }
@@ -133,6 +148,8 @@ bool Process::running() {
   if (r == pid_) {
     exited_ = true;
     status_ = status;
+    std::lock_guard<std::mutex> lock(children_mutex);
+    children.erase(pid_);
     return false;
   }
   return r == 0;
