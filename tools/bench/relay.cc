@@ -42,13 +42,15 @@ Relay::Relay(int cpu) {
       stopper.set(zmq::sockopt::linger, 0);
       stopper.connect(control_);
       {
+        // Notified under the lock: once the constructor sees done it
+        // returns and destroys startup, cv included.
         std::lock_guard<std::mutex> lock(startup.mutex);
         input_ = sub.get(zmq::sockopt::last_endpoint);
         output_ = pub.get(zmq::sockopt::last_endpoint);
         stopper_ = &stopper;
         startup.done = true;
+        startup.cv.notify_all();
       }
-      startup.cv.notify_all();
       zmq::proxy_steerable(sub, pub, zmq::socket_ref(), control);
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(startup.mutex);
