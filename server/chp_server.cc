@@ -96,7 +96,8 @@ void ChpServer::run() {
   spdlog::info("CHP serving on {} (snapshot), {} (publisher), {} (collector); last sequence {}", endpoints()[0],
                endpoints()[1], endpoints()[2], store_.last_sequence());
   last_hugz_ = Clock::now();
-  next_expiry_ = Clock::now();  // expire what lapsed while we were down
+  next_expiry_ = Clock::now();  // expire what lapsed while we were down,
+  expire_due();                 // before the first snapshot request is served
   std::vector<zmq::pollitem_t> items;
   while (true) {
     metrics_.loop_heartbeat_ms = loop_clock_ms();
@@ -301,6 +302,10 @@ void ChpServer::become_active() {
   auto writes = pending_.take_all();
   spdlog::info("HA: active from sequence {}, applying {} pending update(s)", store_.last_sequence(), writes.size());
   commit_and_publish(writes);
+  // What expired while the old active was gone goes now, before the
+  // snapshot of the request that voted for us is taken (same turn).
+  next_expiry_ = Clock::time_point{};
+  expire_due();
   last_hugz_ = Clock::time_point{};  // HUGZ now: clients looking for the active find us
 }
 

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <map>
+#include <thread>
 
 #include "protocol/chp_codec.h"
 #include "tests/support/chp_peer.h"
@@ -189,4 +190,27 @@ BOOST_AUTO_TEST_CASE(ttl_keys_survive_failover_with_their_expiry) {
   auto final_snap = reader.snapshot("", 2s);
   BOOST_REQUIRE(final_snap);
   BOOST_CHECK_EQUAL(final_snap->entries.count("forever"), 1u);
+}
+
+// The snapshot request that makes the passive take over is served by the new
+// active in the same turn: keys that expired while the old active was gone
+// must be deleted before that snapshot is taken, not after it.
+BOOST_AUTO_TEST_CASE(a_key_that_expired_during_the_failover_is_not_in_the_voting_snapshot) {
+  Pair pair;
+  BOOST_REQUIRE(pair.snapshot_from(pair.primary, 5s));
+  BOOST_REQUIRE(wait_until([&] { return pair.backup.log().find("HA follower: synced") != std::string::npos; }));
+  pair.set("brief", "x", "ttl=1\n");
+  pair.set("forever", "x");
+  auto set_at = Clock::now();
+  ChpPeer probe(pair.ctx, "tcp://127.0.0.1", pair.primary.chp_port());
+  BOOST_REQUIRE(wait_until([&] {
+    auto s = probe.snapshot("", 500ms);
+    return s && s->entries.count("forever") && s->entries.count("brief");
+  }));
+  pair.primary.kill(SIGKILL);
+  std::this_thread::sleep_until(set_at + 1500ms);  // "brief" has expired; nobody has asked the backup yet
+  auto snap = pair.snapshot_from(pair.backup, 10s);
+  BOOST_REQUIRE(snap);
+  BOOST_CHECK_EQUAL(snap->entries.count("forever"), 1u);
+  BOOST_CHECK_EQUAL(snap->entries.count("brief"), 0u);
 }
