@@ -36,7 +36,6 @@ void ChpFollower::request_snapshot() {
   dealer_.set(zmq::sockopt::rcvhwm, 0);
   dealer_.connect(leader_);
   (void)try_send(dealer_, chp::encode_icanhaz({""}));
-  pending_mark_ = pending_.mark();
   phase_ = Phase::kRequested;
   loaded_.clear();
   buffered_.clear();
@@ -104,8 +103,13 @@ void ChpFollower::finish_sync(std::uint64_t sequence) {
     }
     if (phase_ != Phase::kFollowing) return;
   }
-  if (auto dropped = pending_.drop_received_before(pending_mark_); dropped > 0) {
-    spdlog::info("HA follower: {} pending update(s) from before the snapshot request dropped", dropped);
+  // Whatever is still pending is in the snapshot (perhaps as an absence or
+  // overwritten: a delete or an old value never shows up by its uuid), or
+  // the active has not published it yet and will (we apply its KVPUB), or
+  // never will (never published: no client saw it). Kept, an entry of the
+  // first kind would be re-applied at takeover, an old value over a newer.
+  if (auto dropped = pending_.drop_received_before(pending_.mark()); dropped > 0) {
+    spdlog::info("HA follower: {} pending update(s) received before the snapshot completed dropped", dropped);
   }
   if (auto s = store_.set_synced(true); !s.ok()) return restart(s.message());
   spdlog::info("HA follower: synced from {} at sequence {}", leader_, store_.last_sequence());

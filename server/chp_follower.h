@@ -62,7 +62,6 @@ class ChpFollower {
   Clock::time_point last_progress_{};
   std::vector<storage::ChpRecord> loaded_;         // snapshot records not yet written
   std::vector<protocol::chp::KvMsg> buffered_;      // KVPUBs received while syncing
-  std::uint64_t pending_mark_ = 0;                   // pending updates older than our snapshot request
 };
 
 }  // namespace zstore::server

@@ -4,9 +4,10 @@
 // with their properties and absolute expiry intact. UUIDs already seen from
 // the active are remembered for a while so a late KVSET is not re-applied.
 // Bounded: past max_entries the oldest entry is dropped (and counted).
-// A passive that (re)loads the active's snapshot drops what it received
-// before asking for it (see drop_received_before): the active had those
-// updates too, and their KVPUBs may have gone out before we subscribed.
+// A passive that (re)loads the active's snapshot drops, once it is loaded,
+// everything it received until then (see drop_received_before): the
+// active's KVPUBs of those updates may have gone out before we subscribed,
+// and a delete or an overwritten value never shows up in the snapshot.
 #pragma once
 
 #include <chrono>
@@ -38,10 +39,10 @@ class PendingList {
   // A mark of the updates received so far, for drop_received_before.
   std::uint64_t mark() const { return next_id_; }
   // Forgets the updates received before mark was taken; returns how many.
-  // Called once a snapshot requested after mark is complete: an update the
-  // active received before serving it is in it (or was overwritten there),
-  // or comes later as a KVPUB; applying it at takeover could only put an
-  // old value over a newer one.
+  // A follower calls it with mark() once a snapshot is loaded: an update
+  // received until then is in the snapshot (or was overwritten or deleted
+  // there), or comes later as a KVPUB, or was never published; applying it
+  // at takeover could put an old value over a newer one.
   std::size_t drop_received_before(std::uint64_t mark);
 
   std::size_t size() const { return entries_.size(); }
