@@ -33,7 +33,10 @@ void WalSyncer::run() {
   while (true) {
     bool stopping = wake_.wait_for(lock, interval_, [this] { return stopping_; });
     lock.unlock();
-    if (db_.take_unsynced()) {
+    // While writes fail there is nothing to sync (RocksDB refuses until it
+    // has recovered) and the failure is reported where it happened; the
+    // write that succeeds again marks the log unsynced, and syncing resumes.
+    if (!db_.write_failing() && db_.take_unsynced()) {
       storage::Status s = db_.sync_wal();
       std::uint64_t suppressed = 0;
       if (!s.ok() && error_log.allow(&suppressed)) {

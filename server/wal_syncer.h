@@ -3,7 +3,9 @@
 // write-ahead log, so no reactor waits for the disk (an fsync takes
 // milliseconds: done by a reactor, it delayed every message behind it).
 // Writes still reach the log before they are published or ACKed: a process
-// crash loses nothing, a machine crash at most about one interval.
+// crash loses nothing, a machine crash at most about one interval. While
+// writes are failing it waits quietly: the next successful write (which
+// recovers the database first) brings it back.
 #pragma once
 
 #include <chrono>
@@ -27,7 +29,7 @@ class WalSyncer {
   // Syncs what is still unsynced, then joins the thread. Idempotent.
   void stop();
 
-  // Syncs done so far (tests).
+  // Sync attempts so far, failed ones included (tests).
   std::uint64_t syncs() const;
 
  private:

@@ -91,7 +91,8 @@ BOOST_AUTO_TEST_CASE(stop_syncs_what_is_left_without_waiting_for_the_interval) {
   BOOST_CHECK(!db->take_unsynced());
 }
 
-BOOST_AUTO_TEST_CASE(syncs_reach_the_wal_and_a_failed_sync_is_retried) {
+// RocksDB treats a failed WAL sync as fatal: writes stop until a restart.
+BOOST_AUTO_TEST_CASE(a_failed_sync_reaches_the_wal_and_is_not_retried_while_writes_fail) {
   TempDir dir;
   auto faults = std::make_shared<zstore::storage::WriteFaults>();
   auto db = open(dir, SyncPolicy::kBatch, faults);
@@ -100,8 +101,39 @@ BOOST_AUTO_TEST_CASE(syncs_reach_the_wal_and_a_failed_sync_is_retried) {
   WalSyncer syncer(*db, 10ms);
   syncer.start();
   BOOST_CHECK(eventually([&] { return faults->injected() >= 1; }));  // the syncer called the WAL's fsync
-  BOOST_CHECK(eventually([&] { return syncer.syncs() >= 3; }));      // and keeps trying
+  BOOST_CHECK(eventually([&] { return syncer.syncs() == 1; }));
+  BOOST_CHECK(db->write_failing());
+  std::this_thread::sleep_for(150ms);     // fifteen intervals while writes fail
+  BOOST_CHECK_EQUAL(syncer.syncs(), 1u);  // no attempt, and no log line, per interval
   syncer.stop();
+  BOOST_CHECK_EQUAL(syncer.syncs(), 1u);
   BOOST_CHECK(db->take_unsynced());  // still owed
-  BOOST_CHECK(db->write_failing());  // a failed sync stops writes until recovery
+}
+
+// A full disk (ENOSPC) is recoverable: writes resume once space is back.
+BOOST_AUTO_TEST_CASE(syncing_waits_while_writes_fail_and_resumes_with_the_next_good_write) {
+  TempDir dir;
+  auto faults = std::make_shared<zstore::storage::WriteFaults>();
+  auto db = open(dir, SyncPolicy::kBatch, faults);
+  put(*db, "k");  // unsynced
+  faults->arm(zstore::storage::FaultFiles::kAll, zstore::storage::FaultOps::kWrites, zstore::storage::FaultError::kNoSpace);
+  rocksdb::WriteBatch failing;
+  failing.Put(db->handle(Column::kChpMap), "k1", "value");
+  BOOST_REQUIRE(!db->write(failing).ok());
+  WalSyncer syncer(*db, 10ms);
+  syncer.start();
+  std::this_thread::sleep_for(150ms);     // fifteen intervals while writes fail
+  BOOST_CHECK_EQUAL(syncer.syncs(), 0u);  // quiet
+  faults->disarm();
+  // The next write recovers the database (once the resume interval has
+  // passed) and marks the log unsynced again: the syncer syncs it.
+  BOOST_CHECK(eventually([&] {
+    rocksdb::WriteBatch batch;
+    batch.Put(db->handle(Column::kChpMap), "k2", "value");
+    return db->write(batch).ok();
+  }));
+  BOOST_CHECK(eventually([&] { return syncer.syncs() == 1; }));
+  syncer.stop();
+  BOOST_CHECK(!db->write_failing());
+  BOOST_CHECK(!db->take_unsynced());
 }
