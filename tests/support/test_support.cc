@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,9 +107,15 @@ Process::Process(const std::string& program, std::vector<std::string> args, cons
   argv.push_back(const_cast<char*>(program.c_str()));
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
+    // A test killed from outside (a ctest time-out, Ctrl-C) must not leave
+    // its zstoreds running. The signal comes when the forking thread ends:
+    // every test starts its children from its main thread.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the test died before prctl
     int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       ::dup2(fd, 1);

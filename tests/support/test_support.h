@@ -50,7 +50,10 @@ bool wait_until(const std::function<bool()>& cond,
 // Path of an executable in build/bin ($ZSTORE_BIN_DIR, else the build's own).
 std::string bin_path(const std::string& name);
 
-// A child process started with argv; stdout+stderr go to a log file.
+// A child process started with argv; stdout+stderr go to a log file. It is
+// SIGKILLed by the kernel if the thread that started it ends (so a test
+// killed by a time-out leaves no zstored behind): start it from a thread
+// that outlives it.
 // The destructor SIGKILLs it if it still runs, and ends the test process
 // with status 66 (after printing it) if the log holds a sanitizer report: a
 // race in a child fails the test even when the child is killed, not exited.
