@@ -10,6 +10,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "client/cli/arguments.h"
 #include "client/cli/subcommand.h"
 
 namespace zstore::cli {
@@ -31,13 +32,9 @@ const char* kUsage =
     "The server must run with --http-port H. Exit status: 0 ok, 1 failed or\n"
     "unhealthy, 2 usage error.\n";
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 struct Invocation {
   std::string server = kDefaultServer;
-  long timeout_ms = 5000;
+  std::uint64_t timeout_ms = 5000;
   std::vector<std::string> words;  // command and its arguments
 };
 
@@ -46,7 +43,7 @@ Invocation parse(const std::vector<std::string>& args, bool* help) {
   po::options_description o("Options");
   o.add_options()("help,h", "show this help")                                                       //
       ("server,s", po::value(&inv.server), "zstored HTTP endpoint (default http://127.0.0.1:8080)")  //
-      ("timeout-ms", po::value(&inv.timeout_ms), "give up after N ms (default 5000)")                //
+      ("timeout-ms", po::value<std::string>(), "give up after N ms (default 5000)")                  //
       ("words", po::value(&inv.words));
   po::positional_options_description pos;
   pos.add("words", -1);
@@ -61,7 +58,7 @@ Invocation parse(const std::vector<std::string>& args, bool* help) {
   if (*help) return inv;
   static const std::regex url(R"(^https?://[^/:]+(:[0-9]{1,5})?/?$)");
   if (!std::regex_match(inv.server, url)) throw UsageError("--server: expected http://HOST:PORT, got '" + inv.server + "'");
-  if (inv.timeout_ms <= 0) throw UsageError("--timeout-ms must be positive");
+  if (vm.count("timeout-ms")) inv.timeout_ms = parse_number(vm, "timeout-ms", 1, 86400000);
   if (inv.words.empty()) throw UsageError("missing command (health or checkpoint)");
   const std::string& cmd = inv.words[0];
   std::size_t want = cmd == "health" ? 1 : cmd == "checkpoint" ? 2 : 0;

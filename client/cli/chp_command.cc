@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "client/cli/arguments.h"
 #include "client/cli/printable.h"
 #include "client/cli/stop_signal.h"
 #include "client/cli/subcommand.h"
@@ -26,10 +27,6 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kDefaultServer = "tcp://127.0.0.1:5556";
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // One parsed command line.
 struct Invocation {
@@ -72,23 +69,6 @@ po::options_description visible_options() {
       ("subtree", po::value<std::string>(), "watch, snapshot: only keys starting with P")                  //
       ("count", po::value<std::string>(), "watch: exit after N updates");
   return o;
-}
-
-std::uint64_t parse_number(const po::variables_map& vm, const char* name, std::uint64_t min, std::uint64_t max) {
-  const std::string text = vm[name].as<std::string>();
-  std::uint64_t value = 0;
-  std::size_t used = 0;
-  try {
-    if (text.empty() || text[0] == '-' || text[0] == '+') throw std::invalid_argument(text);
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || used == 0 || value < min || value > max) {
-    throw UsageError("--" + std::string(name) + " needs a number from " + std::to_string(min) + " to " +
-                     std::to_string(max) + ", not '" + text + "'");
-  }
-  return value;
 }
 
 // Positional words each command takes, and the options only some accept.

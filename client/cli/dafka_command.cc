@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/cli/arguments.h"
 #include "client/cli/printable.h"
 #include "client/cli/stop_signal.h"
 #include "client/cli/subcommand.h"
@@ -24,10 +25,6 @@ namespace po = boost::program_options;
 namespace dafka = client::dafka;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct Invocation {
   std::string command;  // produce or consume
@@ -67,23 +64,6 @@ po::options_description visible_options() {
       ("count", po::value<std::string>(), "consume: exit after N records")                                 //
       ("from-beginning", "consume: every record the stores hold, then new ones");
   return o;
-}
-
-std::uint64_t parse_number(const po::variables_map& vm, const char* name, std::uint64_t min, std::uint64_t max) {
-  const std::string text = vm[name].as<std::string>();
-  std::uint64_t value = 0;
-  std::size_t used = 0;
-  try {
-    if (text.empty() || text[0] == '-' || text[0] == '+') throw std::invalid_argument(text);
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || used == 0 || value < min || value > max) {
-    throw UsageError("--" + std::string(name) + " needs a number from " + std::to_string(min) + " to " +
-                     std::to_string(max) + ", not '" + text + "'");
-  }
-  return value;
 }
 
 std::optional<Invocation> parse(const std::vector<std::string>& args) {

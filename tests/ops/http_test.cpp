@@ -132,6 +132,12 @@ BOOST_AUTO_TEST_CASE(cli_admin_health_exit_code_follows_the_server) {
   out.clear();
   BOOST_TEST(run_command({bin_path("zstore-cli"), "admin", "--server", "ftp://x", "health"}, &out) == 2, out);
   BOOST_TEST(run_command({bin_path("zstore-cli"), "admin", "--server", server, "bogus"}, &out) == 2, out);
+  for (const char* bad : {"0", "-5", "5s", "abc", "99999999999999999999999"}) {
+    out.clear();
+    BOOST_TEST(run_command({bin_path("zstore-cli"), "admin", "--server", server, "--timeout-ms", bad, "health"}, &out) == 2,
+               out);
+    BOOST_TEST(out.find("--timeout-ms needs a number from 1 to 86400000") != std::string::npos, out);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(http_port_in_use_stops_start_up_with_a_clear_message) {
