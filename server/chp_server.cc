@@ -135,7 +135,7 @@ void ChpServer::run() {
 }
 
 void ChpServer::report_malformed(const char* where, const protocol::DecodeError& error) {
-  metrics_.count_malformed(error.kind);
+  metrics_.malformed.count(error.kind);
   std::uint64_t suppressed = 0;
   if (bad_input_log_.allow(&suppressed)) {
     spdlog::warn("dropped malformed {} ({}): {}{}", where, protocol::to_string(error.kind), error.detail,
@@ -277,7 +277,7 @@ void ChpServer::handle_peer_state() {
     HaState after = bstar_->on_peer_state(*peer, Clock::now());
     if (after != before) enter(before, after);
   }
-  if (malformed) metrics_.count_malformed(protocol::DecodeErrorKind::kBadField);
+  if (malformed) metrics_.malformed.count(protocol::DecodeErrorKind::kBadField);
 }
 
 void ChpServer::enter(HaState from, HaState to) {

@@ -76,7 +76,7 @@ void DafkaDiscovery::on_readable(std::vector<PeerChange>* changes) {
     if (beacon::is_welcome(msg.frames())) continue;
     auto b = beacon::decode_tower_beacon(msg.frames());
     if (!b) {
-      metrics_.count_malformed(b.error().kind);
+      metrics_.malformed.count(b.error().kind);
       std::uint64_t suppressed = 0;
       if (bad_input_log_.allow(&suppressed)) {
         spdlog::warn("dropped malformed tower beacon ({}): {}", protocol::to_string(b.error().kind), b.error().detail);

@@ -2,12 +2,10 @@
 // and read by anyone (logs, tests).
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 
-#include "protocol/decode_result.h"
-#include "server/chp_metrics.h"
+#include "server/loop_metrics.h"
 
 namespace zstore::server {
 
@@ -25,19 +23,10 @@ struct DafkaMetrics {
   std::atomic<std::uint64_t> write_failures{0};
   std::atomic<std::uint64_t> invalid{0};         // decoded but unusable (bad address, ...)
   std::atomic<std::uint64_t> peers{0};           // publishers our SUB is connected to
-  std::array<std::atomic<std::uint64_t>, kDecodeErrorKinds> malformed{};
+  MalformedCounts malformed;
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
   // turn, 0 before the first and after the last one.
   std::atomic<std::int64_t> loop_heartbeat_ms{0};
-
-  void count_malformed(protocol::DecodeErrorKind kind) {
-    malformed[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
-  }
-  std::uint64_t malformed_total() const {
-    std::uint64_t n = 0;
-    for (const auto& m : malformed) n += m.load(std::memory_order_relaxed);
-    return n;
-  }
 };
 
 }  // namespace zstore::server

@@ -142,11 +142,11 @@ void DafkaStore::run() {
                "{} FETCH(es) sent, {} answered with {} DIRECT-RECORD(s), {} malformed, {} invalid",
                metrics_.records_stored.load(), metrics_.duplicates.load(), metrics_.too_far.load(),
                metrics_.acks_sent.load(), metrics_.fetches_sent.load(), metrics_.fetches_served.load(),
-               metrics_.direct_records_sent.load(), metrics_.malformed_total(), metrics_.invalid.load());
+               metrics_.direct_records_sent.load(), metrics_.malformed.total(), metrics_.invalid.load());
 }
 
 void DafkaStore::report_malformed(const char* where, const protocol::DecodeError& error) {
-  metrics_.count_malformed(error.kind);
+  metrics_.malformed.count(error.kind);
   std::uint64_t suppressed = 0;
   if (bad_input_log_.allow(&suppressed)) {
     spdlog::warn("Dafka: dropped malformed {} ({}): {}{}", where, protocol::to_string(error.kind), error.detail,

@@ -36,7 +36,7 @@ template <typename Metrics>
 void malformed(PromWriter& w, std::string_view name, std::string_view help, const Metrics& m) {
   w.family(name, "counter", help);
   for (std::size_t i = 0; i < kDecodeErrorKinds; ++i) {
-    w.sample(get(m.malformed[i]), {{"kind", protocol::to_string(static_cast<protocol::DecodeErrorKind>(i))}});
+    w.sample(get(m.malformed.by_kind[i]), {{"kind", protocol::to_string(static_cast<protocol::DecodeErrorKind>(i))}});
   }
 }
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "protocol/beacon.h"
-#include "server/chp_metrics.h"
+#include "server/loop_metrics.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {

@@ -107,10 +107,10 @@ ServerHarness::~ServerHarness() {
                  static_cast<unsigned long long>(inputs_), static_cast<unsigned long long>(kvsets_sent_),
                  static_cast<unsigned long long>(kvpubs_seen_),
                  static_cast<unsigned long long>(chp_metrics_.write_failures.load()),
-                 static_cast<unsigned long long>(chp_metrics_.malformed_total()),
+                 static_cast<unsigned long long>(chp_metrics_.malformed.total()),
                  static_cast<unsigned long long>(dafka_metrics_.records_stored.load()),
                  static_cast<unsigned long long>(dafka_metrics_.write_failures.load()),
-                 static_cast<unsigned long long>(dafka_metrics_.malformed_total()),
+                 static_cast<unsigned long long>(dafka_metrics_.malformed.total()),
                  static_cast<unsigned long long>(dafka_metrics_.invalid.load()));
   }
   faults_->disarm();
@@ -215,7 +215,7 @@ void ServerHarness::settle() {
 // the number sent (it only grows; past it or stuck below it is a failure).
 void ServerHarness::settle_chp() {
   auto balance = [&] {
-    auto malformed = static_cast<std::int64_t>(chp_metrics_.malformed_total()) -
+    auto malformed = static_cast<std::int64_t>(chp_metrics_.malformed.total()) -
                      static_cast<std::int64_t>(bad_requests_sent_);
     return static_cast<std::int64_t>(kvpubs_seen_ + chp_metrics_.write_failures) + malformed -
            static_cast<std::int64_t>(kvsets_sent_);
