@@ -4,7 +4,6 @@
 // connects its SUB to the store's XPUB. Sends that race the PUB/SUB slow
 // joiner are repeated until the answer arrives, under a deadline.
 #include <signal.h>
-#include <uuid/uuid.h>
 
 #include <boost/test/unit_test.hpp>
 
@@ -15,94 +14,21 @@
 #include <vector>
 
 #include <zmq.hpp>
-#include <zmq_addon.hpp>
 
-#include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
+#include "tests/support/dafka_node.h"
 #include "tests/support/zstored.h"
 
 using namespace std::chrono_literals;
 using zstore::testing::Zstored;
 namespace dafka = zstore::protocol::dafka;
-namespace beacon = zstore::protocol::beacon;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
 const std::string kTopic = "hello";
 
-std::string random_address() {
-  uuid_t u;
-  uuid_generate(u);
-  return dafka::make_address(u);
-}
-
-void send_frames(zmq::socket_t& socket, const std::vector<std::string>& frames) {
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    socket.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-  }
-}
-
-// A scripted Dafka node: PUB bound on a free port and beaconed to a tower,
-// SUB connected to the stores it is told about.
-class FakeNode {
- public:
-  FakeNode(zmq::context_t& ctx, std::uint16_t tower_port, const std::vector<char>& subscribed_ids)
-      : address_(random_address()), pub_(ctx, zmq::socket_type::pub), beacon_(ctx, zmq::socket_type::pub),
-        sub_(ctx, zmq::socket_type::sub) {
-    for (auto* s : {&pub_, &beacon_, &sub_}) s->set(zmq::sockopt::linger, 0);
-    pub_.set(zmq::sockopt::sndhwm, 0);  // a burst of records is not dropped by us
-    port_ = zstore::testing::free_port();
-    pub_.bind("tcp://127.0.0.1:" + std::to_string(port_));
-    beacon_.connect("tcp://127.0.0.1:" + std::to_string(tower_port));
-    for (char id : subscribed_ids) sub_.set(zmq::sockopt::subscribe, std::string(1, id) + address_);
-  }
-
-  const std::string& address() const { return address_; }
-  void connect(const std::string& endpoint) { sub_.connect(endpoint); }
-  void send(const dafka::Message& msg) { send_frames(pub_, dafka::encode(msg)); }
-  void send_raw(const std::vector<std::string>& frames) { send_frames(pub_, frames); }
-
-  // Reads messages (beaconing meanwhile, calling retry every 200 ms) until
-  // one satisfies pred or the timeout passes.
-  std::optional<dafka::Message> wait_for(const std::function<bool(const dafka::Message&)>& pred,
-                                         std::chrono::milliseconds timeout = 10s,
-                                         const std::function<void()>& retry = {}) {
-    auto deadline = Clock::now() + timeout;
-    Clock::time_point next_retry{};
-    while (Clock::now() < deadline) {
-      tick();
-      if (retry && Clock::now() >= next_retry) {
-        retry();
-        next_retry = Clock::now() + 200ms;
-      }
-      zmq::pollitem_t item{sub_.handle(), 0, ZMQ_POLLIN, 0};
-      if (zmq::poll(&item, 1, 20ms) <= 0) continue;
-      std::vector<zmq::message_t> parts;
-      if (!zmq::recv_multipart(sub_, std::back_inserter(parts))) continue;
-      std::vector<std::string_view> views;
-      for (auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());
-      auto m = dafka::decode(views);
-      if (m && pred(*m)) return *m;
-    }
-    return std::nullopt;
-  }
-
-  // Beacons every 100 ms.
-  void tick() {
-    if (Clock::now() < next_beacon_) return;
-    send_frames(beacon_, beacon::encode(beacon::NodeBeacon{address_, "127.0.0.1", port_}));
-    next_beacon_ = Clock::now() + 100ms;
-  }
-
- private:
-  std::string address_;
-  std::uint16_t port_ = 0;
-  zmq::socket_t pub_;
-  zmq::socket_t beacon_;
-  zmq::socket_t sub_;
-  Clock::time_point next_beacon_{};
-};
+using FakeNode = zstore::testing::ScriptedDafkaNode;
 
 template <typename T>
 std::function<bool(const dafka::Message&)> is(std::function<bool(const T&)> pred) {

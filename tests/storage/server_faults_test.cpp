@@ -8,7 +8,6 @@
 #include <signal.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
-#include <uuid/uuid.h>
 
 #include <boost/test/unit_test.hpp>
 #include <functional>
@@ -21,13 +20,12 @@
 #include <vector>
 
 #include <zmq.hpp>
-#include <zmq_addon.hpp>
 
-#include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
 #include "server/chp_server.h"
 #include "server/dafka_store.h"
 #include "server/tower.h"
+#include "tests/support/dafka_node.h"
 #include "storage/chp_store.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"
@@ -275,98 +273,48 @@ BOOST_AUTO_TEST_SUITE_END()
 
 namespace {
 
-std::string random_address() {
-  uuid_t u;
-  uuid_generate(u);
-  return dafka::make_address(u);
-}
-
-void send_frames(zmq::socket_t& socket, const protocol::Frames& frames) {
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    socket.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-  }
-}
-
 // A Dafka producer and consumer in one: PUB beaconed to the tower, SUB on
 // the store's XPUB for ACKs to its partition and DIRECT-HEADs to itself.
 class FakeNode {
  public:
   FakeNode(zmq::context_t& ctx, std::uint16_t tower_port, const std::string& store_endpoint)
-      : address_(random_address()), pub_(ctx, zmq::socket_type::pub), beacon_(ctx, zmq::socket_type::pub),
-        sub_(ctx, zmq::socket_type::sub) {
-    for (auto* s : {&pub_, &beacon_, &sub_}) s->set(zmq::sockopt::linger, 0);
-    port_ = testing::free_port();
-    pub_.bind("tcp://127.0.0.1:" + std::to_string(port_));
-    beacon_.connect("tcp://127.0.0.1:" + std::to_string(tower_port));
-    sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kAck, address_));
-    sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kDirectHead, address_));
-    sub_.connect(store_endpoint);
+      : node_(ctx, tower_port, {static_cast<char>(dafka::MsgId::kAck), static_cast<char>(dafka::MsgId::kDirectHead)}) {
+    node_.connect(store_endpoint);
   }
-  const std::string& address() const { return address_; }
+  const std::string& address() const { return node_.address(); }
 
   dafka::Record record(std::uint64_t seq) const {
-    return dafka::Record{"topic", address_, "topic", seq, "content-" + std::to_string(seq)};
-  }
-
-  // Reads (beaconing, calling retry every 200 ms) until pred holds or timeout.
-  bool wait_for(const std::function<bool(const dafka::Message&)>& pred, std::chrono::milliseconds timeout,
-                const std::function<void()>& retry) {
-    auto deadline = Clock::now() + timeout;
-    Clock::time_point next_retry{};
-    while (Clock::now() < deadline) {
-      if (Clock::now() >= next_beacon_) {
-        send_frames(beacon_, protocol::beacon::encode(protocol::beacon::NodeBeacon{address_, "127.0.0.1", port_}));
-        next_beacon_ = Clock::now() + 100ms;
-      }
-      if (Clock::now() >= next_retry) {
-        retry();
-        next_retry = Clock::now() + 200ms;
-      }
-      zmq::pollitem_t item{sub_.handle(), 0, ZMQ_POLLIN, 0};
-      if (zmq::poll(&item, 1, 20ms) <= 0) continue;
-      std::vector<zmq::message_t> parts;
-      if (!zmq::recv_multipart(sub_, std::back_inserter(parts))) continue;
-      std::vector<std::string_view> views;
-      for (auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());
-      auto m = dafka::decode(views);
-      if (m && pred(*m)) return true;
-    }
-    return false;
+    return dafka::Record{"topic", address(), "topic", seq, "content-" + std::to_string(seq)};
   }
 
   // Sends records from..to every 200 ms until an ACK reaches `to`.
   bool produce_until_acked(std::uint64_t from, std::uint64_t to, std::chrono::milliseconds timeout) {
-    return wait_for(
-        [&](const dafka::Message& m) {
-          auto* a = std::get_if<dafka::Ack>(&m);
-          if (a && a->sequence > highest_ack_) highest_ack_ = a->sequence;
-          return a && a->sequence >= to;
-        },
-        timeout,
-        [&] {
-          for (auto s = from; s <= to; ++s) send_frames(pub_, dafka::encode(record(s)));
-        });
+    auto acked = [&](const dafka::Message& m) {
+      auto* a = std::get_if<dafka::Ack>(&m);
+      if (a && a->sequence > highest_ack_) highest_ack_ = a->sequence;
+      return a && a->sequence >= to;
+    };
+    return node_
+        .wait_for(acked, timeout,
+                  [&] {
+                    for (auto s = from; s <= to; ++s) node_.send(record(s));
+                  })
+        .has_value();
   }
 
   // GET-HEADS until the store's DIRECT-HEAD for our partition says head.
   bool head_is(std::uint64_t head) {
-    return wait_for(
-        [&](const dafka::Message& m) {
-          auto* h = std::get_if<dafka::DirectHead>(&m);
-          return h && h->partition == address_ && h->sequence == head;
-        },
-        5s, [&] { send_frames(pub_, dafka::encode(dafka::GetHeads{"topic", address_})); });
+    auto is_head = [&](const dafka::Message& m) {
+      auto* h = std::get_if<dafka::DirectHead>(&m);
+      return h && h->partition == address() && h->sequence == head;
+    };
+    return node_.wait_for(is_head, 5s, [&] { node_.send(dafka::GetHeads{"topic", address()}); }).has_value();
   }
 
   std::uint64_t highest_ack() const { return highest_ack_; }
 
  private:
-  std::string address_;
-  std::uint16_t port_ = 0;
-  zmq::socket_t pub_;
-  zmq::socket_t beacon_;
-  zmq::socket_t sub_;
-  Clock::time_point next_beacon_{};
+  testing::ScriptedDafkaNode node_;
   std::uint64_t highest_ack_ = 0;
 };
 
@@ -386,7 +334,7 @@ BOOST_AUTO_TEST_CASE(dafka_store_acks_nothing_unpersisted_and_resumes) {
   config.beacon_interval = 100ms;
   config.fetch_retry = 200ms;
   server::DafkaMetrics metrics;
-  auto dafka_store = std::make_unique<server::DafkaStore>(ctx, *store.log, random_address(), config,
+  auto dafka_store = std::make_unique<server::DafkaStore>(ctx, *store.log, testing::random_dafka_address(), config,
                                                           metrics);
   dafka_store->start();
   FakeNode node(ctx, base, dafka_store->endpoint());
