@@ -54,24 +54,46 @@ void write_filler(const std::filesystem::path& file, std::size_t bytes) {
   for (std::size_t n = 0; n < bytes; n += chunk.size()) out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
 }
 
+// A CHP store on an 8 MiB tmpfs that holds 2 MiB of filler (removing it
+// frees the space).
+struct FullDiskStore {
+  SmallFs fs{8 << 20};
+  std::filesystem::path filler = fs.path() / "filler";
+  std::string dir = (fs.path() / "data").string();
+  DatabaseOptions options;
+  std::unique_ptr<Database> db;
+  std::unique_ptr<ChpStore> chp;
+
+  // Opens the store; false (the test is skipped) when no tmpfs can be mounted.
+  bool open(SyncPolicy sync) {
+    if (!fs.mounted()) {
+      BOOST_TEST_MESSAGE("skipped: cannot mount a tmpfs here (needs root)");
+      return false;
+    }
+    write_filler(filler, 2 << 20);
+    options.sync = sync;
+    options.resume_interval = 10ms;
+    BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
+    BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+    return true;
+  }
+
+  // Closes and opens the database again (what a restart would read).
+  void reopen() {
+    chp.reset();
+    BOOST_REQUIRE(db->close().ok());
+    db.reset();
+    BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
+    BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+  }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(full_disk_refuses_then_resumes) {
-  SmallFs fs(8 << 20);
-  if (!fs.mounted()) {
-    BOOST_TEST_MESSAGE("skipped: cannot mount a tmpfs here (needs root)");
-    return;
-  }
-  auto filler = fs.path() / "filler";
-  write_filler(filler, 2 << 20);
-  std::string dir = (fs.path() / "data").string();
-  DatabaseOptions options;
-  options.sync = SyncPolicy::kAlways;
-  options.resume_interval = 10ms;
-  std::unique_ptr<Database> db;
-  BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
-  std::unique_ptr<ChpStore> chp;
-  BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+  FullDiskStore disk;
+  if (!disk.open(SyncPolicy::kAlways)) return;
+  auto& chp = disk.chp;
 
   std::string value(4096, 'v');
   Status refused = Status::Ok();
@@ -98,7 +120,7 @@ BOOST_AUTO_TEST_CASE(full_disk_refuses_then_resumes) {
       300ms));
   BOOST_CHECK_EQUAL(chp->last_sequence(), applied);
 
-  std::filesystem::remove(filler);
+  std::filesystem::remove(disk.filler);
   std::string last;
   bool resumed = wait_until(
       [&] {
@@ -109,41 +131,26 @@ BOOST_AUTO_TEST_CASE(full_disk_refuses_then_resumes) {
       },
       10s);
   if (!resumed) {
-    std::ifstream log(std::filesystem::path(dir) / "LOG");
+    std::ifstream log(std::filesystem::path(disk.dir) / "LOG");
     std::string line;
     while (std::getline(log, line)) {
       if (line.find("rror") != std::string::npos || line.find("esum") != std::string::npos) BOOST_TEST_MESSAGE(line);
     }
   }
   BOOST_CHECK_MESSAGE(resumed, "writes did not resume after space was freed: " << last
-                                                                              << (db->write_unrecoverable() ? " (unrecoverable)" : ""));
+                                                                              << (disk.db->write_unrecoverable() ? " (unrecoverable)" : ""));
   if (!resumed) return;
   BOOST_CHECK_EQUAL(chp->last_sequence(), applied + 1);
-  chp.reset();
-  BOOST_REQUIRE(db->close().ok());
-  db.reset();
-  BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
-  BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+  disk.reopen();
   BOOST_CHECK_EQUAL(chp->last_sequence(), applied + 1);
   BOOST_CHECK(chp->get("after", &entry, &found).ok() && found);
   BOOST_CHECK_EQUAL(entry.sequence, applied + 1);
 }
 
 BOOST_AUTO_TEST_CASE(chp_server_on_full_disk_publishes_only_what_is_persisted) {
-  SmallFs fs(8 << 20);
-  if (!fs.mounted()) {
-    BOOST_TEST_MESSAGE("skipped: cannot mount a tmpfs here (needs root)");
-    return;
-  }
-  auto filler = fs.path() / "filler";
-  write_filler(filler, 2 << 20);
-  std::string dir = (fs.path() / "data").string();
-  DatabaseOptions options;
-  options.resume_interval = 10ms;
-  std::unique_ptr<Database> db;
-  BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
-  std::unique_ptr<ChpStore> chp;
-  BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+  FullDiskStore disk;
+  if (!disk.open(DatabaseOptions{}.sync)) return;
+  auto& chp = disk.chp;
   zmq::context_t ctx;
   zstore::server::ChpMetrics metrics;
   zstore::server::ChpServerConfig config;
@@ -178,7 +185,7 @@ BOOST_AUTO_TEST_CASE(chp_server_on_full_disk_publishes_only_what_is_persisted) {
   std::uint64_t last = metrics.last_sequence;
   BOOST_CHECK_EQUAL(snap->sequence, last);
 
-  std::filesystem::remove(filler);
+  std::filesystem::remove(disk.filler);
   std::optional<zstore::protocol::chp::KvMsg> after;
   BOOST_REQUIRE(wait_until(
       [&] {
@@ -189,11 +196,7 @@ BOOST_AUTO_TEST_CASE(chp_server_on_full_disk_publishes_only_what_is_persisted) {
       10s));
   BOOST_CHECK_EQUAL(after->sequence, last + 1);
   server->stop();
-  chp.reset();
-  BOOST_REQUIRE(db->close().ok());
-  db.reset();
-  BOOST_REQUIRE(Database::Open(dir, options, &db).ok());
-  BOOST_REQUIRE(ChpStore::Open(db.get(), &chp).ok());
+  disk.reopen();
   BOOST_CHECK_EQUAL(chp->last_sequence(), last + 1);
   for (const auto& [key, seq] : published) {
     ChpEntry entry;
