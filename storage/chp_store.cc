@@ -1,5 +1,7 @@
 #include "storage/chp_store.h"
 
+#include <limits>
+
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/write_batch.h>
@@ -154,10 +156,13 @@ std::unique_ptr<ChpSnapshotCursor> ChpStore::snapshot(std::string_view prefix) {
 Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vector<Due>* out) {
   out->clear();
   std::string upper;
-  protocol::put_be<std::uint64_t>(upper, now_ms + 1);
-  rocksdb::Slice upper_slice(upper);
+  rocksdb::Slice upper_slice;
   rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
+  if (now_ms != std::numeric_limits<std::uint64_t>::max()) {  // else everything is due
+    protocol::put_be<std::uint64_t>(upper, now_ms + 1);
+    upper_slice = rocksdb::Slice(upper);
+    ro.iterate_upper_bound = &upper_slice;
+  }
   std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(ro, db_->handle(Column::kChpExpiry)));
   rocksdb::WriteBatch stale;
   for (it->SeekToFirst(); it->Valid() && out->size() < limit; it->Next()) {

@@ -504,6 +504,7 @@ BOOST_AUTO_TEST_CASE(due_expiries_returns_keys_due_at_now_in_expiry_order) {
   BOOST_CHECK(due(*s, 250) == (Dues{{"a100", 100}, {"k100", 100}, {"z100", 100}, {"k200", 200}}));
   BOOST_CHECK(due(*s, 999).size() == 5u);
   BOOST_CHECK(due(*s, std::numeric_limits<std::uint64_t>::max() - 1).size() == 6u);
+  BOOST_CHECK(due(*s, std::numeric_limits<std::uint64_t>::max()).size() == 6u);  // no wrap to "nothing is due"
   // Reporting a key as due does not remove it: the caller deletes it.
   BOOST_CHECK(get(*s, "k100"));
   BOOST_CHECK_EQUAL(expiry_index(*s.db).size(), 6u);
