@@ -62,6 +62,21 @@ struct Recorder {
     }
     changes.push_back(c);
   }
+  // The map the changes so far build. The client updates its map before it
+  // calls the callback, so a test waits for this to equal the client's map
+  // before it reads live_updates().
+  std::map<std::string, std::string> map() {
+    std::lock_guard lock(mu);
+    std::map<std::string, std::string> out;
+    for (const auto& c : changes) {
+      if (c.deleted) {
+        out.erase(c.key);
+      } else {
+        out[c.key] = c.value;
+      }
+    }
+    return out;
+  }
   // key -> value (empty = deleted) for the keys whose last change was a
   // live update: what a reader saw published and nothing replaced since.
   std::map<std::string, std::string> live_updates() {
@@ -215,10 +230,11 @@ BOOST_AUTO_TEST_CASE(client_follows_a_binary_star_pair_through_two_failovers) {
     // active's map unless a later update of the same key replaced it.
     auto final_map = values(*snap);
     const auto expected = final_map;
+    BOOST_CHECK(client.wait_for([&] { return client.snapshot_map() == expected; }, 5s));
+    BOOST_CHECK(wait_until([&] { return rec.map() == expected; }, 5s));
     for (const auto& [key, value] : rec.live_updates()) {
       BOOST_CHECK_MESSAGE(final_map[key] == value, "update lost in failover: " + key);  // "" = deleted
     }
-    BOOST_CHECK(client.wait_for([&] { return client.snapshot_map() == expected; }, 5s));
     max_seen_seq = client.sequence();
 
     // The old primary returns passive, resyncs, and takes over in turn.
@@ -236,6 +252,7 @@ BOOST_AUTO_TEST_CASE(client_follows_a_binary_star_pair_through_two_failovers) {
     auto snap2 = reader2.snapshot("", 5s);
     BOOST_REQUIRE(snap2);
     BOOST_CHECK(client.wait_for([&] { return client.snapshot_map() == values(*snap2); }, 5s));
+    BOOST_CHECK(wait_until([&] { return rec.map() == values(*snap2); }, 5s));
     for (const auto& [key, value] : rec.live_updates()) {
       BOOST_CHECK_MESSAGE(values(*snap2)[key] == value, "update lost in second failover: " + key);
     }
