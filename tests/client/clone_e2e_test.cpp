@@ -183,8 +183,6 @@ struct HaPair {
   }
 };
 
-bool follower_synced(const Zstored& z) { return z.log().find("HA follower: synced") != std::string::npos; }
-
 // Writes count updates through the client, SIGKILLs victim after kill_at of
 // them, and returns when the client serves from the other server again.
 void stream_through_failover(CloneClient& client, Zstored& victim, int count, int kill_at, const std::string& tag) {
@@ -209,7 +207,7 @@ BOOST_AUTO_TEST_CASE(client_follows_a_binary_star_pair_through_two_failovers) {
         return ChpPeer(ctx, "tcp://127.0.0.1", pair.primary.chp_port()).snapshot("", 300ms).has_value();
       },
       5s));
-  BOOST_REQUIRE(wait_until([&] { return follower_synced(pair.backup); }));
+  BOOST_REQUIRE(wait_until([&] { return pair.backup.ha_follower_synced(); }));
 
   Recorder rec;
   auto o = options({base(pair.primary), base(pair.backup)}, 1000ms);
@@ -240,7 +238,7 @@ BOOST_AUTO_TEST_CASE(client_follows_a_binary_star_pair_through_two_failovers) {
     // The old primary returns passive, resyncs, and takes over in turn.
     pair.primary.wait_exit();
     BOOST_REQUIRE(pair.primary.restart());
-    BOOST_REQUIRE(wait_until([&] { return pair.primary.log().find("HA follower: synced") != std::string::npos; }, 10s));
+    BOOST_REQUIRE(wait_until([&] { return pair.primary.ha_follower_synced(); }, 10s));
     auto failovers = client.stats().failovers;
     for (int i = 0; i < 200; ++i) client.set("k" + std::to_string(i % 100), "b" + std::to_string(i));
     BOOST_REQUIRE(client.wait_for([&] { return client.get("k99") == std::string("b199"); }, 5s));
@@ -270,7 +268,7 @@ BOOST_AUTO_TEST_CASE(sequence_never_goes_back_when_the_passive_missed_the_tail) 
   zmq::context_t ctx;
   BOOST_REQUIRE(wait_until(
       [&] { return ChpPeer(ctx, "tcp://127.0.0.1", pair.primary.chp_port()).snapshot("", 300ms).has_value(); }, 5s));
-  BOOST_REQUIRE(wait_until([&] { return follower_synced(pair.backup); }));
+  BOOST_REQUIRE(wait_until([&] { return pair.backup.ha_follower_synced(); }));
 
   Recorder rec;
   auto o = options({base(pair.primary), base(pair.backup)}, 1000ms);

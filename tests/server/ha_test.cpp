@@ -56,6 +56,13 @@ struct Pair {
     }
   }
 
+  // Waits until the primary is active (it answers a snapshot request) and
+  // the backup has synced from it.
+  void wait_active_and_synced() {
+    BOOST_REQUIRE(snapshot_from(primary, 5s));
+    BOOST_REQUIRE(wait_until([&] { return backup.ha_follower_synced(); }));
+  }
+
   // Asks server for a snapshot until one answers (a vote), within timeout.
   std::optional<ChpSnapshot> snapshot_from(Zstored& server, std::chrono::milliseconds timeout) {
     auto deadline = Clock::now() + timeout;
@@ -137,8 +144,7 @@ BOOST_AUTO_TEST_CASE(only_the_active_serves_and_sends_hugz) {
 
 BOOST_AUTO_TEST_CASE(sigkill_of_active_then_restart_then_kill_of_other_loses_nothing) {
   Pair pair;
-  BOOST_REQUIRE(pair.snapshot_from(pair.primary, 5s));
-  BOOST_REQUIRE(wait_until([&] { return pair.backup.log().find("HA follower: synced") != std::string::npos; }));
+  pair.wait_active_and_synced();
 
   auto seen = stream(pair, pair.primary, 2000, "a", 1000, pair.primary);
   BOOST_REQUIRE(!seen.empty());
@@ -152,7 +158,7 @@ BOOST_AUTO_TEST_CASE(sigkill_of_active_then_restart_then_kill_of_other_loses_not
   // The old primary comes back passive, resyncs, and takes over when the backup dies.
   pair.primary.wait_exit();
   BOOST_REQUIRE(pair.primary.restart());
-  BOOST_REQUIRE(wait_until([&] { return pair.primary.log().find("HA follower: synced") != std::string::npos; }, 10s));
+  BOOST_REQUIRE(wait_until([&] { return pair.primary.ha_follower_synced(); }, 10s));
   auto seen2 = stream(pair, pair.backup, 1000, "b", 500, pair.backup);
   t0 = Clock::now();
   auto snap2 = pair.snapshot_from(pair.primary, 10s);
@@ -165,8 +171,7 @@ BOOST_AUTO_TEST_CASE(sigkill_of_active_then_restart_then_kill_of_other_loses_not
 
 BOOST_AUTO_TEST_CASE(ttl_keys_survive_failover_with_their_expiry) {
   Pair pair;
-  BOOST_REQUIRE(pair.snapshot_from(pair.primary, 5s));
-  BOOST_REQUIRE(wait_until([&] { return pair.backup.log().find("HA follower: synced") != std::string::npos; }));
+  pair.wait_active_and_synced();
   pair.set("lease", "held", "ttl=3\n");
   pair.set("forever", "x");
   ChpPeer probe(pair.ctx, "tcp://127.0.0.1", pair.primary.chp_port());
@@ -197,8 +202,7 @@ BOOST_AUTO_TEST_CASE(ttl_keys_survive_failover_with_their_expiry) {
 // must be deleted before that snapshot is taken, not after it.
 BOOST_AUTO_TEST_CASE(a_key_that_expired_during_the_failover_is_not_in_the_voting_snapshot) {
   Pair pair;
-  BOOST_REQUIRE(pair.snapshot_from(pair.primary, 5s));
-  BOOST_REQUIRE(wait_until([&] { return pair.backup.log().find("HA follower: synced") != std::string::npos; }));
+  pair.wait_active_and_synced();
   pair.set("brief", "x", "ttl=1\n");
   pair.set("forever", "x");
   auto set_at = Clock::now();

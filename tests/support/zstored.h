@@ -33,6 +33,8 @@ class Zstored {
   std::string chp_endpoint(int offset = 0) const;  // tcp://127.0.0.1:P+offset
   std::string data_dir() const { return data_.str(); }
   std::string log() const;  // the log of every start so far
+  // Whether, as an HA passive, it has logged a completed sync from the active.
+  bool ha_follower_synced() const { return log().find("HA follower: synced") != std::string::npos; }
   Process* process() { return process_.get(); }
 
  private:
