@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(chp_mode_against_a_running_server) {
 }
 
 BOOST_AUTO_TEST_CASE(snapshot_mode) {
-  Run run = bench({"snapshot", "--keys", "20000", "--writer-rate", "500", "--json"});
+  Run run = bench({"snapshot", "--keys", "20000", "--writer-rate", "500", "--vs-relay", "--json"});
   BOOST_TEST_REQUIRE(run.code == 0, run.output);
   BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
   // Every loaded key, plus the concurrent writer's (w-prefixed) keys.
@@ -115,6 +115,8 @@ BOOST_AUTO_TEST_CASE(snapshot_mode) {
   BOOST_TEST(run.last["per_s"].get<double>() > 1000.0);
   BOOST_TEST(run.last["writer_samples"].get<double>() >= 0.0);
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
+  BOOST_TEST(run.last["relay_per_s"].get<double>() > 1000.0);  // the same snapshot from ZeroMQ alone
+  BOOST_TEST(run.last["ratio_vs_relay"].get<double>() > 0.0);
 }
 
 BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {
@@ -124,11 +126,13 @@ BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {
   BOOST_TEST(run.last["per_s"].get<double>() > 100.0);
   check_latency(run.last, "");
 
-  Run replay = bench({"replay", "--records", "20000", "--json"});
+  Run replay = bench({"replay", "--records", "20000", "--vs-relay", "--json"});
   BOOST_TEST_REQUIRE(replay.code == 0, replay.output);
   BOOST_TEST_REQUIRE(replay.last.is_object(), replay.output);
   BOOST_TEST(replay.last["replayed"].get<double>() == 20000.0);
   BOOST_TEST(replay.last["per_s"].get<double>() > 1000.0);
+  BOOST_TEST(replay.last["relay_per_s"].get<double>() > 1000.0);  // the same FETCHes answered by ZeroMQ alone
+  BOOST_TEST(replay.last["ratio_vs_relay"].get<double>() > 0.0);
 }
 
 BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {

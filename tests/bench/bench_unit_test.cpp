@@ -1,5 +1,6 @@
 // zstore-bench pieces: percentiles, the report, the message body, the
-// command line, memory reading, and the relay with the load generator.
+// command line, memory reading, the relay with the load generator, and the
+// read limits with the snapshot and replay probes.
 #include <boost/test/unit_test.hpp>
 
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include "tools/bench/latency.h"
 #include "tools/bench/load.h"
 #include "tools/bench/options.h"
+#include "tools/bench/probes.h"
+#include "tools/bench/read_limits.h"
 #include "tools/bench/relay.h"
 #include "tools/bench/report.h"
 #include "tools/bench/system.h"
@@ -152,4 +155,24 @@ BOOST_AUTO_TEST_CASE(relay_carries_a_windowed_and_a_bounded_load) {
   LoadResult bounded = run_load(spec, transport);
   BOOST_TEST(bounded.completed == 1001u);
   BOOST_TEST(bounded.sent == 1001u);
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_source_answers_each_icanhaz_with_every_key) {
+  zmq::context_t context(1);
+  SnapshotSource source(-1, 3000, 100);
+  SnapshotTiming first = time_snapshot(context, source.endpoint(), "");
+  BOOST_TEST(first.keys == 3000u);
+  BOOST_TEST(first.seconds > 0.0);
+  SnapshotTiming again = time_snapshot(context, source.endpoint(), "s0/");  // any subtree: all keys
+  BOOST_TEST(again.keys == 3000u);
+}
+
+BOOST_AUTO_TEST_CASE(fetch_source_learns_the_node_from_its_beacon_and_answers_fetches) {
+  zmq::context_t context(1);
+  FetchSource source(-1, 100);
+  // Two partitions; the first larger than one FETCH answer slice.
+  const std::vector<std::string> partitions = {std::string(32, 'A'), std::string(32, 'B')};
+  ReplayTiming replay = time_replay(context, source.tower(), source.publisher(), partitions, {5000, 7});
+  BOOST_TEST(replay.records == 5007u);
+  BOOST_TEST(replay.seconds > 0.0);
 }

@@ -6,6 +6,7 @@
 
 #include "tools/bench/load.h"
 #include "tools/bench/probes.h"
+#include "tools/bench/read_limits.h"
 #include "tools/bench/relay.h"
 #include "tools/bench/server_process.h"
 #include "tools/bench/system.h"
@@ -51,12 +52,16 @@ LoadResult relay_run(const Options& o, const LoadSpec& spec) {
   return run_load(spec, transport);
 }
 
+// relay_per_s and ratio_vs_relay: per_s against the physical limit.
+void set_ratio(Report& report, double limit_per_s, const std::string& unit) {
+  report.set("relay_per_s", limit_per_s, unit);
+  double measured = report.number("per_s");
+  report.set("ratio_vs_relay", limit_per_s > 0 ? measured / limit_per_s : 0);
+}
+
 void add_relay(Report& report, const Options& o, const LoadSpec& spec, std::ostream& log) {
   log << "relay with the same load...\n";
-  LoadResult relay = relay_run(o, spec);
-  report.set("relay_per_s", relay.rate(), "msg/s");
-  double measured = report.number("per_s");
-  report.set("ratio_vs_relay", relay.rate() > 0 ? measured / relay.rate() : 0);
+  set_ratio(report, relay_run(o, spec).rate(), "msg/s");
 }
 
 // The server of a run: a running one (--server) or our own.
@@ -219,6 +224,12 @@ Report replay_mode(const Options& o, std::ostream& log) {
   report.set("replay_seconds", replay.seconds, "s");
   report.set("per_s", replay.seconds > 0 ? static_cast<double>(replay.records) / replay.seconds : 0, "rec/s");
   report_memory(report, server.pid());
+  if (o.vs_relay) {
+    log << "the same FETCHes answered by ZeroMQ alone...\n";
+    FetchSource source(o.server_cpu, o.value_bytes);
+    ReplayTiming limit = time_replay(context, source.tower(), source.publisher(), transport.partitions_, counts);
+    set_ratio(report, limit.seconds > 0 ? static_cast<double>(limit.records) / limit.seconds : 0, "rec/s");
+  }
   return report;
 }
 
@@ -274,6 +285,12 @@ Report snapshot_mode(const Options& o, std::ostream& log) {
   Latencies during = background.latencies.window(full.start_ns, full.end_ns);
   report.set("writer_samples", static_cast<double>(during.size()));
   report_latency(report, "writer_", during);
+  if (o.vs_relay) {
+    log << "the same snapshot from ZeroMQ alone...\n";
+    SnapshotSource source(o.server_cpu, full.keys, o.value_bytes);
+    SnapshotTiming limit = time_snapshot(context, source.endpoint(), "");
+    set_ratio(report, limit.seconds > 0 ? static_cast<double>(limit.keys) / limit.seconds : 0, "keys/s");
+  }
   return report;
 }
 
