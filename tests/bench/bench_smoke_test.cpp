@@ -85,6 +85,9 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   double relay = run.last["relay_per_s"].get<double>();
   BOOST_TEST(relay > 0.0);
   BOOST_TEST(run.last["ratio_vs_relay"].get<double>() == rate / relay, boost::test_tools::tolerance(0.01));
+  // The relay again, at the paced run's rate: the latency floor beside it.
+  check_latency(run.last, "relay_paced_");
+  BOOST_TEST(run.last["relay_paced_per_s"].get<double>() < rate * 0.5 * 1.2);
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() > 0.0);
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() < 100000.0);
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
@@ -115,6 +118,7 @@ BOOST_AUTO_TEST_CASE(snapshot_mode) {
   BOOST_TEST(run.last["per_s"].get<double>() > 1000.0);
   BOOST_TEST(run.last["writer_samples"].get<double>() >= 0.0);
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
+  BOOST_TEST(run.last["server_cpu_us_per_key"].get<double>() > 0.0);
   BOOST_TEST(run.last["relay_per_s"].get<double>() > 1000.0);  // the same snapshot from ZeroMQ alone
   BOOST_TEST(run.last["ratio_vs_relay"].get<double>() > 0.0);
 }

@@ -59,9 +59,17 @@ void set_ratio(Report& report, double limit_per_s, const std::string& unit) {
   report.set("ratio_vs_relay", limit_per_s > 0 ? measured / limit_per_s : 0);
 }
 
+// The relay with the same saturating load and, after a paced run, at the
+// same pace (relay_paced_*): the latency floor of the machine beside ours.
 void add_relay(Report& report, const Options& o, const LoadSpec& spec, std::ostream& log) {
   log << "relay with the same load...\n";
   set_ratio(report, relay_run(o, spec).rate(), "msg/s");
+  if (o.rate_fraction > 0) {
+    LoadSpec paced = spec;
+    paced.rate = report.number("paced_target_per_s");
+    log << "relay at " << paced.rate << " messages/s...\n";
+    report_run(report, "relay_paced_", relay_run(o, paced));
+  }
 }
 
 // The server of a run: a running one (--server) or our own.
@@ -270,7 +278,9 @@ Report snapshot_mode(const Options& o, std::ostream& log) {
   });
   std::this_thread::sleep_for(std::chrono::seconds(1));  // the writer's handshake and first updates
   log << "full snapshot...\n";
+  auto cpu_before = server.pid() > 0 ? cpu_seconds(server.pid()) : std::nullopt;
   SnapshotTiming full = time_snapshot(context, server.ports.endpoint(server.ports.chp), "");
+  auto cpu_after = server.pid() > 0 ? cpu_seconds(server.pid()) : std::nullopt;
   log << "subtree snapshot...\n";
   SnapshotTiming sub = time_snapshot(context, server.ports.endpoint(server.ports.chp), o.subtree);
   stop = true;
@@ -279,6 +289,10 @@ Report snapshot_mode(const Options& o, std::ostream& log) {
   report.set("full_keys", static_cast<double>(full.keys));
   report.set("full_seconds", full.seconds, "s");
   report.set("per_s", full.seconds > 0 ? static_cast<double>(full.keys) / full.seconds : 0, "keys/s");
+  if (cpu_before && cpu_after && full.keys > 0) {
+    // Includes the concurrent writer's updates (1000/s by default).
+    report.set("server_cpu_us_per_key", (*cpu_after - *cpu_before) * 1e6 / static_cast<double>(full.keys), "us");
+  }
   report.set("subtree_keys", static_cast<double>(sub.keys));
   report.set("subtree_seconds", sub.seconds, "s");
   report.set("subtree_per_s", sub.seconds > 0 ? static_cast<double>(sub.keys) / sub.seconds : 0, "keys/s");
