@@ -110,6 +110,7 @@ bool stream_snapshot(zmq::socket_t& router, std::string_view identity, std::uint
   const std::string value(value_bytes, 'v');
   try {
     for (std::uint64_t i = 0; i < keys; ++i) {
+      if (i % 1024 == 0 && stop) return false;
       std::uint64_t n = i;
       for (std::size_t d = key.size(); d-- > 3; n /= 10) key[d] = static_cast<char>('0' + n % 10);
       chp::KvMsgFrames frames(key, i + 1, uuid, "", value);
