@@ -148,7 +148,9 @@ BOOST_AUTO_TEST_CASE(relay_carries_a_windowed_and_a_bounded_load) {
   spec.duration_s = 0.5;
   LoadResult result = run_load(spec, transport);
   BOOST_TEST(result.rate() > 100.0);
-  BOOST_TEST(result.completed <= result.sent);
+  // Every message sent arrived before the run closed its sockets (libzmq
+  // 4.3 can abort on a connection closed mid-message).
+  BOOST_TEST(result.completed == result.sent);
   BOOST_TEST(result.latencies.window(result.window_start_ns, result.window_end_ns).size() > 50u);
   spec.total = 1001;
   spec.shape = Shape::kDafka;

@@ -109,6 +109,7 @@ struct Shared {
   std::atomic<int> ready{0};  // handshakes done
   std::atomic<bool> go{false};
   std::atomic<std::uint64_t> sent{0};
+  std::atomic<bool> halt{false};  // stop sending; the run ends once what was sent arrived
   std::string error;  // first writer failure
 };
 
@@ -133,12 +134,12 @@ void write_loop(Shared& shared, Outlet& outlet, int writer) {
   std::uint64_t limit = spec.total > 0 ? share_of(spec, writer) : UINT64_MAX;
   double per_writer = spec.rate / spec.writers;
   auto start = Clock::now();
-  for (std::uint64_t n = 1; n < limit && !shared.board.stop; ++n) {
+  for (std::uint64_t n = 1; n < limit && !shared.board.stop && !shared.halt; ++n) {
     if (per_writer > 0) {
       auto due = start + std::chrono::nanoseconds(static_cast<std::int64_t>(static_cast<double>(n) * 1e9 / per_writer));
       std::this_thread::sleep_until(due);
     }
-    while (n - shared.board.done(writer) >= spec.window && !shared.board.stop) {
+    while (n - shared.board.done(writer) >= spec.window && !shared.board.stop && !shared.halt) {
       outlet.tick();
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
@@ -203,6 +204,18 @@ bool wait_for(Shared& shared, Cond cond, const std::atomic<bool>* external_stop)
   return true;
 }
 
+// Lets what was sent arrive before the sockets close: libzmq 4.3 aborts the
+// process ("Resource temporarily unavailable (src/session_base.cpp:260)")
+// when a connection closes while a session is part-way through a multipart
+// message, which a run that ends with messages in flight invited. Bounded:
+// a paced PUB/SUB run past a high-water mark may have lost some.
+void quiesce(Shared& shared) {
+  auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (!shared.board.stop && total_done(shared.board) < shared.sent.load() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 }  // namespace
 
 LoadResult run_load(const LoadSpec& given, Transport& transport, const std::atomic<bool>* external_stop) {
@@ -211,7 +224,7 @@ LoadResult run_load(const LoadSpec& given, Transport& transport, const std::atom
   spec.run = runs.fetch_add(1);
   Board board(spec.writers, spec.window, spec.run);
   Shared shared{spec, transport, board, {}, std::vector<std::string>(static_cast<std::size_t>(spec.writers)), {}, {},
-                {}, {}, {}};
+                {}, {}, {}, {}};
   std::vector<std::thread> writers;
   for (int w = 0; w < spec.writers; ++w) writers.emplace_back(writer_thread, std::ref(shared), w);
   std::thread receiver;
@@ -233,6 +246,8 @@ LoadResult run_load(const LoadSpec& given, Transport& transport, const std::atom
     result.window_end_ns = std::min(result.window_end_ns, now_ns());
   }
   result.window_completed = board.window_completed();
+  shared.halt = true;
+  quiesce(shared);
   board.stop = true;
   for (std::thread& t : writers) t.join();
   if (receiver.joinable()) receiver.join();

@@ -41,11 +41,11 @@ void report_run(Report& report, const std::string& prefix, const LoadResult& res
 }
 
 LoadResult relay_run(const Options& o, const LoadSpec& spec) {
-  // The load's context is declared after the relay so that it ends first:
-  // libzmq 4.3 aborts a process whose peer closes a connection while one
-  // of its sessions is part-way through a multipart message (seen once:
-  // "Resource temporarily unavailable (src/session_base.cpp:260)"). Ending
-  // our side first leaves the relay nobody to close on.
+  // The load's context is declared after the relay so that it ends first,
+  // and run_load() lets every message arrive before it returns: libzmq 4.3
+  // aborts a process whose peer closes a connection while one of its
+  // sessions is part-way through a multipart message ("Resource
+  // temporarily unavailable (src/session_base.cpp:260)").
   Relay relay(o.server_cpu);
   zmq::context_t context(1);
   PubSubTransport transport(context, relay.input(), relay.output());
