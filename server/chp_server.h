@@ -47,7 +47,9 @@ struct ChpServerConfig {
   std::chrono::milliseconds hugz_interval{1000};
   std::chrono::milliseconds expiry_interval{100};
   std::size_t max_batch = 4096;          // KVSETs drained per loop turn
-  std::size_t snapshot_slice = 2048;     // KVSYNCs sent per loop turn
+  // KVSYNCs sent per loop turn: small enough that KVSETs arriving during a
+  // large snapshot wait little for the reactor (docs/benchmarks.md).
+  std::size_t snapshot_slice = 256;
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
   std::optional<HaConfig> ha;
 };
