@@ -250,9 +250,12 @@ BOOST_AUTO_TEST_CASE(reopen_recovers_the_log_into_memory_and_keeps_it) {
     auto db = open_db(dir.str());
     BOOST_TEST(table_files(*db, Column::kChpMap) == 0);
     BOOST_TEST(table_files(*db, Column::kDafkaRecords) == 0);
-    for (int i = 0; i < 100; ++i) BOOST_TEST(read(*db, Column::kChpMap, "k" + std::to_string(i)) == "v" + std::to_string(i));
+    for (int i = 0; i < 100; ++i) {
+      BOOST_TEST(read(*db, Column::kChpMap, "k" + std::to_string(i)) == "v" + std::to_string(i));
+    }
     BOOST_TEST(read(*db, Column::kDafkaRecords, "r") == "record");
-    // The destructor closes without a flush: the next open recovers from the same log.
+    // The destructor closes without a flush: the next open recovers from
+    // the same log.
   }
 }
 

@@ -40,7 +40,9 @@ po::options_description describe(Options& o) {
       ("zstored", po::value(&o.zstored), "zstored binary (default: next to zstore-bench)")
       ("server-cpu", po::value(&o.server_cpu)->default_value(o.server_cpu), "CPU for zstored or the relay (-1: any)")
       ("client-cpu", po::value(&o.client_cpu)->default_value(o.client_cpu), "CPU for the load generator (-1: any)")
-      ("vs-relay", po::bool_switch(&o.vs_relay), "also run the physical limit (relay; for snapshot/replay a ZeroMQ-only source) with the same load; adds ratio_vs_relay")
+      ("vs-relay", po::bool_switch(&o.vs_relay),
+       "also run the physical limit with the same load (the relay; for snapshot and replay a ZeroMQ-only "
+       "source); adds ratio_vs_relay")
       ("json", po::bool_switch(&o.json), "print one JSON object on the last line");
   return desc;
 }
