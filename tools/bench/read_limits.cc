@@ -46,9 +46,10 @@ SourceThread::SourceThread(int cpu, Body body) {
         finish(std::move(endpoints), "");
         started = true;
       });
+      if (!started) finish({}, "returned before it was ready");
     } catch (const std::exception& e) {
       if (!started) {
-        finish({}, e.what());
+        finish({}, std::string("failed: ") + e.what());
       } else {
         std::cerr << "read limit failed: " << e.what() << '\n';  // the probe then times out
       }
