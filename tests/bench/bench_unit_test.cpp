@@ -16,6 +16,7 @@
 #include "tools/bench/read_limits.h"
 #include "tools/bench/relay.h"
 #include "tools/bench/report.h"
+#include "tools/bench/source_thread.h"
 #include "tools/bench/system.h"
 #include "tools/bench/transports.h"
 
@@ -177,4 +178,27 @@ BOOST_AUTO_TEST_CASE(fetch_source_learns_the_node_from_its_beacon_and_answers_fe
   ReplayTiming replay = time_replay(context, source.tower(), source.publisher(), partitions, {5000, 7});
   BOOST_TEST(replay.records == 5007u);
   BOOST_TEST(replay.seconds > 0.0);
+}
+
+// The constructor's error, "" when it succeeded.
+std::string source_thread_error(const SourceThread::Body& body) {
+  try {
+    SourceThread thread("probe", -1, body);
+    return "";
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+}
+
+BOOST_AUTO_TEST_CASE(source_thread_reports_a_body_that_fails_or_returns_before_ready) {
+  using Ready = SourceThread::Ready;
+  BOOST_TEST(source_thread_error([](zmq::context_t&, const std::atomic<bool>&, const Ready&) {
+               throw std::runtime_error("boom");
+             }) == "probe: boom");
+  BOOST_TEST(source_thread_error([](zmq::context_t&, const std::atomic<bool>&, const Ready&) {}) ==
+             "probe: returned before it was ready");
+  BOOST_TEST(source_thread_error([](zmq::context_t&, const std::atomic<bool>& stop, const Ready& ready) {
+               ready({"tcp://127.0.0.1:1"});
+               while (!stop) std::this_thread::yield();
+             }) == "");
 }

@@ -1,10 +1,7 @@
 #include "tools/bench/read_limits.h"
 
-#include <condition_variable>
 #include <deque>
-#include <iostream>
 #include <iterator>
-#include <mutex>
 #include <set>
 #include <stdexcept>
 
@@ -13,61 +10,12 @@
 #include "protocol/beacon.h"
 #include "protocol/chp_codec.h"
 #include "protocol/dafka_codec.h"
-#include "tools/bench/system.h"
 
 namespace zstore::bench {
 
 namespace chp = protocol::chp;
 namespace dafka = protocol::dafka;
 namespace beacon = protocol::beacon;
-
-SourceThread::SourceThread(int cpu, Body body) {
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool done = false;
-  std::string error;
-  // The context lives on the thread so that ZeroMQ's I/O thread inherits
-  // its CPU pinning.
-  thread_ = std::thread([&, cpu, body = std::move(body)] {
-    auto finish = [&](std::vector<std::string> endpoints, std::string failure) {
-      // Notified under the lock: once the constructor sees done it returns
-      // and destroys what these references point to.
-      std::lock_guard<std::mutex> lock(mutex);
-      endpoints_ = std::move(endpoints);
-      error = std::move(failure);
-      done = true;
-      cv.notify_all();
-    };
-    bool started = false;  // then the constructor's locals are gone
-    try {
-      pin_current_thread(cpu);
-      zmq::context_t context(1);
-      body(context, stop_, [&](std::vector<std::string> endpoints) {
-        finish(std::move(endpoints), "");
-        started = true;
-      });
-      if (!started) finish({}, "returned before it was ready");
-    } catch (const std::exception& e) {
-      if (!started) {
-        finish({}, std::string("failed: ") + e.what());
-      } else {
-        std::cerr << "read limit failed: " << e.what() << '\n';  // the probe then times out
-      }
-    }
-  });
-  std::unique_lock<std::mutex> lock(mutex);
-  cv.wait(lock, [&] { return done; });
-  if (!error.empty()) {
-    lock.unlock();
-    thread_.join();
-    throw std::runtime_error("read limit: " + error);
-  }
-}
-
-SourceThread::~SourceThread() {
-  stop_ = true;
-  thread_.join();
-}
 
 namespace {
 
@@ -236,13 +184,13 @@ class FetchServer {
 }  // namespace
 
 SnapshotSource::SnapshotSource(int cpu, std::uint64_t keys, std::size_t value_bytes)
-    : thread_(cpu, [keys, value_bytes](zmq::context_t& context, const std::atomic<bool>& stop,
+    : thread_("snapshot source", cpu, [keys, value_bytes](zmq::context_t& context, const std::atomic<bool>& stop,
                                        const SourceThread::Ready& ready) {
         serve_snapshots(context, stop, ready, keys, value_bytes);
       }) {}
 
 FetchSource::FetchSource(int cpu, std::size_t value_bytes)
-    : thread_(cpu, [value_bytes](zmq::context_t& context, const std::atomic<bool>& stop,
+    : thread_("fetch source", cpu, [value_bytes](zmq::context_t& context, const std::atomic<bool>& stop,
                                  const SourceThread::Ready& ready) {
         FetchServer server(context, value_bytes);
         ready(server.endpoints());

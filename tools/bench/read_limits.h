@@ -1,8 +1,8 @@
 // The physical limits of the read paths, the counterpart of Relay for the
 // write paths: in-process ZeroMQ servers that answer the requests zstored
 // answers, with the same message shapes and socket options, but from
-// memory: no storage. Each runs on its own thread and ZeroMQ context,
-// optionally pinned to one CPU (like zstored), until destroyed.
+// memory: no storage. Each runs on a SourceThread, optionally pinned to one
+// CPU (like zstored), until destroyed.
 //
 // SnapshotSource: a ROUTER that answers every ICANHAZ? with `keys` KVSYNCs
 //   (16-byte key, 8-byte sequence, 16-byte uuid, no properties, a
@@ -13,38 +13,13 @@
 //   of content each) on its publisher, as zstored's store does.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <thread>
-#include <vector>
 
-#include <zmq.hpp>
+#include "tools/bench/source_thread.h"
 
 namespace zstore::bench {
-
-// A server loop on its own pinned thread and context. body binds its
-// sockets, calls ready(endpoints) once, then serves until stop is set.
-class SourceThread {
- public:
-  using Ready = std::function<void(std::vector<std::string>)>;
-  using Body = std::function<void(zmq::context_t&, const std::atomic<bool>& stop, const Ready& ready)>;
-  // Returns once body called ready; throws std::runtime_error if body
-  // threw before.
-  SourceThread(int cpu, Body body);
-  ~SourceThread();  // sets stop and joins
-  SourceThread(const SourceThread&) = delete;
-  SourceThread& operator=(const SourceThread&) = delete;
-
-  const std::vector<std::string>& endpoints() const { return endpoints_; }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::vector<std::string> endpoints_;
-  std::thread thread_;
-};
 
 class SnapshotSource {
  public:
