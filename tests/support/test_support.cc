@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <random>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -22,19 +21,35 @@
 namespace zstore::testing {
 namespace {
 
-// Binds a TCP socket to 127.0.0.1:port; returns the fd or -1.
-int try_bind(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+// Binds a TCP socket to 127.0.0.1:port (0: a free port the kernel picks)
+// and returns its fd, or -1 when anything else holds the port. The bind is
+// exclusive (no SO_REUSEADDR yet), so it fails on a port another test holds,
+// listens on or has connections on. SO_REUSEADDR is set only afterwards:
+// Linux then lets a server that sets it too (libzmq, our HTTP server) bind
+// and listen on the port while we keep holding it, and meanwhile gives the
+// port to no bind(0) and no outgoing connection.
+int hold(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  int yes = 1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes) != 0) {
     ::close(fd);
     return -1;
   }
   return fd;
+}
+
+// The port an fd is bound to.
+std::uint16_t bound_port(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) throw std::runtime_error("getsockname failed");
+  return ntohs(addr.sin_port);
 }
 
 // Children started by Process and not yet reaped, so that a test ended early
@@ -50,19 +65,24 @@ void kill_all_children() {
 }  // namespace
 
 std::uint16_t free_port_range(int count) {
-  static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
-  std::uniform_int_distribution<int> dist(20000, 59000);
+  // The sockets holding every range handed out, open until the process ends.
+  static std::mutex held_mutex;
+  static std::vector<int> held;
   for (int attempt = 0; attempt < 1000; ++attempt) {
-    auto base = static_cast<std::uint16_t>(dist(rng));
-    std::vector<int> fds;
-    for (int i = 0; i < count; ++i) {
-      int fd = try_bind(static_cast<std::uint16_t>(base + i));
+    std::vector<int> fds{hold(0)};
+    if (fds[0] < 0) throw std::runtime_error("cannot bind a loopback port");
+    std::uint16_t base = bound_port(fds[0]);
+    while (static_cast<int>(fds.size()) < count && base + fds.size() <= 65535) {
+      int fd = hold(static_cast<std::uint16_t>(base + fds.size()));
       if (fd < 0) break;
       fds.push_back(fd);
     }
-    bool ok = static_cast<int>(fds.size()) == count;
+    if (static_cast<int>(fds.size()) == count) {
+      std::lock_guard<std::mutex> lock(held_mutex);
+      held.insert(held.end(), fds.begin(), fds.end());
+      return base;
+    }
     for (int fd : fds) ::close(fd);
-    if (ok) return base;
   }
   throw std::runtime_error("no free loopback port range found");
 }

@@ -1,4 +1,4 @@
-// Test support shared by every zstore test: free loopback ports, temporary
+// Test support shared by every zstore test: reserved loopback ports, temporary
 // directories, child processes (zstored) and deadline-bounded waits.
 // Nothing here uses fixed ports or sleeps for a fixed time to wait.
 #pragma once
@@ -14,8 +14,15 @@
 
 namespace zstore::testing {
 
-// Returns a base port P such that P .. P+count-1 were all free on 127.0.0.1
-// at the time of the call (CHP needs three consecutive ports).
+// Returns a base port P such that P .. P+count-1 are reserved for this
+// process on 127.0.0.1 until it exits (CHP needs three consecutive ports).
+// The kernel picks P (bind to port 0); P+1.. are claimed by exclusive binds,
+// and the whole range is tried again when one is taken. Each port stays
+// bound (not listening, SO_REUSEADDR) so no other test, bind(0) or outgoing
+// connection gets it, while a server that sets SO_REUSEADDR (libzmq, our
+// HTTP server) binds and listens on it as often as it restarts. Residual
+// risk: a process that binds a fixed port with SO_REUSEADDR without asking
+// here can still bind one of these while no server listens on it.
 std::uint16_t free_port_range(int count = 1);
 inline std::uint16_t free_port() { return free_port_range(1); }
 
