@@ -1,6 +1,7 @@
 // The embedded Dafka tower of zstored, against scripted raw sockets: the
 // welcome message, node beacons turned into tower beacons (empty host filled
-// with the peer address, old 3-frame beacons), and survival of bad beacons.
+// with the peer address, old 3-frame beacons), and bad beacons counted,
+// dropped and survived.
 #include <boost/test/unit_test.hpp>
 
 #include <optional>
@@ -11,6 +12,7 @@
 #include <zmq_addon.hpp>
 
 #include "protocol/beacon.h"
+#include "tests/ops/ops_support.h"
 #include "tests/support/zstored.h"
 
 using namespace std::chrono_literals;
@@ -28,7 +30,8 @@ void send_frames(zmq::socket_t& socket, const std::vector<std::string>& frames) 
 struct Tower {
   zmq::context_t ctx;
   std::uint16_t port = zstore::testing::free_port_range(2);
-  Zstored zstored{{"--dafka-port", "0", "--tower-port", std::to_string(port)}};
+  std::uint16_t http_port = zstore::testing::free_port();
+  Zstored zstored{{"--dafka-port", "0", "--tower-port", std::to_string(port), "--http-port", std::to_string(http_port)}};
   zmq::socket_t pub{ctx, zmq::socket_type::pub};
   zmq::socket_t sub{ctx, zmq::socket_type::sub};
 
@@ -64,6 +67,12 @@ struct Tower {
       }
     }
     return std::nullopt;
+  }
+
+  double metric(const std::string& name) {
+    auto reply = zstore::testing::http_request(http_port, "GET", "/metrics");
+    BOOST_REQUIRE_EQUAL(reply.status, 200);
+    return zstore::testing::metric(zstore::testing::parse_prometheus(reply.body), name);
   }
 };
 
@@ -102,15 +111,28 @@ BOOST_AUTO_TEST_CASE(old_three_frame_beacon_is_forwarded) {
 
 BOOST_AUTO_TEST_CASE(malformed_beacons_are_dropped_and_the_tower_keeps_working) {
   Tower t;
-  for (int i = 0; i < 50; ++i) {
+  // A beacon's round trip shows the tower's subscription reached our PUB:
+  // from then on the PUB sends it everything below, in order.
+  BOOST_REQUIRE(t.beacon_for(beacon::encode(beacon::NodeBeacon{"NODE-0", "", 6999}), "NODE-0"));
+  const double malformed_before = t.metric("zstore_tower_malformed_total");
+  BOOST_CHECK_EQUAL(malformed_before, 0);
+  const int rounds = 50;
+  for (int i = 0; i < rounds; ++i) {
     send_frames(t.pub, {"B"});
     send_frames(t.pub, {"B", "X", "host", "notaport"});
     send_frames(t.pub, {"B", "", "host", "1"});
     send_frames(t.pub, {"B", "X", "host", "70000", "extra"});
     send_frames(t.pub, {"Bxxxxxxxxxxxxxxxxxxx", std::string(300, 'u'), "1"});
   }
+  // NODE-D follows the burst on the same connection: once it is forwarded,
+  // the tower has read (and dropped) the whole burst.
   auto b = t.beacon_for(beacon::encode(beacon::NodeBeacon{"NODE-D", "", 7000}), "NODE-D");
   BOOST_REQUIRE(b);
   BOOST_CHECK_EQUAL(b->endpoint, "tcp://127.0.0.1:7000");
+  const double expected = malformed_before + 5 * rounds;
+  zstore::testing::wait_until([&] { return t.metric("zstore_tower_malformed_total") >= expected; },
+                              std::chrono::seconds(5));
+  BOOST_CHECK_EQUAL(t.metric("zstore_tower_malformed_total"), expected);
+  BOOST_CHECK_GE(t.metric("zstore_tower_beacons_forwarded_total"), 2);
   BOOST_CHECK(t.zstored.process()->running());
 }
