@@ -2,6 +2,7 @@
 // message naming the problem, and the directory left as it was (never
 // replaced by a new, empty database). The RocksDB info log (LOG*) is the
 // only thing an attempt may touch.
+#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using namespace zstore::storage;
+using zstore::testing::Credentials;
 using zstore::testing::Process;
 using zstore::testing::TempDir;
 
@@ -79,15 +82,18 @@ fs::path first_with(const fs::path& dir, const std::string& prefix, const std::s
   return {};
 }
 
+std::vector<std::string> zstored_args(const fs::path& dir) {
+  return {"--data-dir", dir.string(), "--bind", "127.0.0.1", "--chp-port",
+          std::to_string(zstore::testing::free_port_range(3)), "--dafka-port", "0", "--tower-port", "0"};
+}
+
 // Runs zstored on dir; expects a non-zero exit naming the problem (any of
 // words, case-sensitive) and dir unchanged.
-void expect_refused(const fs::path& dir, const std::vector<std::string>& words) {
+void expect_refused(const fs::path& dir, const std::vector<std::string>& words,
+                    std::optional<Credentials> run_as = std::nullopt) {
   auto before = contents(dir);
   TempDir logs;
-  Process zstored(zstore::testing::bin_path("zstored"),
-                  {"--data-dir", dir.string(), "--bind", "127.0.0.1", "--chp-port",
-                   std::to_string(zstore::testing::free_port_range(3)), "--dafka-port", "0", "--tower-port", "0"},
-                  logs.path() / "zstored.log");
+  Process zstored(zstore::testing::bin_path("zstored"), zstored_args(dir), logs.path() / "zstored.log", run_as);
   int code = zstored.wait(15s);
   std::string log = zstored.log();
   BOOST_TEST_MESSAGE("exit " << code << ": " << log);
@@ -105,6 +111,32 @@ struct Populated {
   Populated() { populate(dir.string()); }
 };
 
+// Runs zstored on dir; expects it to start and to exit 0 on SIGTERM.
+void expect_starts(const fs::path& dir, std::optional<Credentials> run_as = std::nullopt) {
+  TempDir logs;
+  Process zstored(zstore::testing::bin_path("zstored"), zstored_args(dir), logs.path() / "zstored.log", run_as);
+  BOOST_CHECK_MESSAGE(
+      zstore::testing::wait_until([&] { return zstored.log().find("zstored started") != std::string::npos; }, 15s),
+      "zstored did not start: " << zstored.log());
+  zstored.kill(SIGTERM);
+  BOOST_CHECK_EQUAL(zstored.wait(15s), 0);
+}
+
+// Root reads a mode-000 directory anyway: as root, zstored runs as nobody,
+// the owner of p's directories. Otherwise it runs as ourselves.
+std::optional<Credentials> unprivileged_owner_of(const Populated& p) {
+  if (::geteuid() != 0) return std::nullopt;
+  const passwd* nobody = ::getpwnam("nobody");
+  BOOST_REQUIRE_MESSAGE(nobody != nullptr, "no user nobody to drop root privileges to");
+  Credentials as{nobody->pw_uid, nobody->pw_gid};
+  fs::permissions(p.tmp.path(), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  BOOST_REQUIRE_EQUAL(::chown(p.dir.c_str(), as.uid, as.gid), 0);
+  for (const auto& e : fs::recursive_directory_iterator(p.dir)) {
+    BOOST_REQUIRE_EQUAL(::chown(e.path().c_str(), as.uid, as.gid), 0);
+  }
+  return as;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(zstored_refuses_damaged_data_dirs)
@@ -113,15 +145,7 @@ BOOST_AUTO_TEST_CASE(healthy_dir_starts) {
   // The control: the same dir undamaged starts (so the refusals below are
   // about the damage).
   Populated p;
-  TempDir logs;
-  Process zstored(zstore::testing::bin_path("zstored"),
-                  {"--data-dir", p.dir.string(), "--bind", "127.0.0.1", "--chp-port",
-                   std::to_string(zstore::testing::free_port_range(3)), "--dafka-port", "0", "--tower-port", "0"},
-                  logs.path() / "zstored.log");
-  BOOST_CHECK(zstore::testing::wait_until([&] { return zstored.log().find("zstored started") != std::string::npos; },
-                                          15s));
-  zstored.kill(SIGTERM);
-  BOOST_CHECK_EQUAL(zstored.wait(15s), 0);
+  expect_starts(p.dir);
 }
 
 BOOST_AUTO_TEST_CASE(empty_current) {
@@ -175,14 +199,10 @@ BOOST_AUTO_TEST_CASE(data_dir_is_a_file) {
 
 BOOST_AUTO_TEST_CASE(unreadable_data_dir) {
   Populated p;
+  auto run_as = unprivileged_owner_of(p);
+  expect_starts(p.dir, run_as);  // the control: the same user starts on the readable dir
   fs::permissions(p.dir, fs::perms::none);
-  bool readable = ::access(p.dir.c_str(), R_OK | X_OK) == 0;
-  if (readable) {  // root reads it anyway
-    fs::permissions(p.dir, fs::perms::owner_all);
-    BOOST_TEST_MESSAGE("skipped: this user can read a mode-000 directory (root)");
-    return;
-  }
-  expect_refused(p.dir, {"Permission denied", "permission"});
+  expect_refused(p.dir, {"Permission denied", "permission"}, run_as);
   fs::permissions(p.dir, fs::perms::owner_all);
 }
 

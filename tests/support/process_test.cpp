@@ -1,6 +1,8 @@
 // testing::Process: a child dies with the test that started it, even when
-// the test is SIGKILLed (a ctest time-out) and never runs its destructors.
+// the test is SIGKILLed (a ctest time-out) and never runs its destructors;
+// its output is logged; it can run as another user.
 #include <signal.h>
+#include <pwd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,4 +65,17 @@ BOOST_AUTO_TEST_CASE(a_child_runs_to_its_own_exit_with_its_output_logged) {
   Process child("/bin/sh", {"-c", "echo ready; exit 3"}, dir.path() / "sh.log");
   BOOST_CHECK_EQUAL(child.wait(), 3);
   BOOST_CHECK_EQUAL(child.log(), "ready\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_child_runs_as_the_user_it_is_given) {
+  TempDir dir;
+  const passwd* nobody = ::getpwnam("nobody");
+  BOOST_REQUIRE(nobody != nullptr);
+  Process child("/usr/bin/id", {"-u"}, dir.path() / "id.log", zstore::testing::Credentials{nobody->pw_uid, nobody->pw_gid});
+  if (::geteuid() == 0) {
+    BOOST_CHECK_EQUAL(child.wait(), 0);
+    BOOST_CHECK_EQUAL(child.log(), std::to_string(nobody->pw_uid) + "\n");
+  } else {  // only root may change its uid: the child says so and exits 126
+    BOOST_CHECK_EQUAL(child.wait(), 126);
+  }
 }

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -121,7 +122,8 @@ std::string bin_path(const std::string& name) {
   return std::string(dir != nullptr && *dir != '\0' ? dir : ZSTORE_DEFAULT_BIN_DIR) + "/" + name;
 }
 
-Process::Process(const std::string& program, std::vector<std::string> args, const std::filesystem::path& log_file)
+Process::Process(const std::string& program, std::vector<std::string> args, const std::filesystem::path& log_file,
+                 std::optional<Credentials> run_as)
     : log_file_(log_file) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(program.c_str()));
@@ -141,6 +143,10 @@ Process::Process(const std::string& program, std::vector<std::string> args, cons
       ::dup2(fd, 1);
       ::dup2(fd, 2);
       ::close(fd);
+    }
+    if (run_as && (::setgroups(0, nullptr) != 0 || ::setgid(run_as->gid) != 0 || ::setuid(run_as->uid) != 0)) {
+      std::perror("cannot take the requested uid/gid");
+      ::_exit(126);
     }
     ::execv(program.c_str(), argv.data());
     ::_exit(127);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,10 +65,17 @@ std::string bin_path(const std::string& name);
 // The destructor SIGKILLs it if it still runs, and ends the test process
 // with status 66 (after printing it) if the log holds a sanitizer report: a
 // race in a child fails the test even when the child is killed, not exited.
+// With run_as, the child drops every group and takes that uid and gid
+// before exec (the parent must be root); it exits 126 if that fails.
+struct Credentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
 class Process {
  public:
   Process(const std::string& program, std::vector<std::string> args,
-          const std::filesystem::path& log_file);
+          const std::filesystem::path& log_file, std::optional<Credentials> run_as = std::nullopt);
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
