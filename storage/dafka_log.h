@@ -2,8 +2,8 @@
 // under (subject, partition, offset) in kDafkaRecords, so one partition's
 // records are contiguous and in offset order; kDafkaHeads holds, per
 // (subject, partition), the next offset expected (head + 1; 0 while offset 0
-// is missing). Records after a gap are kept, up to max_ahead offsets beyond
-// the head; the head only advances over contiguous offsets, also over
+// is missing). Records after a gap are kept, up to max_ahead offsets past
+// the next expected one; the head only advances over contiguous offsets, also over
 // records stored earlier once the gap before them is filled.
 // Not thread-safe: one owner thread (the Dafka store reactor) calls
 // everything. Cursors are read from that same thread while appends go on.
@@ -58,7 +58,7 @@ struct DafkaHead {
 enum class DafkaAppend : std::uint8_t {
   kStored,     // new, now on disk
   kDuplicate,  // already stored (or twice in the batch): ignored
-  kTooFar,     // more than max_ahead offsets beyond the head: refused
+  kTooFar,     // more than max_ahead past the next expected offset (as before this append()): refused
 };
 
 // Reads stored records of one partition in ascending offset order, from

@@ -1,15 +1,19 @@
-// DafkaLog::append against a model: random batches of records of a few
-// partitions, in and out of order, with duplicates within and across
-// batches, records beyond gaps and too far ahead. After every batch each
-// outcome, head and first record after a gap equals the model's, and after
-// a reopen the stored offsets are exactly the model's.
+// DafkaLog::append against a reference model written from the contract in
+// dafka_log.h, not from the implementation: each partition is a map from
+// offset to content; its head is found by walking offsets up from 0, the
+// first record after a gap by walking the map in order. Random batches of a
+// few partitions, in and out of order, with duplicates (with other content)
+// within and across batches, records beyond gaps and too far ahead. After
+// every batch each outcome, head, first record after a gap and the heads of
+// a subject equal the model's, and random range reads return the model's
+// records with their first content; after a reopen all of it still holds.
 #include <boost/test/unit_test.hpp>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/dafka_log.h"
@@ -30,47 +34,88 @@ const std::vector<std::pair<std::string, std::string>> kPartitions = {
     {"hellp", "0123456789ABCDEF0123456789ABCDEF"},
 };
 
-// The model: every stored offset of each partition.
-struct Model {
-  std::vector<std::set<std::uint64_t>> stored{kPartitions.size()};
+using Records = std::map<std::uint64_t, std::string>;  // offset -> content
 
-  std::uint64_t next(std::size_t p) const {
-    std::uint64_t n = 0;
-    while (stored[p].contains(n)) ++n;
-    return n;
+// Highest offset h with 0..h all stored; nullopt while 0 is missing.
+std::optional<std::uint64_t> model_head(const Records& r) {
+  if (!r.contains(0)) return std::nullopt;
+  std::uint64_t h = 0;
+  while (r.contains(h + 1)) ++h;
+  return h;
+}
+
+// The lowest stored offset with a missing offset below it.
+std::optional<std::uint64_t> model_first_after_gap(const Records& r) {
+  std::uint64_t expected = 0;
+  for (const auto& entry : r) {
+    if (entry.first != expected) return entry.first;
+    ++expected;
   }
-  std::vector<DafkaAppend> append(const std::vector<std::pair<std::size_t, std::uint64_t>>& batch) {
-    auto before = stored;
+  return std::nullopt;
+}
+
+struct Model {
+  std::vector<Records> partitions{kPartitions.size()};
+
+  // The contract: a record already stored (before or earlier in the batch)
+  // is a duplicate and keeps its first content; one more than max_ahead
+  // offsets past the next expected offset (head + 1, or 0 without a head) as
+  // it was before the batch is refused; anything else is stored.
+  std::vector<DafkaAppend> append(const std::vector<std::pair<std::size_t, DafkaRecord>>& batch) {
+    std::vector<std::uint64_t> last_accepted;
+    for (const auto& records : partitions) {
+      auto head = model_head(records);
+      last_accepted.push_back((head ? *head + 1 : 0) + kMaxAhead);
+    }
     std::vector<DafkaAppend> out;
-    for (auto [p, offset] : batch) {
-      std::uint64_t head_next = 0;
-      while (before[p].contains(head_next)) ++head_next;
-      if (stored[p].contains(offset)) {
+    for (const auto& [p, record] : batch) {
+      if (partitions[p].contains(record.offset)) {
         out.push_back(DafkaAppend::kDuplicate);
-      } else if (offset - head_next > kMaxAhead) {
+      } else if (record.offset > last_accepted[p]) {
         out.push_back(DafkaAppend::kTooFar);
       } else {
-        stored[p].insert(offset);
+        partitions[p][record.offset] = record.content;
         out.push_back(DafkaAppend::kStored);
       }
     }
     return out;
   }
-  std::optional<std::uint64_t> first_after_gap(std::size_t p) const {
-    auto it = stored[p].upper_bound(next(p));
-    if (it == stored[p].end()) return std::nullopt;
-    return *it;
-  }
 };
 
-void check_state(DafkaLog& log, const Model& model) {
+void check_range(DafkaLog& log, const Model& model, std::size_t p, std::uint64_t from, std::uint64_t count) {
+  const auto& [subject, partition] = kPartitions[p];
+  Records read;
+  auto cursor = log.read(subject, partition, from, count);
+  DafkaRecord r;
+  while (cursor->next(&r)) {
+    BOOST_REQUIRE(r.subject == subject && r.partition == partition);
+    BOOST_REQUIRE_MESSAGE(read.emplace(r.offset, r.content).second, "offset " << r.offset << " read twice");
+  }
+  BOOST_REQUIRE(cursor->status().ok());
+  Records expected;
+  for (const auto& [offset, content] : model.partitions[p]) {
+    if (offset >= from && offset - from < count) expected.emplace(offset, content);
+  }
+  BOOST_REQUIRE_MESSAGE(read == expected, "partition " << p << ", read(" << from << ", " << count << ") differs");
+}
+
+void check_state(DafkaLog& log, const Model& model, std::mt19937& rng) {
+  std::map<std::string, std::map<std::string, std::uint64_t>> heads;  // subject -> partition -> head
   for (std::size_t p = 0; p < kPartitions.size(); ++p) {
     const auto& [subject, partition] = kPartitions[p];
-    std::uint64_t next = model.next(p);
-    auto head = log.head(subject, partition);
-    BOOST_REQUIRE_EQUAL(head.has_value(), next > 0);
-    if (head) BOOST_REQUIRE_EQUAL(*head, next - 1);
-    BOOST_REQUIRE(log.first_after_gap(subject, partition) == model.first_after_gap(p));
+    const Records& records = model.partitions[p];
+    auto head = model_head(records);
+    BOOST_REQUIRE(log.head(subject, partition) == head);
+    BOOST_REQUIRE(log.first_after_gap(subject, partition) == model_first_after_gap(records));
+    BOOST_REQUIRE_EQUAL(log.known(subject, partition), !records.empty());
+    if (head) heads[subject][partition] = *head;
+    check_range(log, model, p, 0, ~std::uint64_t{0});
+    check_range(log, model, p, rng() % 100, rng() % 30);
+  }
+  for (const auto& subject : {"hello", "hellp"}) {
+    std::map<std::string, std::uint64_t> got;
+    for (const auto& h : log.heads(subject)) got[h.partition] = h.head;
+    BOOST_REQUIRE(got == heads[subject]);
   }
 }
 
@@ -84,43 +129,41 @@ BOOST_AUTO_TEST_CASE(random_batches_match_the_model_and_survive_a_reopen) {
   BOOST_REQUIRE(DafkaLog::Open(db.get(), &log, kMaxAhead).ok());
   Model model;
   std::mt19937 rng(12345);
+  std::map<DafkaAppend, int> seen;  // how often each outcome came up: every one must
   for (int round = 0; round < 400; ++round) {
-    std::vector<std::pair<std::size_t, std::uint64_t>> batch;
+    std::vector<std::pair<std::size_t, DafkaRecord>> batch;
     std::size_t n = 1 + rng() % 40;
     for (std::size_t i = 0; i < n; ++i) {
       std::size_t p = rng() % kPartitions.size();
-      std::uint64_t base = model.next(p);
+      auto head = model_head(model.partitions[p]);
+      std::uint64_t base = head ? *head + 1 : 0;
       // Mostly the next offsets in order, some behind (duplicates), some ahead (gaps, too far).
-      std::uint64_t offset = base + (rng() % 4 == 0 ? rng() % (2 * kMaxAhead) : i % 8);
+      std::uint64_t offset = base + (rng() % 4 == 0 ? rng() % (2 * kMaxAhead + 4) : i % 8);
       if (rng() % 8 == 0 && base > 0) offset = rng() % base;
-      batch.emplace_back(p, offset);
+      std::string content = "c" + std::to_string(offset) + "-r" + std::to_string(round) + "-" + std::to_string(i);
+      batch.emplace_back(p, DafkaRecord{kPartitions[p].first, kPartitions[p].second, offset, content});
     }
     std::vector<DafkaRecord> records;
-    for (auto [p, offset] : batch) {
-      records.push_back({kPartitions[p].first, kPartitions[p].second, offset, "c" + std::to_string(offset)});
-    }
+    for (const auto& entry : batch) records.push_back(entry.second);
     std::vector<DafkaAppend> outcomes;
     BOOST_REQUIRE(log->append(records, &outcomes).ok());
     auto expected = model.append(batch);
     BOOST_REQUIRE_MESSAGE(outcomes == expected, "outcomes differ in round " << round);
-    check_state(*log, model);
+    for (auto o : outcomes) ++seen[o];
+    check_state(*log, model, rng);
   }
+  BOOST_TEST_MESSAGE("stored " << seen[DafkaAppend::kStored] << ", duplicate " << seen[DafkaAppend::kDuplicate]
+                                << ", too far " << seen[DafkaAppend::kTooFar]);
+  BOOST_CHECK(seen[DafkaAppend::kStored] > 100 && seen[DafkaAppend::kDuplicate] > 100 && seen[DafkaAppend::kTooFar] > 10);
   log.reset();
   BOOST_REQUIRE(db->close().ok());
   db.reset();
   BOOST_REQUIRE(Database::Open(dir.str(), DatabaseOptions{}, &db).ok());
   BOOST_REQUIRE(DafkaLog::Open(db.get(), &log, kMaxAhead).ok());
-  check_state(*log, model);
+  check_state(*log, model, rng);
   for (std::size_t p = 0; p < kPartitions.size(); ++p) {
-    std::set<std::uint64_t> read;
-    auto cursor = log->read(kPartitions[p].first, kPartitions[p].second, 0, ~std::uint64_t{0});
-    DafkaRecord r;
-    while (cursor->next(&r)) {
-      BOOST_REQUIRE_EQUAL(r.content, "c" + std::to_string(r.offset));
-      read.insert(r.offset);
-    }
-    BOOST_REQUIRE(cursor->status().ok());
-    BOOST_CHECK(read == model.stored[p]);
-    BOOST_TEST_MESSAGE("partition " << p << ": " << read.size() << " records, head " << model.next(p));
+    auto head = model_head(model.partitions[p]);
+    BOOST_TEST_MESSAGE("partition " << p << ": " << model.partitions[p].size() << " records, head "
+                                    << (head ? std::to_string(*head) : "none"));
   }
 }
