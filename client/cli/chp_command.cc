@@ -17,6 +17,7 @@
 #include "client/cli/stop_signal.h"
 #include "client/cli/subcommand.h"
 #include "client/clone_client.h"
+#include "client/key_lookup.h"
 #include "protocol/chp_codec.h"
 
 namespace zstore::cli {
@@ -165,14 +166,22 @@ milliseconds left(Clock::time_point deadline) {
 
 // ---------------------------------------------------------------------------
 
+// One snapshot request, no subscriber: see client/key_lookup.h for what an
+// exact lookup costs in CHP.
 int run_get(const Invocation& inv) {
   const std::string& key = inv.args[0];
-  client::CloneClient client(client_options(inv, key));  // the key as subtree: a small snapshot
-  if (!sync(client, inv)) return kExitFailure;
-  auto value = client.get(key);
-  if (!value) return fail("key not found: " + printable(key));
-  std::cout << printable(*value) << "\n";
-  return kExitOk;
+  auto found = client::lookup_key(client_options(inv, ""), key, inv.timeout);
+  switch (found.result) {
+    case client::KeyLookup::Result::kFound:
+      std::cout << printable(found.value) << "\n";
+      return kExitOk;
+    case client::KeyLookup::Result::kAbsent:
+      return fail("key not found: " + printable(key));
+    case client::KeyLookup::Result::kNoAnswer:
+      break;
+  }
+  return fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" + servers_text(inv) +
+              ")");
 }
 
 // set and del: done once our own KVPUB came back.

@@ -113,6 +113,20 @@ BOOST_AUTO_TEST_CASE(get_prints_the_value_or_exits_1_when_absent) {
   BOOST_CHECK(contains(missing.output, "key not found: nothing"));
 }
 
+BOOST_AUTO_TEST_CASE(get_is_an_exact_key_lookup) {
+  FakeChpServer server(ctx);
+  server.set_heartbeat(false);  // get reads one snapshot: it needs no subscriber
+  server.reset_map({{"/a/b", "one"}, {"/a/bc", "two"}, {"/a/b/c", "three"}}, 3);
+  Run b = chp(server, {"get", "/a/b"});
+  BOOST_CHECK_EQUAL(b.code, 0);
+  BOOST_CHECK_EQUAL(b.output, "one\n");
+  Run prefix = chp(server, {"get", "/a/"});
+  BOOST_CHECK_EQUAL(prefix.code, 1);
+  BOOST_CHECK(contains(prefix.output, "key not found: /a/"));
+  BOOST_CHECK(!contains(prefix.output, "one") && !contains(prefix.output, "two"));
+  BOOST_CHECK((server.request_subtrees() == std::vector<std::string>{"/a/b", "/a/"}));
+}
+
 BOOST_AUTO_TEST_CASE(no_server_exits_1_after_the_timeout) {
   const auto port = zstore::testing::free_port_range(3);
   Run r = run({"chp", "-s", "tcp://127.0.0.1:" + std::to_string(port), "--timeout-ms", "300", "get", "k"});

@@ -1,0 +1,100 @@
+#include "client/key_lookup.h"
+
+#include <algorithm>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "client/server_endpoints.h"
+#include "protocol/chp_codec.h"
+
+namespace zstore::client {
+namespace {
+
+namespace chp = protocol::chp;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// How one request to one server ended.
+enum class Reply : std::uint8_t { kFound, kAbsent, kSilent, kMalformed };
+
+struct Request {
+  zmq::socket_t dealer;
+  std::string value;
+};
+
+Request ask(zmq::context_t& ctx, const ServerEndpoints& server, std::string_view key) {
+  Request r{zmq::socket_t(ctx, zmq::socket_type::dealer), {}};
+  r.dealer.set(zmq::sockopt::linger, 0);
+  r.dealer.connect(server.snapshot);
+  const auto frames = chp::encode_icanhaz({std::string(key)});
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    r.dealer.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+  return r;
+}
+
+milliseconds until(Clock::time_point t) {
+  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(t - Clock::now()));
+}
+
+// Reads replies until KEY, KTHXBAI, silence for failover or the deadline.
+// After a malformed reply the snapshot cannot prove KEY absent (the bad
+// entry may have been KEY): its KTHXBAI then counts as kMalformed.
+Reply await(Request& r, std::string_view key, milliseconds failover, Clock::time_point deadline) {
+  auto silent_at = Clock::now() + failover;
+  bool spoiled = false;
+  while (true) {
+    zmq::pollitem_t item{r.dealer.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, until(std::min(silent_at, deadline))) == 0) return Reply::kSilent;
+    std::vector<zmq::message_t> parts;
+    if (!zmq::recv_multipart(r.dealer, std::back_inserter(parts))) continue;
+    silent_at = Clock::now() + failover;
+    std::vector<std::string_view> views;
+    for (const auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());
+    auto reply = chp::decode_snapshot_reply(views);
+    if (!reply) {
+      spoiled = true;
+      continue;
+    }
+    if (std::holds_alternative<chp::Kthxbai>(*reply)) return spoiled ? Reply::kMalformed : Reply::kAbsent;
+    auto& entry = std::get<chp::KvMsg>(*reply);
+    if (entry.key == key && !entry.body.empty()) {
+      r.value = std::move(entry.body);
+      return Reply::kFound;
+    }
+  }
+}
+
+}  // namespace
+
+KeyLookup lookup_key(const Options& options, std::string_view key, milliseconds timeout) {
+  if (key.empty()) throw std::invalid_argument("lookup_key: empty key");
+  if (options.servers.empty()) throw std::invalid_argument("lookup_key: no server");
+  std::vector<ServerEndpoints> servers;
+  for (const auto& s : options.servers) servers.push_back(parse_server(s));
+  std::optional<zmq::context_t> own;
+  zmq::context_t& ctx = options.context != nullptr ? *options.context : own.emplace(1);
+  const auto deadline = Clock::now() + timeout;
+  const milliseconds failover = std::max(milliseconds(1), options.failover_timeout);
+  KeyLookup out;
+  for (std::size_t turn = 0; Clock::now() < deadline; ++turn) {
+    const ServerEndpoints& server = servers[turn % servers.size()];
+    Request request = ask(ctx, server, key);
+    Reply reply = await(request, key, failover, deadline);
+    if (reply == Reply::kFound || reply == Reply::kAbsent) {
+      out.result = reply == Reply::kFound ? KeyLookup::Result::kFound : KeyLookup::Result::kAbsent;
+      out.value = std::move(request.value);
+      out.server = server.address;
+      return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace zstore::client
