@@ -17,7 +17,7 @@
 #include <map>
 #include <string>
 
-#include "tests/support/chp_peer.h"
+#include "tools/harness/chp_peer.h"
 #include "tools/torture_src/chp_history.h"
 #include "tools/torture_src/chp_reader.h"
 #include "tools/torture_src/violations.h"

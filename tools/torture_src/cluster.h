@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/zstored.h"
+#include "tools/harness/zstored.h"
 
 namespace zstore::torture {
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "client/clone_client.h"
-#include "tests/support/chp_peer.h"
+#include "tools/harness/chp_peer.h"
 #include "tools/torture_src/chp_history.h"
 #include "tools/torture_src/chp_reader.h"
 #include "tools/torture_src/chp_verify.h"

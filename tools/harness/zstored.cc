@@ -1,4 +1,4 @@
-#include "tests/support/zstored.h"
+#include "tools/harness/zstored.h"
 
 #include <signal.h>
 

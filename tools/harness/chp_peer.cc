@@ -1,4 +1,4 @@
-#include "tests/support/chp_peer.h"
+#include "tools/harness/chp_peer.h"
 
 #include <uuid/uuid.h>
 

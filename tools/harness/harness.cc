@@ -1,4 +1,4 @@
-#include "tests/support/test_support.h"
+#include "tools/harness/harness.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
