@@ -65,8 +65,7 @@ void DafkaDiscovery::beacon() {
   try {
     (void)try_send(pub_, beacon::encode(b));
   } catch (const std::invalid_argument& e) {  // e.g. an --advertise host over 255 bytes
-    std::uint64_t suppressed = 0;
-    if (bad_input_log_.allow(&suppressed)) spdlog::error("cannot beacon: {}", e.what());
+    bad_input_log_.log(spdlog::level::err, "cannot beacon: {}", e.what());
   }
 }
 
@@ -77,10 +76,8 @@ void DafkaDiscovery::on_readable(std::vector<PeerChange>* changes) {
     auto b = beacon::decode_tower_beacon(msg.frames());
     if (!b) {
       metrics_.malformed.count(b.error().kind);
-      std::uint64_t suppressed = 0;
-      if (bad_input_log_.allow(&suppressed)) {
-        spdlog::warn("dropped malformed tower beacon ({}): {}", protocol::to_string(b.error().kind), b.error().detail);
-      }
+      bad_input_log_.log(spdlog::level::warn, "dropped malformed tower beacon ({}): {}",
+                         protocol::to_string(b.error().kind), b.error().detail);
       continue;
     }
     if (b->uuid == config_.address) continue;  // our own beacon

@@ -1,11 +1,14 @@
 // Logging: spdlog set up for zstored (one line per event, leveled), and a
-// rate limiter for lines triggered by peers, so a flood of bad input cannot
-// flood the log.
+// rate-limited log line for events triggered by peers or failing storage,
+// so a flood of bad input or errors cannot flood the log.
 #pragma once
+
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace zstore::server {
 
@@ -22,6 +25,18 @@ class RateLimiter {
   // True if the event may be logged now. *suppressed receives the number of
   // events refused since the last allowed one.
   bool allow(std::uint64_t* suppressed);
+
+  // Logs the formatted line at level if allow() lets it, ending with
+  // " (N similar suppressed)" when N lines were refused since the last one.
+  // A refused line is not formatted.
+  template <typename... Args>
+  void log(spdlog::level::level_enum level, spdlog::format_string_t<Args...> format, Args&&... args) {
+    std::uint64_t suppressed = 0;
+    if (!allow(&suppressed)) return;
+    std::string line = fmt::format(format, std::forward<Args>(args)...);
+    if (suppressed != 0) line += " (" + std::to_string(suppressed) + " similar suppressed)";
+    spdlog::log(level, "{}", line);
+  }
 
  private:
   std::uint32_t burst_;

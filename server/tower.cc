@@ -77,8 +77,7 @@ void Tower::run() {
       if (items[2].revents & ZMQ_POLLIN) forward_subscriptions();
     } catch (const zmq::error_t& e) {  // exceptions do not leave the loop
       if (e.num() == ETERM) break;
-      std::uint64_t suppressed = 0;
-      if (bad_input_log_.allow(&suppressed)) spdlog::error("Dafka tower: {}", e.what());
+      bad_input_log_.log(spdlog::level::err, "Dafka tower: {}", e.what());
     }
   }
   metrics_.loop_heartbeat_ms = 0;
@@ -91,12 +90,8 @@ void Tower::forward_beacons() {
     auto node = beacon::decode_node_beacon(msg.frames());
     if (!node) {
       metrics_.malformed.fetch_add(1, std::memory_order_relaxed);
-      std::uint64_t suppressed = 0;
-      if (bad_input_log_.allow(&suppressed)) {
-        spdlog::warn("tower dropped malformed beacon ({}): {}{}", protocol::to_string(node.error().kind),
-                     node.error().detail,
-                     suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-      }
+      bad_input_log_.log(spdlog::level::warn, "tower dropped malformed beacon ({}): {}",
+                         protocol::to_string(node.error().kind), node.error().detail);
       continue;
     }
     std::string host = node->host.empty() ? peer_address(msg.parts[0]) : node->host;

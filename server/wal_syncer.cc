@@ -38,10 +38,7 @@ void WalSyncer::run() {
     // write that succeeds again marks the log unsynced, and syncing resumes.
     if (!db_.write_failing() && db_.take_unsynced()) {
       storage::Status s = db_.sync_wal();
-      std::uint64_t suppressed = 0;
-      if (!s.ok() && error_log.allow(&suppressed)) {
-        spdlog::error("{}{}", s.message(), suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-      }
+      if (!s.ok()) error_log.log(spdlog::level::err, "{}", s.message());
       lock.lock();
       ++syncs_;
     } else {
