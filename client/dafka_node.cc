@@ -15,6 +15,7 @@
 
 #include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
+#include "protocol/endpoint.h"
 
 namespace zstore::client::dafka {
 
@@ -50,16 +51,6 @@ void try_send(zmq::socket_t& socket, const protocol::Frames& frames) {
   }
 }
 
-std::uint16_t parse_port(std::string_view s) {
-  if (s.empty() || s.size() > 5) return 0;
-  unsigned v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return 0;
-    v = v * 10 + static_cast<unsigned>(c - '0');
-  }
-  return v > 65535 ? 0 : static_cast<std::uint16_t>(v);
-}
-
 void block_signals() {
   sigset_t all;
   sigfillset(&all);
@@ -69,15 +60,11 @@ void block_signals() {
 }  // namespace
 
 std::pair<std::string, std::string> tower_endpoints(const std::string& tower) {
-  constexpr std::string_view kScheme = "tcp://";
-  auto colon = tower.rfind(':');
-  if (tower.rfind(kScheme, 0) != 0 || colon == std::string::npos || colon < kScheme.size() + 1)
-    throw std::invalid_argument("tower endpoint must be tcp://host:port, got '" + tower + "'");
-  std::uint16_t port = parse_port(std::string_view(tower).substr(colon + 1));
-  if (port == 0 || port == 65535)
-    throw std::invalid_argument("tower endpoint needs a port in 1..65534, got '" + tower + "'");
-  std::string host = tower.substr(0, colon + 1);
-  return {host + std::to_string(port), host + std::to_string(port + 1)};
+  auto endpoint = protocol::parse_tcp_endpoint(tower);
+  if (!endpoint) throw std::invalid_argument("tower endpoint must be tcp://host:port, got '" + tower + "'");
+  if (endpoint->port == 65535) throw std::invalid_argument("tower endpoint needs a port in 1..65534, got '" + tower + "'");
+  return {protocol::tcp_endpoint(endpoint->host, endpoint->port),
+          protocol::tcp_endpoint(endpoint->host, static_cast<std::uint16_t>(endpoint->port + 1))};
 }
 
 std::string new_address() {
@@ -104,9 +91,10 @@ DafkaNode::DafkaNode(const NodeOptions& options)
   endpoint_ = publisher_.get(zmq::sockopt::last_endpoint);
 
   // endpoint_ is "tcp://host:port" (IPv6 hosts in brackets).
-  auto colon = endpoint_.rfind(':');
-  beacon_port_ = parse_port(std::string_view(endpoint_).substr(colon + 1));
-  std::string bound_host = endpoint_.substr(6, colon - 6);
+  auto bound = protocol::parse_tcp_endpoint(endpoint_);
+  if (!bound) throw std::invalid_argument("Dafka node: cannot read the bound endpoint '" + endpoint_ + "'");
+  beacon_port_ = bound->port;
+  const std::string& bound_host = bound->host;
   if (!options.advertise_host.empty()) {
     beacon_host_ = options.advertise_host;
   } else if (bound_host != "0.0.0.0" && bound_host != "[::]" && bound_host != "*") {

@@ -1,28 +1,15 @@
 #include "protocol/beacon.h"
 
-#include <charconv>
 #include <optional>
 #include <stdexcept>
+
+#include "protocol/endpoint.h"
 
 namespace zstore::protocol::beacon {
 namespace {
 
 using K = DecodeErrorKind;
 
-constexpr std::string_view kTcpScheme = "tcp://";
-
-// Decimal 1..65535, digits only (no sign, no spaces).
-std::optional<std::uint16_t> parse_port(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  std::uint32_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  if (value == 0 || value > 65535) return std::nullopt;
-  return static_cast<std::uint16_t>(value);
-}
 
 // For details: a field cut to a loggable size.
 std::string quoted(std::string_view text) {
@@ -55,15 +42,8 @@ std::optional<DecodeError> check_header(FrameViews frames, std::string_view what
 
 // Why `endpoint` is not "tcp://host:port", or nullopt when it is.
 std::optional<std::string> endpoint_problem(std::string_view endpoint) {
-  if (!endpoint.starts_with(kTcpScheme)) return "endpoint " + quoted(endpoint) + " does not start with tcp://";
-  std::string_view rest = endpoint.substr(kTcpScheme.size());
-  std::size_t colon = rest.rfind(':');
-  if (colon == std::string_view::npos) return "endpoint " + quoted(endpoint) + " has no port";
-  if (colon == 0) return "endpoint " + quoted(endpoint) + " has no host";
-  if (!parse_port(rest.substr(colon + 1))) {
-    return "endpoint " + quoted(endpoint) + " port is not a decimal in 1..65535";
-  }
-  return std::nullopt;
+  if (parse_tcp_endpoint(endpoint)) return std::nullopt;
+  return "endpoint " + quoted(endpoint) + " is not tcp://host:port with a port in 1..65535";
 }
 
 }  // namespace
@@ -121,15 +101,6 @@ DecodeResult<TowerBeacon> decode_tower_beacon(FrameViews frames) {
 
 bool is_welcome(FrameViews frames) { return frames.size() == 1 && frames[0] == kWelcome; }
 
-std::string tower_endpoint(std::string_view host, std::uint16_t port) {
-  std::string out(kTcpScheme);
-  const bool bracket = host.find(':') != std::string_view::npos && !host.starts_with('[');
-  if (bracket) out.push_back('[');
-  out.append(host);
-  if (bracket) out.push_back(']');
-  out.push_back(':');
-  out.append(std::to_string(port));
-  return out;
-}
+std::string tower_endpoint(std::string_view host, std::uint16_t port) { return tcp_endpoint(host, port); }
 
 }  // namespace zstore::protocol::beacon

@@ -2,10 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <stdexcept>
 
 #include "protocol/beacon.h"
+#include "protocol/endpoint.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -13,18 +13,11 @@ namespace zstore::server {
 namespace beacon = protocol::beacon;
 
 bool parse_tower(const std::string& tower, std::string* host, std::uint16_t* port) {
-  constexpr std::string_view kScheme = "tcp://";
-  if (!tower.starts_with(kScheme)) return false;
-  auto colon = tower.rfind(':');
-  if (colon == std::string::npos || colon < kScheme.size()) return false;
-  unsigned value = 0;
-  const char* first = tower.data() + colon + 1;
-  const char* last = tower.data() + tower.size();
-  auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc() || ptr != last || value == 0 || value > 65534) return false;
-  *host = tower.substr(kScheme.size(), colon - kScheme.size());
-  *port = static_cast<std::uint16_t>(value);
-  return !host->empty();
+  auto endpoint = protocol::parse_tcp_endpoint(tower);
+  if (!endpoint || endpoint->port == 65535) return false;  // the tower also uses T+1
+  *host = std::move(endpoint->host);
+  *port = endpoint->port;
+  return true;
 }
 
 DafkaDiscovery::DafkaDiscovery(zmq::context_t& ctx, DiscoveryConfig config, DafkaMetrics& metrics)
@@ -43,8 +36,8 @@ void DafkaDiscovery::start() {
     std::string host;
     std::uint16_t port = 0;
     if (!parse_tower(tower, &host, &port)) throw std::invalid_argument("not a tower endpoint tcp://host:T: '" + tower + "'");
-    pub_.connect("tcp://" + host + ":" + std::to_string(port));
-    sub_.connect("tcp://" + host + ":" + std::to_string(port + 1));
+    pub_.connect(protocol::tcp_endpoint(host, port));
+    sub_.connect(protocol::tcp_endpoint(host, static_cast<std::uint16_t>(port + 1)));
   }
   next_beacon_ = Clock::now();
 }

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "protocol/endpoint.h"
+
 namespace zstore::server {
 namespace po = boost::program_options;
 namespace {
@@ -87,15 +89,7 @@ std::optional<std::string> check_port(const char* flag, unsigned value, unsigned
 }
 
 // True for tcp://HOST:PORT with a non-empty host and a port in 1..65535.
-bool is_tcp_endpoint(const std::string& ep) {
-  if (ep.rfind("tcp://", 0) != 0) return false;
-  auto colon = ep.rfind(':');
-  if (colon <= 6 || colon + 1 >= ep.size()) return false;
-  std::string port = ep.substr(colon + 1);
-  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
-  int p = std::stoi(port);
-  return p >= 1 && p <= 65535;
-}
+bool is_tcp_endpoint(const std::string& ep) { return protocol::parse_tcp_endpoint(ep).has_value(); }
 
 std::optional<std::string> check_ha(const ServerOptions& o) {
   if (o.ha.empty()) {

@@ -10,6 +10,7 @@
 
 #include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
+#include "protocol/endpoint.h"
 #include "tests/support/test_support.h"
 
 namespace zstore::testing {
@@ -137,16 +138,16 @@ void FakeStore::run() {
   xpub.set(zmq::sockopt::xpub_verbose, 1);
   xpub.bind("tcp://127.0.0.1:*");
   std::string ep = xpub.get(zmq::sockopt::last_endpoint);
-  auto port = static_cast<std::uint16_t>(std::stoi(ep.substr(ep.rfind(':') + 1)));
+  auto port = protocol::parse_tcp_endpoint(ep).value().port;
   for (const char* s : {"M", "H", "F", "G"}) sub.set(zmq::sockopt::subscribe, s);
   sub.set(zmq::sockopt::subscribe, wire::subscription(wire::MsgId::kDirectRecord, address_));
   sub.set(zmq::sockopt::subscribe, wire::subscription(wire::MsgId::kConsumerHello, address_));
   beacon_pub.connect(tower_);
   std::set<std::string> discovered;
   if (discover_) {
-    auto colon = tower_.rfind(':');
+    auto tower = protocol::parse_tcp_endpoint(tower_).value();
     beacon_sub.set(zmq::sockopt::subscribe, "B");
-    beacon_sub.connect(tower_.substr(0, colon + 1) + std::to_string(std::stoi(tower_.substr(colon + 1)) + 1));
+    beacon_sub.connect(protocol::tcp_endpoint(tower.host, static_cast<std::uint16_t>(tower.port + 1)));
   }
 
   auto next_beacon = std::chrono::steady_clock::now();

@@ -12,6 +12,7 @@
 #include "client/dafka_node.h"
 #include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
+#include "protocol/endpoint.h"
 #include "tests/client/dafka_fake_peers.h"
 #include "tests/support/test_support.h"
 
@@ -94,7 +95,7 @@ BOOST_AUTO_TEST_CASE(a_peer_restarted_on_the_same_endpoint_stays_connected_when_
   beacons.set(zmq::sockopt::linger, 0);
   pub.bind("tcp://127.0.0.1:*");
   std::string ep = pub.get(zmq::sockopt::last_endpoint);
-  auto port = static_cast<std::uint16_t>(std::stoi(ep.substr(ep.rfind(':') + 1)));
+  auto port = zstore::protocol::parse_tcp_endpoint(ep).value().port;
   beacons.connect(tower.endpoint());
   auto announce = [&](const std::string& uuid) {
     auto frames = beacon::encode(beacon::NodeBeacon{uuid, "127.0.0.1", port});

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "protocol/endpoint.h"
 #include "tools/bench/load.h"
 #include "tools/bench/probes.h"
 #include "tools/bench/read_limits.h"
@@ -81,15 +82,9 @@ struct Server {
 };
 
 std::pair<std::string, std::uint16_t> split_host_port(const std::string& value, const std::string& flag) {
-  auto colon = value.rfind(':');
-  int port = 0;
-  try {
-    port = colon == std::string::npos ? 0 : std::stoi(value.substr(colon + 1));
-  } catch (const std::exception&) {
-    port = 0;
-  }
-  if (colon == 0 || port < 1 || port > 65535) throw std::invalid_argument(flag + " must be host:port, got " + value);
-  return {value.substr(0, colon), static_cast<std::uint16_t>(port)};
+  auto parsed = protocol::parse_host_port(value);
+  if (!parsed) throw std::invalid_argument(flag + " must be host:port, got " + value);
+  return {std::move(parsed->host), parsed->port};
 }
 
 Server open_server(const Options& o, std::ostream& log) {

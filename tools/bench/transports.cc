@@ -7,6 +7,7 @@
 
 #include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
+#include "protocol/endpoint.h"
 
 namespace zstore::bench {
 
@@ -87,7 +88,9 @@ BenchNode::BenchNode(zmq::context_t& context, const std::string& tower)
   publisher_.set(zmq::sockopt::xpub_verbose, 1);
   publisher_.bind("tcp://127.0.0.1:*");
   std::string bound = publisher_.get(zmq::sockopt::last_endpoint);
-  port_ = static_cast<std::uint16_t>(std::stoi(bound.substr(bound.rfind(':') + 1)));
+  auto endpoint = protocol::parse_tcp_endpoint(bound);
+  if (!endpoint) throw std::runtime_error("cannot read the bound endpoint '" + bound + "'");
+  port_ = endpoint->port;
   beacon_.set(zmq::sockopt::linger, 0);
   beacon_.connect(tower);
 }

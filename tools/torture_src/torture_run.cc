@@ -1,11 +1,13 @@
 #include "tools/torture_src/torture_run.h"
 
 #include <chrono>
+#include <stdexcept>
 #include <optional>
 #include <random>
 #include <thread>
 
 #include "client/clone_client.h"
+#include "protocol/endpoint.h"
 #include "tools/harness/chp_peer.h"
 #include "tools/torture_src/chp_history.h"
 #include "tools/torture_src/chp_reader.h"
@@ -27,8 +29,9 @@ constexpr const char* kSynced = "HA follower: synced from";
 std::vector<std::string> with_offset(const std::vector<std::string>& bases, int offset) {
   std::vector<std::string> out;
   for (const auto& b : bases) {
-    auto colon = b.rfind(':');
-    out.push_back(b.substr(0, colon + 1) + std::to_string(std::stoi(b.substr(colon + 1)) + offset));
+    auto base = protocol::parse_tcp_endpoint(b);
+    if (!base) throw std::invalid_argument("not a tcp://host:port endpoint: '" + b + "'");
+    out.push_back(protocol::tcp_endpoint(base->host, static_cast<std::uint16_t>(base->port + offset)));
   }
   return out;
 }
@@ -40,8 +43,9 @@ std::optional<SnapshotTaken> take_snapshot(zmq::context_t& ctx, const std::vecto
   auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     for (const auto& s : servers) {
-      auto colon = s.rfind(':');
-      testing::ChpPeer peer(ctx, s.substr(0, colon), static_cast<std::uint16_t>(std::stoi(s.substr(colon + 1))));
+      auto server = protocol::parse_tcp_endpoint(s);
+      if (!server) throw std::invalid_argument("not a tcp://host:port endpoint: '" + s + "'");
+      testing::ChpPeer peer(ctx, "tcp://" + server->host, server->port);
       SnapshotTaken t;
       t.requested_ms = now_ms();
       auto snap = peer.snapshot("", 1000ms);
