@@ -20,6 +20,7 @@
 #include "protocol/chp_codec.h"
 #include "tools/bench/load.h"
 #include "tools/bench/system.h"
+#include "tools/harness/harness.h"
 
 namespace zstore::bench {
 
@@ -65,7 +66,7 @@ bool wait_chp_ready(const ServerPorts& ports, std::chrono::milliseconds timeout,
 
 ServerProcess::ServerProcess(std::filesystem::path zstored, int cpu, std::vector<std::string> extra)
     : zstored_(std::move(zstored)), cpu_(cpu), extra_(std::move(extra)), root_(make_temp_root()) {
-  std::uint16_t base = free_port_range(6);
+  std::uint16_t base = testing::free_port_range(6);  // reserved until zstore-bench exits
   ports_.chp = base;
   ports_.dafka = static_cast<std::uint16_t>(base + 3);
   ports_.tower = static_cast<std::uint16_t>(base + 4);

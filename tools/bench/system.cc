@@ -1,14 +1,10 @@
 #include "tools/bench/system.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sched.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -23,34 +19,6 @@ void pin_current_thread(int cpu) {
   if (sched_setaffinity(0, sizeof(set), &set) != 0) {
     throw std::runtime_error("cannot pin to CPU " + std::to_string(cpu) + ": " + std::strerror(errno));
   }
-}
-
-namespace {
-
-bool port_free(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
-}
-
-}  // namespace
-
-std::uint16_t free_port_range(int count) {
-  std::mt19937 random(std::random_device{}());
-  std::uniform_int_distribution<int> base(20000, 60000 - count);
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    auto first = static_cast<std::uint16_t>(base(random));
-    bool all = true;
-    for (int i = 0; i < count && all; ++i) all = port_free(static_cast<std::uint16_t>(first + i));
-    if (all) return first;
-  }
-  throw std::runtime_error("no range of " + std::to_string(count) + " free loopback ports found");
 }
 
 std::optional<double> cpu_seconds(pid_t pid) {

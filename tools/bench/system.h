@@ -1,5 +1,5 @@
-// Operating-system helpers of zstore-bench: CPU pinning, free loopback
-// ports, and the memory use of a process.
+// Operating-system helpers of zstore-bench: CPU pinning and the memory and
+// CPU use of a process. (Free ports come from tools/harness.)
 #pragma once
 
 #include <sys/types.h>
@@ -12,10 +12,6 @@ namespace zstore::bench {
 // Pins the calling thread (and the threads it creates later) to one CPU.
 // cpu < 0 does nothing. Throws std::runtime_error when the CPU is not usable.
 void pin_current_thread(int cpu);
-
-// A base port P such that P .. P+count-1 were free on 127.0.0.1 just now.
-// Throws std::runtime_error after many failed attempts.
-std::uint16_t free_port_range(int count);
 
 // VmHWM (peak) and VmRSS (current) of a process in KiB, from
 // /proc/PID/status; nullopt when the process or the fields are gone.
