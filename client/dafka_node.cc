@@ -62,7 +62,9 @@ void block_signals() {
 std::pair<std::string, std::string> tower_endpoints(const std::string& tower) {
   auto endpoint = protocol::parse_tcp_endpoint(tower);
   if (!endpoint) throw std::invalid_argument("tower endpoint must be tcp://host:port, got '" + tower + "'");
-  if (endpoint->port == 65535) throw std::invalid_argument("tower endpoint needs a port in 1..65534, got '" + tower + "'");
+  if (endpoint->port == 65535) {
+    throw std::invalid_argument("tower endpoint needs a port in 1..65534, got '" + tower + "'");
+  }
   return {protocol::tcp_endpoint(endpoint->host, endpoint->port),
           protocol::tcp_endpoint(endpoint->host, static_cast<std::uint16_t>(endpoint->port + 1))};
 }

@@ -31,7 +31,8 @@ struct Tower {
   zmq::context_t ctx;
   std::uint16_t port = zstore::testing::free_port_range(2);
   std::uint16_t http_port = zstore::testing::free_port();
-  Zstored zstored{{"--dafka-port", "0", "--tower-port", std::to_string(port), "--http-port", std::to_string(http_port)}};
+  Zstored zstored{
+      {"--dafka-port", "0", "--tower-port", std::to_string(port), "--http-port", std::to_string(http_port)}};
   zmq::socket_t pub{ctx, zmq::socket_type::pub};
   zmq::socket_t sub{ctx, zmq::socket_type::sub};
 

@@ -71,7 +71,8 @@ BOOST_AUTO_TEST_CASE(a_child_runs_as_the_user_it_is_given) {
   TempDir dir;
   const passwd* nobody = ::getpwnam("nobody");
   BOOST_REQUIRE(nobody != nullptr);
-  Process child("/usr/bin/id", {"-u"}, dir.path() / "id.log", zstore::testing::Credentials{nobody->pw_uid, nobody->pw_gid});
+  zstore::testing::Credentials as{nobody->pw_uid, nobody->pw_gid};
+  Process child("/usr/bin/id", {"-u"}, dir.path() / "id.log", as);
   if (::geteuid() == 0) {
     BOOST_CHECK_EQUAL(child.wait(), 0);
     BOOST_CHECK_EQUAL(child.log(), std::to_string(nobody->pw_uid) + "\n");
