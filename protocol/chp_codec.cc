@@ -111,7 +111,8 @@ DecodeResult<SnapshotReply> decode_snapshot_reply(FrameViews frames, const Limit
     if (auto e = check_frame_count(frames, kKvFrames, "KTHXBAI")) return *e;
     auto seq = decode_sequence(frames[1]);
     if (!seq) return seq.error();
-    return SnapshotReply{Kthxbai{*seq, std::string(frames[4])}};
+    if (frames[3].size() > limits.max_properties_bytes) return error(K::kTooLarge, "KTHXBAI properties too large");
+    return SnapshotReply{Kthxbai{*seq, std::string(frames[4]), std::string(frames[3])}};
   }
   auto msg = decode_kv_frames(frames, limits, "KVSYNC");
   if (!msg) return msg.error();
@@ -154,7 +155,7 @@ Frames encode_kvmsg(const KvMsg& msg) {
 }
 
 Frames encode_kthxbai(const Kthxbai& msg) {
-  return {std::string(kKthxbai), encode_sequence(msg.sequence), {}, {}, msg.subtree};
+  return {std::string(kKthxbai), encode_sequence(msg.sequence), {}, msg.properties, msg.subtree};
 }
 
 Frames encode_hugz(const Hugz& msg) { return {std::string(kHugz), encode_sequence(msg.sequence), {}, {}, {}}; }

@@ -73,7 +73,7 @@ void ChpFollower::on_snapshot_socket() {
       if (auto s = store_.clear(); !s.ok()) return restart(s.message());
       phase_ = Phase::kLoading;
     }
-    if (auto* done = std::get_if<chp::Kthxbai>(&reply.value())) return finish_sync(done->sequence);
+    if (auto* done = std::get_if<chp::Kthxbai>(&reply.value())) return finish_sync(*done);
     auto& kv = std::get<chp::KvMsg>(reply.value());
     pending_.seen_from_active(kv.uuid);
     std::uint64_t expires = expiry_of(kv.properties);
@@ -88,10 +88,24 @@ void ChpFollower::flush_loaded() {
   loaded_.clear();
 }
 
-void ChpFollower::finish_sync(std::uint64_t sequence) {
+namespace {
+
+// The epochs that led to the leader's snapshot (empty when it sent none).
+storage::ChpEpochs epochs_of(const chp::Kthxbai& done) {
+  auto props = chp::parse_properties(done.properties);
+  if (!props) return {};
+  for (const auto& [name, value] : *props) {
+    if (name == "epochs") return storage::parse_epochs(value).value_or(storage::ChpEpochs{});
+  }
+  return {};
+}
+
+}  // namespace
+
+void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   flush_loaded();
   if (phase_ != Phase::kLoading) return;
-  if (auto s = store_.reset_sequence(sequence); !s.ok()) return restart(s.message());
+  if (auto s = store_.adopt(done.sequence, epochs_of(done)); !s.ok()) return restart(s.message());
   phase_ = Phase::kFollowing;
   std::vector<chp::KvMsg> buffered;
   buffered.swap(buffered_);

@@ -31,7 +31,7 @@ std::string with_remaining_ttl(const std::string& properties, std::uint64_t expi
 }  // namespace
 
 bool SnapshotPump::start(std::string identity, std::string subtree,
-                         std::unique_ptr<storage::ChpSnapshotCursor> cursor) {
+                         std::unique_ptr<storage::ChpSnapshotCursor> cursor, std::string kthxbai_properties) {
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     if (it->identity == identity) {
       sessions_.erase(it);
@@ -39,7 +39,8 @@ bool SnapshotPump::start(std::string identity, std::string subtree,
     }
   }
   if (sessions_.size() >= max_sessions_) return false;
-  sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor), {}, false, false});
+  sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor),
+                              std::move(kthxbai_properties), {}, false, false});
   return true;
 }
 
@@ -76,7 +77,7 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
     spdlog::error("snapshot aborted: {}", s.cursor->status().message());
     return Step::kAborted;
   }
-  switch (try_send(router, chp::encode_kthxbai({s.cursor->sequence(), s.subtree}), s.identity)) {
+  switch (try_send(router, chp::encode_kthxbai({s.cursor->sequence(), s.subtree, s.kthxbai_properties}), s.identity)) {
     case SendOutcome::kWouldBlock: return Step::kBlocked;
     case SendOutcome::kUnroutable: return Step::kAborted;
     case SendOutcome::kSent: return Step::kDone;

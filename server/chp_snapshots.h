@@ -22,9 +22,11 @@ class SnapshotPump {
  public:
   explicit SnapshotPump(std::size_t max_sessions = 256) : max_sessions_(max_sessions) {}
 
-  // Starts streaming cursor to identity. Returns false (and drops the
-  // request) when max_sessions other clients are already being served.
-  bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor);
+  // Starts streaming cursor to identity, ending with a KTHXBAI that carries
+  // kthxbai_properties. Returns false (and drops the request) when
+  // max_sessions other clients are already being served.
+  bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor,
+             std::string kthxbai_properties = {});
 
   struct Result {
     std::size_t keys_sent = 0;
@@ -48,6 +50,7 @@ class SnapshotPump {
     std::string identity;
     std::string subtree;
     std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+    std::string kthxbai_properties;
     storage::ChpRecord record;  // the last record read
     bool pending = false;       // record is read but not yet sent
     bool blocked = false;
