@@ -70,6 +70,21 @@ std::string format_properties(const std::vector<Property>& properties) {
   return out;
 }
 
+std::string take_expires_at(std::string_view properties, std::uint64_t* expires_at_ms) {
+  *expires_at_ms = 0;
+  auto parsed = parse_properties(properties);
+  if (!parsed) return std::string(properties);
+  std::vector<Property> kept;
+  for (auto& [name, value] : *parsed) {
+    if (name != kExpiresAtProperty) {
+      kept.emplace_back(name, value);
+    } else if (!value.empty() && value.size() < 20 && value.find_first_not_of("0123456789") == std::string::npos) {
+      *expires_at_ms = std::stoull(value);
+    }
+  }
+  return format_properties(kept);
+}
+
 DecodeResult<std::uint64_t> ttl_seconds(std::string_view properties, const Limits& limits) {
   auto parsed = parse_properties(properties);
   if (!parsed) return parsed.error();

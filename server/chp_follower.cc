@@ -35,7 +35,7 @@ void ChpFollower::request_snapshot() {
   dealer_.set(zmq::sockopt::linger, 0);
   dealer_.set(zmq::sockopt::rcvhwm, 0);
   dealer_.connect(leader_);
-  (void)try_send(dealer_, chp::encode_icanhaz({""}));
+  (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerSnapshot), ""});
   phase_ = Phase::kRequested;
   loaded_.clear();
   buffered_.clear();
@@ -76,8 +76,10 @@ void ChpFollower::on_snapshot_socket() {
     if (auto* done = std::get_if<chp::Kthxbai>(&reply.value())) return finish_sync(*done);
     auto& kv = std::get<chp::KvMsg>(reply.value());
     pending_.seen_from_active(kv.uuid);
-    std::uint64_t expires = expiry_of(kv.properties);
-    loaded_.push_back({std::move(kv.key), {kv.sequence, expires, std::move(kv.uuid), std::move(kv.properties),
+    std::uint64_t expires = 0;
+    std::string properties = chp::take_expires_at(kv.properties, &expires);
+    if (expires == 0) expires = expiry_of(properties);  // a leader that sent the ttl only
+    loaded_.push_back({std::move(kv.key), {kv.sequence, expires, std::move(kv.uuid), std::move(properties),
                                            std::move(kv.body)}});
     if (loaded_.size() >= kLoadBatch) flush_loaded();
   }

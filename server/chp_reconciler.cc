@@ -50,6 +50,10 @@ ChpReconciler::Progress ChpReconciler::on_socket() {
     }
     auto& kv = std::get<chp::KvMsg>(reply.value());
     if (kv.sequence <= after_) continue;  // a whole map (complete=0): only what came after
+    // An expiry (a delete without UUID) is not handed over: we expire the
+    // keys we hold ourselves, at their own absolute time, and a newer value
+    // we hold must not be deleted by the peer's expiry of an older one.
+    if (kv.uuid.empty() && kv.body.empty()) continue;
     auto it = latest_.find(kv.key);
     if (it == latest_.end()) {
       if (latest_.size() >= kMaxKeys) return fail("more than 4M keys to hand over");
@@ -61,35 +65,38 @@ ChpReconciler::Progress ChpReconciler::on_socket() {
   return Progress::kRunning;
 }
 
-// Keys we deleted after the common point, with the sequence of the delete.
-storage::Status ChpReconciler::own_deletes(storage::ChpStore& store, std::map<std::string, std::uint64_t>* out) {
+// The keys a client updated (set or deleted) through us after the common
+// point, with the sequence of the latest such update. Our expiries are not
+// client updates: an expiry of a value the peer has overwritten since must
+// not beat the peer's value (the value it expired is here if it was ours).
+storage::Status ChpReconciler::own_updates(storage::ChpStore& store, std::map<std::string, std::uint64_t>* out) {
   auto cursor = store.history_after(after_);
-  if (!cursor) return storage::Status::Ok();  // unknown: the peer's update wins
+  if (!cursor) return storage::Status::Ok();  // unknown: only the map's entries count
   storage::ChpRecord r;
   while (cursor->next(&r)) {
-    if (r.entry.value.empty()) (*out)[r.key] = r.entry.sequence;
+    if (!r.entry.uuid.empty() || !r.entry.value.empty()) (*out)[r.key] = r.entry.sequence;
   }
   return cursor->status();
 }
 
 storage::Status ChpReconciler::result(storage::ChpStore& store, std::vector<storage::ChpWrite>* out) {
-  std::map<std::string, std::uint64_t> deleted;
-  if (auto s = own_deletes(store, &deleted); !s.ok()) return s;
+  std::map<std::string, std::uint64_t> ours;
+  if (auto s = own_updates(store, &ours); !s.ok()) return s;
   for (auto& [key, kv] : latest_) {
     storage::ChpEntry mine;
     bool found = false;
     if (auto s = store.get(key, &mine, &found); !s.ok()) return s;
     if (found && (mine.uuid == kv.uuid || (mine.sequence > after_ && mine.sequence > kv.sequence))) continue;
-    if (!found) {
-      auto d = deleted.find(key);
-      if (kv.body.empty() || (d != deleted.end() && d->second > kv.sequence)) continue;
-    }
+    if (!found && kv.body.empty()) continue;  // already absent
+    if (auto o = ours.find(key); o != ours.end() && o->second > kv.sequence) continue;
     std::uint64_t expires = 0;
-    if (!kv.body.empty()) {
-      auto ttl = chp::ttl_seconds(kv.properties, limits_);
+    std::string properties = chp::take_expires_at(kv.properties, &expires);
+    if (expires == 0) {  // a peer that sent only the ttl in seconds
+      auto ttl = chp::ttl_seconds(properties, limits_);
       if (ttl.ok() && *ttl > 0) expires = now_ms_() + *ttl * 1000;
     }
-    out->push_back({key, std::move(kv.uuid), std::move(kv.properties), std::move(kv.body), expires, 0});
+    if (kv.body.empty()) expires = 0;
+    out->push_back({key, std::move(kv.uuid), std::move(properties), std::move(kv.body), expires, 0});
   }
   latest_.clear();
   return storage::Status::Ok();

@@ -9,7 +9,9 @@
 // result() then gives the updates we lack, one per key, to apply under new
 // sequences: the peer's latest update of a key wins unless our own update
 // of it after the common point is later (by sequence, a hybrid clock,
-// chp_epochs.h) or the same one (same UUID).
+// chp_epochs.h: of two members active at once, the one that became active
+// later wins) or the same one (same UUID). The peer's expiries are not
+// taken: we expire what we hold ourselves.
 #pragma once
 
 #include <chrono>
@@ -54,7 +56,7 @@ class ChpReconciler {
 
  private:
   Progress fail(std::string why);
-  storage::Status own_deletes(storage::ChpStore& store, std::map<std::string, std::uint64_t>* out);
+  storage::Status own_updates(storage::ChpStore& store, std::map<std::string, std::uint64_t>* out);
 
   zmq::context_t& ctx_;
   std::string peer_chp_;

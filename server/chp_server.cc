@@ -237,13 +237,17 @@ void ChpServer::serve_snapshot_requests() {
       serve_reconcile(identity, msg);  // the HA peer's; answered in any state
       continue;
     }
-    auto req = chp::decode_icanhaz(msg.frames().subspan(1), config_.limits);
+    // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
+    bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
+    std::vector<std::string_view> frames(msg.views.begin() + 1, msg.views.end());
+    if (peer) frames[0] = chp::kIcanhaz;
+    auto req = chp::decode_icanhaz(frames, config_.limits);
     if (!req) {
       report_malformed("snapshot request", req.error());
       continue;
     }
     if (!accept_vote()) continue;  // a non-active server ignores clients: they fail over
-    if (!snapshots_.start(identity, req->subtree, store_.snapshot(req->subtree), kthxbai_properties())) {
+    if (!snapshots_.start(identity, req->subtree, store_.snapshot(req->subtree), kthxbai_properties(), peer)) {
       std::uint64_t suppressed = 0;
       if (bad_input_log_.allow(&suppressed)) spdlog::warn("snapshot request refused: too many snapshots running");
     }

@@ -189,7 +189,7 @@ void ChpServer::serve_reconcile(const std::string& identity, const ReceivedMessa
   if (!cursor) cursor = store_.snapshot("");  // the whole map: the peer keeps what came after `after`
   spdlog::info("HA: the peer asks for our updates after sequence {} (our last {}): sending {}", after,
                store_.last_sequence(), complete ? "our history" : "our whole map (history too short)");
-  (void)snapshots_.start(identity, "", std::move(cursor), complete ? "complete=1\n" : "complete=0\n");
+  (void)snapshots_.start(identity, "", std::move(cursor), complete ? "complete=1\n" : "complete=0\n", true);
 }
 
 }  // namespace zstore::server
