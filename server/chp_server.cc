@@ -284,6 +284,15 @@ void ChpServer::expire_due() {
   if (metrics_.updates_applied != before) metrics_.expiries.fetch_add(writes.size(), std::memory_order_relaxed);
 }
 
+void ChpServer::expire_all_due() {
+  std::uint64_t before = 0;
+  do {  // stops when nothing is left or a sweep deletes nothing (a failing disk)
+    before = metrics_.expiries;
+    next_expiry_ = Clock::time_point{};
+    expire_due();
+  } while (expiry_backlog_ && serving() && metrics_.expiries != before);
+}
+
 // HUGZ go out every interval even while updates flow: a client mirroring a
 // quiet subtree of a busy server sees no KVPUB and would otherwise fail over.
 void ChpServer::heartbeat() {

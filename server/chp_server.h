@@ -85,6 +85,8 @@ class ChpServer {
   void serve_snapshot_requests();
   void pump_snapshots();
   void expire_due();
+  // Sweeps until nothing due is left (after a takeover or a hand-over).
+  void expire_all_due();
   void heartbeat();
   // High availability (no-ops when standalone).
   bool serving() const { return !bstar_ || bstar_->active(); }

@@ -86,8 +86,7 @@ bool ChpServer::become_active() {
   commit_and_publish(writes);
   // What expired while the old active was gone goes now, before the
   // snapshot of the request that voted for us is taken (same turn).
-  next_expiry_ = Clock::time_point{};
-  expire_due();
+  expire_all_due();
   last_hugz_ = Clock::time_point{};  // HUGZ now: clients looking for the active find us
   reconciled_ = 0;
   return true;
@@ -172,6 +171,7 @@ void ChpServer::finish_reconcile() {
     return;
   }
   metrics_.handed_over.fetch_add(writes.size(), std::memory_order_relaxed);
+  expire_all_due();  // what ran out while the peer held it, before any snapshot serves it
   reconciled_ = r->peer_last();
   spdlog::info("HA: took over {} update(s) from the peer up to its sequence {}; now at {}", writes.size(),
                reconciled_, store_.last_sequence());
