@@ -171,7 +171,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
       seq = w.sequence;
     }
     ChpEntryPieces pieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
-    if (history_max_ > 0) put_history(batch, db_, w.sequence, w.key, pieces);
+    if (history_max_ > 0) put_history(batch, db_, w.sequence, w.written_ms, w.key, pieces);
     if (w.value.empty()) {
       batch.Delete(map, slice(w.key));
       continue;
