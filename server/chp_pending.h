@@ -3,6 +3,10 @@
 // UUID (Guide Model Six). At takeover the new active applies them in order,
 // with their properties and absolute expiry intact. UUIDs already seen from
 // the active are remembered for a while so a late KVSET is not re-applied.
+// Once the active has published an update of a key, pending updates of that
+// key that reached us before it are superseded and dropped: the active never
+// got them (a publisher drops messages to a peer that is reconnecting), and
+// applying them at takeover would put an older value over a newer one.
 // Bounded: past max_entries the oldest entry is dropped (and counted).
 // A passive that (re)loads the active's snapshot drops, once it is loaded,
 // everything it received until then (see drop_received_before): the
@@ -15,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <list>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -31,7 +36,8 @@ class PendingList {
 
   // Adds a client update unless the active already republished its UUID.
   void add(storage::ChpWrite write);
-  // The active republished uuid: forget it and remember it as seen.
+  // The active republished uuid: forget it (and the older pending updates
+  // of its key) and remember it as seen.
   void seen_from_active(const std::string& uuid);
   // Removes and returns every pending update, oldest first.
   std::vector<storage::ChpWrite> take_all();
@@ -47,6 +53,7 @@ class PendingList {
 
   std::size_t size() const { return entries_.size(); }
   std::uint64_t dropped() const { return dropped_; }
+  std::uint64_t superseded() const { return superseded_; }
 
  private:
   std::size_t max_entries_;
@@ -55,12 +62,18 @@ class PendingList {
     std::uint64_t id;  // arrival order
     storage::ChpWrite write;
   };
+  using Iter = std::list<Entry>::iterator;
+  void erase(Iter it);
+  void drop_older_of_key(const std::string& key, std::uint64_t before_id);
+
   std::list<Entry> entries_;
-  std::unordered_map<std::string, std::list<Entry>::iterator> by_uuid_;
+  std::unordered_map<std::string, Iter> by_uuid_;
+  std::unordered_map<std::string, std::map<std::uint64_t, Iter>> by_key_;  // arrival id -> entry
   std::uint64_t next_id_ = 0;
   std::unordered_set<std::string> seen_;
   std::deque<std::string> seen_order_;
   std::uint64_t dropped_ = 0;
+  std::uint64_t superseded_ = 0;
 };
 
 }  // namespace zstore::server

@@ -77,3 +77,44 @@ BOOST_AUTO_TEST_CASE(bounded_list_drops_the_oldest) {
   BOOST_CHECK_EQUAL(p.dropped(), 1u);
   BOOST_CHECK((uuids(p.take_all()) == std::vector<std::string>{"u2", "u3"}));
 }
+
+// The active lost u1 (its publisher dropped it while reconnecting) but
+// published u2, a later update of the same key: u1 must not be applied at
+// takeover over u2. Other keys' updates stay pending.
+BOOST_AUTO_TEST_CASE(published_update_supersedes_older_pending_updates_of_its_key) {
+  PendingList p;
+  p.add(write("a", "u1", "old"));
+  p.add(write("b", "u2"));
+  p.add(write("a", "u3", "new"));
+  p.add(write("a", "u4", "newer"));
+  p.seen_from_active("u3");
+  BOOST_CHECK_EQUAL(p.superseded(), 1u);
+  BOOST_CHECK((uuids(p.take_all()) == std::vector<std::string>{"u2", "u4"}));
+}
+
+// The same when the KVPUB reaches us before the KVSET it republishes.
+BOOST_AUTO_TEST_CASE(late_kvset_of_a_published_update_supersedes_older_pending_ones) {
+  PendingList p;
+  p.add(write("a", "u1", "old"));
+  p.add(write("b", "u2"));
+  p.seen_from_active("u3");
+  p.add(write("a", "u3", "new"));
+  p.add(write("a", "u4", "newer"));
+  BOOST_CHECK_EQUAL(p.size(), 2u);
+  BOOST_CHECK((uuids(p.take_all()) == std::vector<std::string>{"u2", "u4"}));
+}
+
+BOOST_AUTO_TEST_CASE(superseding_keeps_the_indexes_consistent) {
+  PendingList p(3);
+  p.add(write("a", "u1"));
+  p.add(write("a", "u2"));
+  p.seen_from_active("u2");  // drops u1 too
+  p.add(write("a", "u3"));
+  p.add(write("a", "u3", "again"));  // same uuid: the newer copy replaces it
+  p.add(write("b", "u4"));
+  p.add(write("c", "u5"));
+  p.add(write("d", "u6"));  // bound 3: u3 goes
+  BOOST_CHECK_EQUAL(p.dropped(), 1u);
+  p.seen_from_active("u3");  // already gone: nothing else may go
+  BOOST_CHECK((uuids(p.take_all()) == std::vector<std::string>{"u4", "u5", "u6"}));
+}

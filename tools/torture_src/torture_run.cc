@@ -79,6 +79,7 @@ class Torture {
   VerifyStats check_chp(const std::optional<SnapshotTaken>& taken, const std::map<std::string, SeenState>& seen,
                         std::uint64_t max_seq, std::int64_t killed_ms);
   void check_follower(client::CloneClient& follower, std::uint64_t sequence);
+  void print_member_logs();
   std::size_t syncs() const { return cluster_.log_count(0, kSynced) + cluster_.log_count(1, kSynced); }
   void wait_synced(std::size_t syncs_before);
   void wait_pair_synced(std::size_t syncs_before);
@@ -261,6 +262,7 @@ bool Torture::cycle(int n) {
        << ", ttl " << stats.ttl_expired << "/" << stats.ttl_published << ", dafka replayed " << replayed << "/"
        << acked << ", new violations " << violations_.count() - before << std::endl;
   printed_ += violations_.print(out_, printed_);
+  if (violations_.count() > before) print_member_logs();
   if (options_.wait_synced) wait_synced(synced_before);  // after a restart one member is the passive
   writers_->resume();
   ++cycles_;
@@ -287,6 +289,15 @@ void Torture::check_follower(client::CloneClient& follower, std::uint64_t sequen
     violations_.add("clone client stuck", "not synced at seq >= " + std::to_string(sequence) +
                                               " within 30 s (at " + std::to_string(follower.sequence()) + ")");
   }
+}
+
+// What each member decided around the cycle that found a violation: the
+// ends of their logs, for the report.
+void Torture::print_member_logs() {
+  for (int m = 0; m < cluster_.size(); ++m) {
+    out_ << "--- member " << m << " log (end) ---\n" << cluster_.log_tail(m, 8000) << "\n";
+  }
+  out_ << "--- end of logs ---" << std::endl;
 }
 
 // A member must log a completed sync after the fault, within 30 s (with a
