@@ -105,7 +105,8 @@ void ChpReader::on_kvpub(std::size_t from, const std::string& key, std::uint64_t
 // must have a ttl that has run out by now. With divergent maps, a server
 // may expire its own, older copy of a key: any op of the key will do, and
 // the key counts as expired only when its last seen op's ttl has run out
-// (the snapshot check still requires the latest op, or its expiry).
+// (the snapshot check still requires the latest op, or its expiry); an op
+// never seen published is never taken as the one expired.
 void ChpReader::on_expiry(const std::string& key, std::uint64_t seq, SeenState& state, std::int64_t now) {
   std::optional<std::size_t> expired;
   bool divergent = divergence_ != Divergence::kNone;
@@ -122,7 +123,19 @@ void ChpReader::on_expiry(const std::string& key, std::uint64_t seq, SeenState& 
     violations_.add("premature expiry", "server deleted " + key + " (seq " + seq_text(seq) +
                                             ") before any ttl of it could have run out");
   }
-  if (divergent && expired && state.op && *expired < *state.op) return;  // an older copy's expiry
+  if (divergent && expired && state.op && *expired != *state.op) {
+    // Another copy's expiry: an older op a stale member held, or an op
+    // after the last one seen that no server published while we listened
+    // (e.g. sent while both members were down). Neither changes what the
+    // key must end up with, unless the last seen op itself has run out.
+    bool last_ran_out = false;
+    history_.visit([&](const KeyOps& all) {
+      const ChpOp& op = all.at(key)[*state.op];
+      last_ran_out = op.ttl_s && op.expires_ms() - kEarlyExpiryToleranceMs <= now;
+    });
+    if (!last_ran_out) return;
+    expired = state.op;
+  }
   std::int64_t op_seen = expired && expired == state.op && !state.expired ? state.op_seen_ms : 0;
   state = SeenState{seq, expired ? expired : state.op, true, op_seen};
 }
