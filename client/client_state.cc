@@ -22,7 +22,9 @@ void ClientState::begin_session(std::size_t index, SessionCause cause) {
 std::vector<Change> ClientState::load(const LoadedSnapshot& snapshot) {
   std::lock_guard lock(mu_);
   auto source = stats_.snapshots_applied == 0 ? ChangeSource::kInitialSnapshot : ChangeSource::kResync;
-  std::vector<Change> changes = map_.replace(snapshot.entries, snapshot.sequence, source);
+  std::vector<Change> changes = snapshot.resumed ? map_.merge(snapshot.entries, snapshot.sequence, source)
+                                                 : map_.replace(snapshot.entries, snapshot.sequence, source);
+  if (snapshot.resumed) ++stats_.resumes;
   for (const auto& [key, entry] : snapshot.entries) uuids_.add(entry.uuid);
   for (const auto& update : snapshot.updates) {
     uuids_.add(update.uuid);
@@ -71,6 +73,11 @@ std::map<std::string, std::string> ClientState::values() const {
 std::uint64_t ClientState::sequence() const {
   std::lock_guard lock(mu_);
   return map_.sequence();
+}
+
+bool ClientState::has_map() const {
+  std::lock_guard lock(mu_);
+  return stats_.snapshots_applied > 0;
 }
 
 bool ClientState::synced() const {

@@ -34,8 +34,9 @@ class ClientState {
   enum class SessionCause : std::uint8_t { kStart, kFailover, kResync };
   // A new session with server `index`: not synced until its snapshot loads.
   void begin_session(std::size_t index, SessionCause cause);
-  // Replaces the map by the snapshot, applies the buffered updates, marks
-  // the client synced and remembers the UUIDs; returns the changes.
+  // Replaces the map by the snapshot (or, resumed, applies it on top),
+  // applies the buffered updates, marks the client synced and remembers
+  // the UUIDs; returns the changes.
   std::vector<Change> load(const LoadedSnapshot& snapshot);
   // Applies one live KVPUB (stale ones are counted and dropped).
   std::optional<Change> apply(const protocol::chp::KvMsg& update);
@@ -48,6 +49,8 @@ class ClientState {
   std::map<std::string, std::string> values() const;
   std::uint64_t sequence() const;
   bool synced() const;
+  // Whether a snapshot was ever loaded: the map and sequence() mean something.
+  bool has_map() const;
   ClientStats stats() const;
   bool wait_synced(std::chrono::milliseconds timeout) const;
   bool wait_published(std::string_view uuid, std::chrono::milliseconds timeout) const;

@@ -202,7 +202,7 @@ void CloneAgent::start_session(std::size_t index, SessionCause cause) {
   state_.begin_session(index, cause);
 
   sub_ = make_socket(zmq::socket_type::sub);
-  sub_.set(zmq::sockopt::rcvhwm, 0);
+  sub_.set(zmq::sockopt::rcvhwm, options_.max_queued_updates);
   sub_.set(zmq::sockopt::subscribe, options_.subtree);
   sub_.set(zmq::sockopt::subscribe, kHugzTopic);
   sub_.connect(servers_[index].publisher);
@@ -215,7 +215,9 @@ void CloneAgent::ask() {
   sync_.restart_request();
   dealer_ = make_socket(zmq::socket_type::dealer);
   dealer_.connect(servers_[current_].snapshot);
-  (void)try_send(dealer_, chp::encode_icanhaz({options_.subtree}));
+  chp::Icanhaz request{options_.subtree, std::nullopt};
+  if (options_.resume && resumable_ && state_.has_map()) request.resume_after = state_.sequence();
+  (void)try_send(dealer_, chp::encode_icanhaz(request));
   state_.update_stats([](ClientStats& s) { ++s.snapshot_requests; });
 }
 
@@ -291,6 +293,11 @@ void CloneAgent::handle_update(chp::Update update) {
       return;
     }
     stream_max_ = std::max(stream_max_, hugz->sequence);
+    // zstored's HUGZ carries its last sequence, after every KVPUB up to it:
+    // a whole-map client below it missed some.
+    if (phase_ == Phase::kLive && options_.subtree.empty() && hugz->sequence > state_.sequence()) {
+      on_gap();
+    }
     return;
   }
   stream_max_ = std::max(stream_max_, std::get<chp::KvMsg>(update).sequence);
@@ -300,6 +307,10 @@ void CloneAgent::handle_update(chp::Update update) {
 void CloneAgent::handle_kvpub(chp::KvMsg msg) {
   if (!in_subtree(msg.key, options_.subtree)) return;  // e.g. "HUGZ..." keys seen through the HUGZ topic
   if (phase_ == Phase::kLive) {
+    // Within a server's stream a whole-map client sees every sequence; a
+    // jump means the server dropped updates for us (we were slow).
+    std::uint64_t last = state_.sequence();
+    if (options_.subtree.empty() && msg.sequence > last + 1) return on_gap();
     if (auto change = state_.apply(msg)) notify({*change});
     return;
   }
@@ -330,14 +341,29 @@ void CloneAgent::handle_reply(chp::SnapshotReply reply) {
     sync_.add_entry(std::move(*entry));
     return;
   }
-  load_snapshot(std::get<chp::Kthxbai>(reply).sequence);
+  const auto& done = std::get<chp::Kthxbai>(reply);
+  bool resumed = false;
+  if (auto props = chp::parse_properties(done.properties)) {
+    for (const auto& [name, value] : *props) {
+      if (name == chp::kHistoryFromProperty) resumable_ = true;  // a zstored: it reads the resume frame
+      if (name == chp::kResumedProperty && value == "1") resumed = true;
+    }
+  }
+  load_snapshot(done.sequence, resumed);
 }
 
-void CloneAgent::load_snapshot(std::uint64_t sequence) {
+void CloneAgent::load_snapshot(std::uint64_t sequence, bool resumed) {
   dealer_.close();
   phase_ = Phase::kLive;
-  LoadedSnapshot snapshot = sync_.finish(sequence);
+  LoadedSnapshot snapshot = sync_.finish(sequence, resumed);
   notify(state_.load(snapshot));
+}
+
+// Updates were lost on the way: a new session on the same server resumes
+// from our sequence (or takes a snapshot when the server cannot resume).
+void CloneAgent::on_gap() {
+  state_.update_stats([](ClientStats& s) { ++s.gaps; });
+  start_session(current_, SessionCause::kResync);
 }
 
 // ---------------------------------------------------------------------------

@@ -71,7 +71,8 @@ class CloneAgent {
   void handle_update(protocol::chp::Update update);
   void handle_kvpub(protocol::chp::KvMsg msg);
   void handle_reply(protocol::chp::SnapshotReply reply);
-  void load_snapshot(std::uint64_t sequence);
+  void load_snapshot(std::uint64_t sequence, bool resumed);
+  void on_gap();
 
   void start_session(std::size_t index, SessionCause cause);
   void send_request();
@@ -108,6 +109,7 @@ class CloneAgent {
   std::chrono::milliseconds request_wait_{0};  // silence allowed for the outstanding request
   std::chrono::milliseconds next_wait_{0};     // for the next one (doubling)
   std::optional<Clock::time_point> flush_retry_;
+  bool resumable_ = false;  // a server of the list announced history-from
 };
 
 }  // namespace zstore::client

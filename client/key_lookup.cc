@@ -32,7 +32,7 @@ Request ask(zmq::context_t& ctx, const ServerEndpoints& server, std::string_view
   Request r{zmq::socket_t(ctx, zmq::socket_type::dealer), {}};
   r.dealer.set(zmq::sockopt::linger, 0);
   r.dealer.connect(server.snapshot);
-  const auto frames = chp::encode_icanhaz({std::string(key)});
+  const auto frames = chp::encode_icanhaz({std::string(key), std::nullopt});
   for (std::size_t i = 0; i < frames.size(); ++i) {
     r.dealer.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
   }

@@ -23,6 +23,23 @@ std::vector<Change> LocalMap::replace(const std::map<std::string, chp::KvMsg>& s
   return changes;
 }
 
+std::vector<Change> LocalMap::merge(const std::map<std::string, chp::KvMsg>& updates, std::uint64_t sequence,
+                                    ChangeSource source) {
+  std::vector<Change> changes;
+  for (const auto& [key, msg] : updates) {
+    if (msg.body.empty()) {
+      if (entries_.erase(key) > 0) changes.push_back({key, "", msg.sequence, msg.properties, true, source});
+      continue;
+    }
+    auto old = entries_.find(key);
+    bool same = old != entries_.end() && old->second.value == msg.body && old->second.properties == msg.properties;
+    if (!same) changes.push_back({key, msg.body, msg.sequence, msg.properties, false, source});
+    entries_.insert_or_assign(key, Entry{msg.body, msg.properties, msg.sequence});
+  }
+  sequence_ = sequence;
+  return changes;
+}
+
 LocalMap::Applied LocalMap::apply(const chp::KvMsg& update) {
   if (update.sequence <= sequence_) return {Outcome::kStale, std::nullopt};
   sequence_ = update.sequence;

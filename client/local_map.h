@@ -25,6 +25,12 @@ class LocalMap {
   std::vector<Change> replace(const std::map<std::string, protocol::chp::KvMsg>& snapshot, std::uint64_t sequence,
                               ChangeSource source);
 
+  // Applies a resume on top of the map: each update (the latest per key; an
+  // empty body deletes), then the map reflects `sequence`. Returns the
+  // changes.
+  std::vector<Change> merge(const std::map<std::string, protocol::chp::KvMsg>& updates, std::uint64_t sequence,
+                            ChangeSource source);
+
   enum class Outcome : std::uint8_t { kApplied, kStale };
   struct Applied {
     Outcome outcome = Outcome::kStale;

@@ -36,6 +36,19 @@ struct Options {
   std::chrono::milliseconds snapshot_retry_initial{100};
   std::chrono::milliseconds snapshot_retry_max{2000};
 
+  // Resume (docs/chp-extensions.md): after a failover, reconnect or gap,
+  // ask for only the updates after our last applied sequence, once a server
+  // of the list has announced that it keeps a history (KTHXBAI
+  // "history-from"); the full snapshot otherwise. Turn it off for a server
+  // list that mixes zstored with a reference clone server (which misreads
+  // the extra request frame).
+  bool resume = true;
+
+  // Updates the subscriber queues while the application is slow; past it
+  // the server drops updates for us and the client detects the gap by
+  // sequence and resumes (or takes a snapshot). Bounds the client's memory.
+  int max_queued_updates = 100000;
+
   // Called on the client's background thread for every change to the local
   // map, after the map was updated. It may call the client's read methods;
   // it must not block for long. Exceptions it throws are counted and dropped.

@@ -21,8 +21,8 @@ bool SnapshotSync::buffer_update(chp::KvMsg update) {
   return true;
 }
 
-LoadedSnapshot SnapshotSync::finish(std::uint64_t sequence) {
-  LoadedSnapshot out{std::move(entries_), sequence, std::move(updates_)};
+LoadedSnapshot SnapshotSync::finish(std::uint64_t sequence, bool resumed) {
+  LoadedSnapshot out{std::move(entries_), sequence, resumed, std::move(updates_)};
   entries_.clear();
   updates_.clear();
   return out;

@@ -20,8 +20,11 @@ inline bool in_subtree(std::string_view key, std::string_view subtree) { return 
 
 // A complete snapshot plus the updates received while it was in flight.
 struct LoadedSnapshot {
+  // The latest entry per key; with resumed, the updates after our sequence
+  // (an empty body deletes the key) to apply on top of the map we have.
   std::map<std::string, protocol::chp::KvMsg> entries;
   std::uint64_t sequence = 0;
+  bool resumed = false;
   std::vector<protocol::chp::KvMsg> updates;  // in arrival order
 };
 
@@ -41,7 +44,7 @@ class SnapshotSync {
   [[nodiscard]] bool buffer_update(protocol::chp::KvMsg update);
 
   // KTHXBAI: hands over everything collected; the object is then empty.
-  LoadedSnapshot finish(std::uint64_t sequence);
+  LoadedSnapshot finish(std::uint64_t sequence, bool resumed = false);
 
  private:
   std::string subtree_;

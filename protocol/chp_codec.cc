@@ -112,10 +112,18 @@ DecodeResult<std::uint64_t> ttl_seconds(std::string_view properties, const Limit
 bool is_reserved_key(std::string_view key) { return key == kHugz || key == kKthxbai || key == kIcanhaz; }
 
 DecodeResult<Icanhaz> decode_icanhaz(FrameViews frames, const Limits& limits) {
-  if (auto e = check_frame_count(frames, 2, "ICANHAZ?")) return *e;
+  if (frames.size() != 3) {
+    if (auto e = check_frame_count(frames, 2, "ICANHAZ?")) return *e;
+  }
   if (frames[0] != kIcanhaz) return error(K::kUnknownId, "snapshot request is not ICANHAZ?");
   if (frames[1].size() > limits.max_key_bytes) return error(K::kTooLarge, "subtree exceeds key size limit");
-  return Icanhaz{std::string(frames[1])};
+  Icanhaz req{std::string(frames[1]), std::nullopt};
+  if (frames.size() == 3) {
+    auto after = decode_sequence(frames[2]);
+    if (!after) return after.error();
+    req.resume_after = *after;
+  }
+  return req;
 }
 
 DecodeResult<KvMsg> decode_kvset(FrameViews frames, const Limits& limits) {
@@ -170,7 +178,15 @@ KvMsgFrames::KvMsgFrames(std::string_view key, std::uint64_t sequence, std::stri
   }
 }
 
-Frames encode_icanhaz(const Icanhaz& msg) { return {std::string(kIcanhaz), msg.subtree}; }
+Frames encode_icanhaz(const Icanhaz& msg) {
+  Frames frames{std::string(kIcanhaz), msg.subtree};
+  if (msg.resume_after) {
+    std::string after;
+    put_be<std::uint64_t>(after, *msg.resume_after);
+    frames.push_back(std::move(after));
+  }
+  return frames;
+}
 
 Frames encode_kvmsg(const KvMsg& msg) {
   return {msg.key, encode_sequence(msg.sequence), msg.uuid, msg.properties, msg.body};

@@ -34,6 +34,9 @@ inline constexpr std::string_view kExpiresAtProperty = "expires-at";
 // And, in a RECONCILE? reply, when the update reached the pair (ms since the
 // Unix epoch): the hand-over's last-writer-wins clock.
 inline constexpr std::string_view kWrittenAtProperty = "written-at";
+// KTHXBAI properties of a resume (docs/chp-extensions.md).
+inline constexpr std::string_view kHistoryFromProperty = "history-from";
+inline constexpr std::string_view kResumedProperty = "resumed";
 inline constexpr std::string_view kHugz = "HUGZ";
 inline constexpr std::size_t kUuidSize = 16;
 inline constexpr std::size_t kSequenceSize = 8;
@@ -51,6 +54,9 @@ struct KvMsg {
 
 struct Icanhaz {
   std::string subtree;  // key prefix; empty = whole map
+  // zstore's resume (docs/chp-extensions.md): the requester's last applied
+  // sequence, sent as an optional third frame (8 bytes, big-endian).
+  std::optional<std::uint64_t> resume_after;
   bool operator==(const Icanhaz&) const = default;
 };
 

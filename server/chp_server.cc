@@ -224,7 +224,14 @@ void ChpServer::serve_snapshot_requests() {
       continue;
     }
     if (!accept_vote()) continue;  // a non-active server ignores clients: they fail over
-    if (!snapshots_.start(identity, req->subtree, store_.snapshot(req->subtree), kthxbai_properties(), peer)) {
+    // A client that names its last sequence gets only what came after it,
+    // when our history holds that (docs/chp-extensions.md, "Resume").
+    std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+    if (req->resume_after && !peer) cursor = store_.resume_after(*req->resume_after, req->subtree);
+    bool resumed = cursor != nullptr;
+    if (resumed) metrics_.resumes.fetch_add(1, std::memory_order_relaxed);
+    if (!cursor) cursor = store_.snapshot(req->subtree);
+    if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer)) {
       std::uint64_t suppressed = 0;
       if (bad_input_log_.allow(&suppressed)) spdlog::warn("snapshot request refused: too many snapshots running");
     }

@@ -104,7 +104,8 @@ class ChpServer {
   void maybe_reconcile();
   void finish_reconcile();
   void serve_reconcile(const std::string& identity, const ReceivedMessage& msg);
-  std::string kthxbai_properties() const;
+  // epochs, history-from, and resumed=1 for a resume (docs/chp-extensions.md).
+  std::string kthxbai_properties(bool resumed = false) const;
   // Persists writes and, only if that succeeded, publishes them.
   void commit_and_publish(std::vector<storage::ChpWrite>& writes);
   void publish(const storage::ChpWrite& w);

@@ -106,8 +106,13 @@ void ChpServer::send_ha_state() {
   ha_link_->send_state(me);
 }
 
-std::string ChpServer::kthxbai_properties() const {
-  return chp::format_properties({{"epochs", storage::format_epochs(store_.epochs())}});
+std::string ChpServer::kthxbai_properties(bool resumed) const {
+  std::vector<chp::Property> props{{"epochs", storage::format_epochs(store_.epochs())}};
+  if (store_.history_from() != UINT64_MAX && store_.keeps_history()) {
+    props.emplace_back(chp::kHistoryFromProperty, std::to_string(store_.history_from()));
+  }
+  if (resumed) props.emplace_back(chp::kResumedProperty, "1");
+  return chp::format_properties(props);
 }
 
 // Whether a passive may replace its map: it is incomplete anyway, holds

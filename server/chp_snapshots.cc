@@ -57,7 +57,10 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
                                       std::size_t* sent) {
   for (std::size_t i = 0; i < quota; ++i) {
     if (!s.pending) {
-      if (!s.cursor->next(&s.record)) break;  // reuses the record's buffers
+      if (!s.cursor->next(&s.record)) {  // reuses the record's buffers
+        if (s.cursor->paused()) return Step::kContinue;
+        break;
+      }
       s.pending = true;
     }
     const auto& r = s.record;
@@ -79,6 +82,7 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
     s.pending = true;
     return Step::kContinue;
   }
+  if (s.cursor->paused()) return Step::kContinue;
   if (!s.cursor->status().ok()) {
     spdlog::error("snapshot aborted: {}", s.cursor->status().message());
     return Step::kAborted;

@@ -6,8 +6,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <stdexcept>
 
 #include <zmq.hpp>
@@ -88,6 +90,19 @@ int wait_for_signal() {
   return sig;
 }
 
+// A standalone server's new map starts its first epoch at the clock
+// (chp_epochs.h) with a random salt rather than at 0, so its sequences are
+// its own: a client resuming from another server's sequence
+// (docs/chp-extensions.md) is never taken for one of ours. (A pair's
+// members start clock-based epochs at every takeover.)
+storage::Status start_own_history(storage::ChpStore& store) {
+  if (store.last_sequence() != 0 || store.epochs().size() != 1) return storage::Status::Ok();
+  std::random_device random;
+  std::uint64_t salt = random() & ((1u << 20) - 1);
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+  return store.begin_epoch(0, static_cast<std::uint64_t>(now.count()), salt);
+}
+
 int run(const ServerOptions& o) {
   // Block the stop signals in every thread; main waits for them.
   sigset_t set;
@@ -105,6 +120,10 @@ int run(const ServerOptions& o) {
   }
   std::unique_ptr<storage::ChpStore> chp_store;
   if (auto s = storage::ChpStore::Open(db.get(), &chp_store, o.chp_history); !s.ok()) {
+    spdlog::critical("cannot start: {}", s.message());
+    return 1;
+  }
+  if (auto s = o.ha.empty() ? start_own_history(*chp_store) : storage::Status::Ok(); !s.ok()) {
     spdlog::critical("cannot start: {}", s.message());
     return 1;
   }

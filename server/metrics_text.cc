@@ -49,6 +49,8 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
           get(m.write_failures));
   counter(w, "zstore_chp_loop_errors_total", "CHP reactor events that failed, were logged and skipped",
           get(m.loop_errors));
+  counter(w, "zstore_chp_resumes_total", "CHP snapshot requests answered with the updates after the client's sequence",
+          get(m.resumes));
   counter(w, "zstore_chp_ha_handed_over_total", "CHP updates taken over from the HA peer before it resynced",
           get(m.handed_over));
   counter(w, "zstore_chp_ha_handovers_incomplete_total",

@@ -64,4 +64,11 @@ std::uint64_t common_point(const ChpEpochs& a, const ChpEpochs& b) {
   return common;
 }
 
+bool contains_sequence(const ChpEpochs& epochs, std::uint64_t sequence) {
+  for (const auto& e : epochs) {
+    if (e.base <= sequence && sequence <= e.last) return true;
+  }
+  return false;
+}
+
 }  // namespace zstore::storage

@@ -48,4 +48,8 @@ std::optional<ChpEpochs> parse_epochs(std::string_view text);
 // 0 when they share no epoch.
 std::uint64_t common_point(const ChpEpochs& a, const ChpEpochs& b);
 
+// Whether sequence is a point of this history: some epoch has
+// base <= sequence <= last (an epoch's base is the state it started from).
+bool contains_sequence(const ChpEpochs& epochs, std::uint64_t sequence);
+
 }  // namespace zstore::storage

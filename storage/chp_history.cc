@@ -16,8 +16,8 @@ rocksdb::Slice slice(std::string_view s) { return rocksdb::Slice(s.data(), s.siz
 
 class HistoryCursor final : public ChpSnapshotCursor {
  public:
-  HistoryCursor(Database* db, std::uint64_t after, std::uint64_t last)
-      : db_(db), snapshot_(db->db()->GetSnapshot()), last_(last) {
+  HistoryCursor(Database* db, std::uint64_t after, std::uint64_t last, std::string_view prefix)
+      : db_(db), snapshot_(db->db()->GetSnapshot()), last_(last), prefix_(prefix) {
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot_;
     ro.fill_cache = false;
@@ -39,27 +39,36 @@ class HistoryCursor final : public ChpSnapshotCursor {
   std::uint64_t sequence() const override { return last_; }
 
   bool next(ChpRecord* out) override {
-    if (!status_.ok() || !it_->Valid()) {
-      if (status_.ok() && !it_->status().ok()) status_ = Status::Error("history read: " + it_->status().ToString());
-      return false;
+    paused_ = false;
+    for (std::size_t skipped = 0; status_.ok() && it_->Valid(); ++skipped) {
+      if (skipped == kMaxSkipped) {
+        paused_ = true;
+        return false;
+      }
+      std::string_view value(it_->value().data(), it_->value().size());
+      if (it_->key().size() != 8 || !decode_history(value, out)) {
+        status_ = Status::Error("corrupt CHP history entry");
+        return false;
+      }
+      it_->Next();
+      if (out->key.starts_with(prefix_)) return true;
     }
-    std::string_view value(it_->value().data(), it_->value().size());
-    if (it_->key().size() != 8 || !decode_history(value, out)) {
-      status_ = Status::Error("corrupt CHP history entry");
-      return false;
-    }
-    it_->Next();
-    return true;
+    if (status_.ok() && !it_->status().ok()) status_ = Status::Error("history read: " + it_->status().ToString());
+    return false;
   }
 
+  bool paused() const override { return paused_; }
   Status status() const override { return status_; }
 
  private:
   Database* db_;
   const rocksdb::Snapshot* snapshot_;
   std::uint64_t last_;
+  std::string prefix_;
   std::unique_ptr<rocksdb::Iterator> it_;
   Status status_ = Status::Ok();
+  bool paused_ = false;
+  static constexpr std::size_t kMaxSkipped = 4096;
 };
 
 }  // namespace
@@ -89,8 +98,9 @@ bool decode_history(std::string_view bytes, ChpRecord* out) {
   return decode_chp_entry(bytes.substr(12 + len), &out->entry);
 }
 
-std::unique_ptr<ChpSnapshotCursor> history_cursor(Database* db, std::uint64_t after, std::uint64_t last) {
-  return std::make_unique<HistoryCursor>(db, after, last);
+std::unique_ptr<ChpSnapshotCursor> history_cursor(Database* db, std::uint64_t after, std::uint64_t last,
+                                                  std::string_view prefix) {
+  return std::make_unique<HistoryCursor>(db, after, last, prefix);
 }
 
 }  // namespace zstore::storage

@@ -33,8 +33,11 @@ void put_history(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequenc
 // Decodes a history value into *out; false when malformed.
 bool decode_history(std::string_view bytes, ChpRecord* out);
 
-// A cursor over the history entries with sequence > after, in sequence
-// order, at a consistent point in time; sequence() reports `last`.
-std::unique_ptr<ChpSnapshotCursor> history_cursor(Database* db, std::uint64_t after, std::uint64_t last);
+// A cursor over the history entries with sequence > after and a key that
+// starts with prefix, in sequence order, at a consistent point in time;
+// sequence() reports `last`. It pauses (ChpSnapshotCursor::paused) after
+// skipping a few thousand entries outside prefix, so no call runs long.
+std::unique_ptr<ChpSnapshotCursor> history_cursor(Database* db, std::uint64_t after, std::uint64_t last,
+                                                  std::string_view prefix = {});
 
 }  // namespace zstore::storage

@@ -226,6 +226,16 @@ std::unique_ptr<ChpSnapshotCursor> ChpStore::history_after(std::uint64_t after) 
   return history_cursor(db_, after, last_sequence_);
 }
 
+bool ChpStore::keeps_history() const {
+  return history_max_ > 0 && db_->handle(Column::kChpHistory) != nullptr;
+}
+
+std::unique_ptr<ChpSnapshotCursor> ChpStore::resume_after(std::uint64_t after, std::string_view prefix) {
+  if (after > last_sequence_ || !contains_sequence(epochs_, after)) return nullptr;
+  if (after < history_from_ || !keeps_history()) return nullptr;
+  return history_cursor(db_, after, last_sequence_, prefix);
+}
+
 Status ChpStore::get(std::string_view key, ChpEntry* entry, bool* found) {
   std::string bytes;
   rocksdb::Status s = db_->db()->Get(rocksdb::ReadOptions(), db_->handle(Column::kChpMap), slice(key), &bytes);

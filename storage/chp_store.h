@@ -58,8 +58,12 @@ class ChpSnapshotCursor {
   virtual ~ChpSnapshotCursor() = default;
   // The last sequence applied when the view was taken.
   virtual std::uint64_t sequence() const = 0;
-  // Fills *out with the next record; false at the end or on error.
+  // Fills *out with the next record; false at the end, on error, or when
+  // paused.
   virtual bool next(ChpRecord* out) = 0;
+  // After next() returned false: it only yielded (a long run of records it
+  // skipped); call next() again later.
+  virtual bool paused() const { return false; }
   // Ok unless iteration stopped on a read error or a corrupt entry.
   virtual Status status() const = 0;
 };
@@ -118,9 +122,15 @@ class ChpStore {
   // The history holds every update after history_from() (see
   // history_after); UINT64_MAX while a follower reloads.
   std::uint64_t history_from() const { return history_from_; }
+  bool keeps_history() const;
   // The updates after `after` in sequence order (deletes with an empty
   // value), or null when the history does not reach back to it.
   std::unique_ptr<ChpSnapshotCursor> history_after(std::uint64_t after);
+  // For a client that applied this map's history up to `after`: the updates
+  // after it with a key in prefix. Null unless `after` is a point of our
+  // epochs (chp_epochs.h contains_sequence), at or below our last sequence,
+  // and the history reaches back to it; the client then needs a snapshot.
+  std::unique_ptr<ChpSnapshotCursor> resume_after(std::uint64_t after, std::string_view prefix);
 
   // Whether this map is a complete copy (false while a follower reloads).
   Status set_synced(bool synced);

@@ -346,7 +346,7 @@ void ServerHarness::on_update(const chp::Update& update) {
 // every reply on the way.
 void ServerHarness::sync_snapshots(bool exact) {
   std::string subtree = "\xff\xfe" "fuzz-snapshot-" + std::to_string(++sentinels_);
-  send_frames(chp_dealer_, chp::encode_icanhaz({subtree}));
+  send_frames(chp_dealer_, chp::encode_icanhaz({subtree, std::nullopt}));
   outstanding_.insert(subtree);
   auto deadline = now_ms() + 20000;
   while (now_ms() < deadline) {

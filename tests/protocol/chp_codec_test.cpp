@@ -115,14 +115,14 @@ void expect_kv_round_trip(const chp::KvMsg& msg) {
 
 BOOST_AUTO_TEST_CASE(icanhaz_round_trips_with_and_without_subtree) {
   for (const std::string subtree : {"", "/a/", "/deep/sub/tree/"}) {
-    Frames frames = chp::encode_icanhaz({subtree});
+    Frames frames = chp::encode_icanhaz({subtree, std::nullopt});
     BOOST_REQUIRE_EQUAL(frames.size(), 2u);
     BOOST_CHECK_EQUAL(frames[0], "ICANHAZ?");
     BOOST_CHECK_EQUAL(frames[1], subtree);
     auto v = views(frames);
     auto decoded = chp::decode_icanhaz(v);
     BOOST_REQUIRE_MESSAGE(decoded.ok(), failure(decoded));
-    BOOST_CHECK(*decoded == chp::Icanhaz{subtree});
+    BOOST_CHECK(*decoded == (chp::Icanhaz{subtree, std::nullopt}));
   }
 }
 
@@ -309,7 +309,7 @@ BOOST_AUTO_TEST_CASE(wrong_frame_counts_are_rejected_by_every_decoder) {
     Frames frames(five.begin(), five.begin() + static_cast<std::ptrdiff_t>(std::min(n, five.size())));
     while (frames.size() < n) frames.emplace_back("extra");
     BOOST_TEST_CONTEXT(n << " frames") {
-      if (n != 2) expect_error(Decoder::kIcanhaz, frames, DecodeErrorKind::kFrameCount);
+      if (n != 2 && n != 3) expect_error(Decoder::kIcanhaz, frames, DecodeErrorKind::kFrameCount);
       if (n != 5) expect_kv_error(frames, DecodeErrorKind::kFrameCount);
     }
   }
@@ -398,7 +398,7 @@ BOOST_AUTO_TEST_CASE(oversized_fields_are_rejected_against_limits) {
     expect_kv_error(kv_frames({"k", 1, "", "owner=abcde\n", "v"}), DecodeErrorKind::kTooLarge, limits);
   }
   BOOST_TEST_CONTEXT("icanhaz subtree") {
-    expect_error(Decoder::kIcanhaz, chp::encode_icanhaz({std::string(9, 's')}), DecodeErrorKind::kTooLarge,
+    expect_error(Decoder::kIcanhaz, chp::encode_icanhaz({std::string(9, 's'), std::nullopt}), DecodeErrorKind::kTooLarge,
                  limits);
   }
   BOOST_TEST_CONTEXT("exactly at the limits") {
@@ -412,7 +412,24 @@ BOOST_AUTO_TEST_CASE(oversized_fields_are_rejected_against_limits) {
 
 BOOST_AUTO_TEST_CASE(icanhaz_of_one_frame_is_rejected) {
   expect_error(Decoder::kIcanhaz, {"ICANHAZ?"}, DecodeErrorKind::kFrameCount);
-  expect_error(Decoder::kIcanhaz, {"ICANHAZ?", "", ""}, DecodeErrorKind::kFrameCount);
+  expect_error(Decoder::kIcanhaz, {"ICANHAZ?", "", "", ""}, DecodeErrorKind::kFrameCount);
+}
+
+// zstore's resume: a third frame is the requester's last sequence, 8 bytes.
+BOOST_AUTO_TEST_CASE(icanhaz_with_a_resume_sequence_round_trips) {
+  Frames frames = chp::encode_icanhaz({"/a/", 0x0102030405060708ull});
+  BOOST_REQUIRE_EQUAL(frames.size(), 3u);
+  BOOST_CHECK_EQUAL(frames[2], std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
+  auto v = views(frames);
+  auto decoded = chp::decode_icanhaz(v);
+  BOOST_REQUIRE_MESSAGE(decoded.ok(), failure(decoded));
+  BOOST_CHECK(*decoded == (chp::Icanhaz{"/a/", 0x0102030405060708ull}));
+  BOOST_CHECK_EQUAL(chp::encode_icanhaz({"/a/", std::nullopt}).size(), 2u);  // no resume: the reference request
+}
+
+BOOST_AUTO_TEST_CASE(icanhaz_resume_frame_must_be_a_sequence) {
+  expect_error(Decoder::kIcanhaz, {"ICANHAZ?", "", ""}, DecodeErrorKind::kBadField);
+  expect_error(Decoder::kIcanhaz, {"ICANHAZ?", "", "1234567"}, DecodeErrorKind::kBadField);
 }
 
 BOOST_AUTO_TEST_CASE(icanhaz_with_the_wrong_command_is_rejected) {

@@ -282,7 +282,7 @@ BOOST_AUTO_TEST_CASE(stalled_snapshot_reader_does_not_block_other_clients) {
   stalled.set(zmq::sockopt::rcvhwm, 10);
   stalled.set(zmq::sockopt::linger, 0);
   stalled.connect(s.zstored.chp_endpoint());
-  auto req = chp::encode_icanhaz({""});
+  auto req = chp::encode_icanhaz({"", std::nullopt});
   stalled.send(zmq::buffer(req[0]), zmq::send_flags::sndmore);
   stalled.send(zmq::buffer(req[1]), zmq::send_flags::none);
 

@@ -46,3 +46,9 @@ BOOST_AUTO_TEST_CASE(clock_base_orders_by_time_and_separates_the_members) {
   BOOST_CHECK_LT(epoch_clock_base(t, 0), epoch_clock_base(t, 1u << 21));
   BOOST_CHECK_LT(epoch_clock_base(t + 60ull * 365 * 86'400'000, 0), 1ull << 63);  // signed 64-bit safe until 2087
 }
+
+BOOST_AUTO_TEST_CASE(contains_sequence_is_true_from_each_base_to_its_last) {
+  zstore::storage::ChpEpochs e = {{0, 10}, {100, 120}};
+  for (std::uint64_t s : {0, 5, 10, 100, 101, 120}) BOOST_CHECK_MESSAGE(zstore::storage::contains_sequence(e, s), s);
+  for (std::uint64_t s : {11, 99, 121}) BOOST_CHECK_MESSAGE(!zstore::storage::contains_sequence(e, s), s);
+}

@@ -23,7 +23,7 @@ SnapshotTiming time_snapshot(zmq::context_t& context, const std::string& endpoin
   dealer.connect(endpoint);
   SnapshotTiming timing;
   timing.start_ns = now_ns();
-  send_frames(dealer, chp::encode_icanhaz({subtree}));
+  send_frames(dealer, chp::encode_icanhaz({subtree, std::nullopt}));
   auto deadline = Clock::now() + std::chrono::seconds(300);
   zmq::message_t first;
   while (true) {

@@ -57,7 +57,7 @@ bool wait_chp_ready(const ServerPorts& ports, std::chrono::milliseconds timeout,
     dealer.set(zmq::sockopt::linger, 0);
     dealer.connect(ports.endpoint(ports.chp));
     // A subtree no benchmark key has: the answer is just KTHXBAI.
-    send_frames(dealer, chp::encode_icanhaz({"\x01ready?"}));
+    send_frames(dealer, chp::encode_icanhaz({"\x01ready?", std::nullopt}));
     zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
     if (zmq::poll(&item, 1, std::chrono::milliseconds(200)) > 0) return true;
   }

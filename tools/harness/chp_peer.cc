@@ -62,7 +62,17 @@ std::string ChpPeer::set(const std::string& key, const std::string& value, const
 }
 
 std::optional<ChpSnapshot> ChpPeer::snapshot(const std::string& subtree, std::chrono::milliseconds timeout) {
-  send_snapshot_port(chp::encode_icanhaz({subtree}));
+  send_snapshot_port(chp::encode_icanhaz({subtree, std::nullopt}));
+  return collect_snapshot(timeout);
+}
+
+std::optional<ChpSnapshot> ChpPeer::resume(const std::string& subtree, std::uint64_t after,
+                                           std::chrono::milliseconds timeout) {
+  send_snapshot_port(chp::encode_icanhaz({subtree, after}));
+  return collect_snapshot(timeout);
+}
+
+std::optional<ChpSnapshot> ChpPeer::collect_snapshot(std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   ChpSnapshot snap;
   while (true) {
@@ -74,10 +84,12 @@ std::optional<ChpSnapshot> ChpPeer::snapshot(const std::string& subtree, std::ch
     if (auto* done = std::get_if<chp::Kthxbai>(&reply.value())) {
       snap.sequence = done->sequence;
       snap.subtree = done->subtree;
+      snap.properties = done->properties;
       return snap;
     }
     auto& kv = std::get<chp::KvMsg>(reply.value());
     snap.entries[kv.key] = kv;
+    snap.in_order.push_back(kv);
   }
 }
 

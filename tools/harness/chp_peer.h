@@ -20,6 +20,8 @@ struct ChpSnapshot {
   std::map<std::string, protocol::chp::KvMsg> entries;
   std::uint64_t sequence = 0;
   std::string subtree;  // from KTHXBAI frame 4
+  std::string properties;  // from KTHXBAI frame 5 (zstore's extensions)
+  std::vector<protocol::chp::KvMsg> in_order;  // every KVSYNC as received
 };
 
 class ChpPeer {
@@ -37,6 +39,9 @@ class ChpPeer {
   // ICANHAZ? then collect until KTHXBAI; nullopt on time-out.
   std::optional<ChpSnapshot> snapshot(const std::string& subtree = "",
                                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // The same with zstore's resume frame: the last sequence applied.
+  std::optional<ChpSnapshot> resume(const std::string& subtree, std::uint64_t after,
+                                    std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // Next KVPUB or HUGZ from the publisher, skipping nothing.
   std::optional<protocol::chp::Update> next_update(std::chrono::milliseconds timeout);
@@ -48,6 +53,8 @@ class ChpPeer {
   bool wait_connected(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
  private:
+  std::optional<ChpSnapshot> collect_snapshot(std::chrono::milliseconds timeout);
+
   zmq::socket_t dealer_;
   zmq::socket_t sub_;
   zmq::socket_t pub_;

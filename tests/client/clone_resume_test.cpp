@@ -1,0 +1,170 @@
+// Resume (docs/chp-extensions.md) through real zstored processes: after a
+// Binary Star failover a resuming client and one that takes full snapshots
+// end with the same map, key by key, with the sets, deletes and TTL
+// expiries of the outage; a whole-map client pushed past the publisher's
+// high-water mark detects the gap and catches up.
+#include <signal.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/clone_client.h"
+#include "tests/support/chp_peer.h"
+#include "tests/support/zstored.h"
+
+using namespace std::chrono_literals;
+using zstore::client::Change;
+using zstore::client::CloneClient;
+using zstore::testing::ChpPeer;
+using zstore::testing::ChpSnapshot;
+using zstore::testing::wait_until;
+using zstore::testing::Zstored;
+
+namespace {
+
+std::string base(const Zstored& z) { return "tcp://127.0.0.1:" + std::to_string(z.chp_port()); }
+
+zstore::client::Options options(std::vector<std::string> servers, bool resume) {
+  zstore::client::Options o;
+  o.servers = std::move(servers);
+  o.failover_timeout = 1000ms;
+  o.snapshot_retry_max = 500ms;
+  o.resume = resume;
+  return o;
+}
+
+std::map<std::string, std::string> values(const ChpSnapshot& snap) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, kv] : snap.entries) {
+    if (!kv.body.empty()) out[key] = kv.body;
+  }
+  return out;
+}
+
+struct HaPair {
+  Zstored primary{{"--hugz-interval-ms", "200", "--ha-heartbeat-ms", "200"}};
+  Zstored backup{{"--hugz-interval-ms", "200", "--ha-heartbeat-ms", "200"}};
+
+  HaPair() {
+    std::uint16_t ha = zstore::testing::free_port_range(2);
+    auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
+    primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp", base(backup)});
+    backup.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp", base(primary)});
+    BOOST_REQUIRE(primary.start());
+    BOOST_REQUIRE(backup.start());
+    BOOST_REQUIRE(wait_until(
+        [&] {
+          zmq::context_t ctx;
+          return ChpPeer(ctx, "tcp://127.0.0.1", primary.chp_port()).snapshot("", 300ms).has_value();
+        },
+        5s));
+    BOOST_REQUIRE(wait_until([&] { return backup.ha_follower_synced(); }));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(resume_after_failover_ends_with_the_same_map_as_a_full_snapshot) {
+  HaPair pair;
+  std::vector<std::string> servers{base(pair.primary), base(pair.backup)};
+  CloneClient writer(options(servers, false));
+  BOOST_REQUIRE(writer.wait_synced(10s));
+  for (int i = 0; i < 200; ++i) writer.set("/k" + std::to_string(i), "a" + std::to_string(i));
+  for (int i = 0; i < 10; ++i) writer.set("/t" + std::to_string(i), "short-lived", 1);
+  BOOST_REQUIRE(writer.wait_published(writer.set("/marker", "1"), 10s));
+
+  CloneClient resuming(options(servers, true));
+  CloneClient full(options(servers, false));
+  BOOST_REQUIRE(resuming.wait_synced(10s));
+  BOOST_REQUIRE(full.wait_synced(10s));
+  BOOST_REQUIRE(resuming.wait_for([&] { return resuming.get("/t9").has_value(); }, 5s));
+  {
+    // A HUGZ after the last update: the passive has had it for a while.
+    zmq::context_t ctx;
+    ChpPeer probe(ctx, "tcp://127.0.0.1", pair.primary.chp_port());
+    BOOST_REQUIRE(wait_until([&] {
+      auto u = probe.next_update(300ms);
+      auto* h = u ? std::get_if<zstore::protocol::chp::Hugz>(&*u) : nullptr;
+      return h && h->sequence >= resuming.sequence();
+    }));
+  }
+
+  // The outage: the primary dies; sets and deletes reach only the backup's
+  // pending list (applied when it takes over) and the ttls run out.
+  pair.primary.kill(SIGKILL);
+  for (int i = 0; i < 50; ++i) writer.set("/k" + std::to_string(i), "b" + std::to_string(i));
+  for (int i = 50; i < 100; ++i) writer.erase("/k" + std::to_string(i));
+  auto last = writer.set("/marker", "2");
+
+  for (auto* c : {&resuming, &full}) {
+    BOOST_REQUIRE(c->wait_for([&] { return c->stats().failovers > 0 && c->synced(); }, 15s));
+  }
+  BOOST_REQUIRE(writer.wait_published(last, 15s));
+  zmq::context_t ctx;
+  ChpPeer reader(ctx, "tcp://127.0.0.1", pair.backup.chp_port());
+  BOOST_REQUIRE(wait_until([&] {
+    auto snap = reader.snapshot("", 2s);
+    return snap && snap->entries.count("/t0") == 0 && snap->entries.at("/marker").body == "2";
+  }, 10s));
+  auto snap = reader.snapshot("", 5s);
+  BOOST_REQUIRE(snap);
+  const auto expected = values(*snap);
+  BOOST_CHECK(full.wait_for([&] { return full.snapshot_map() == expected; }, 10s));
+  BOOST_CHECK(resuming.wait_for([&] { return resuming.snapshot_map() == expected; }, 10s));
+  BOOST_CHECK(resuming.snapshot_map() == full.snapshot_map());
+  BOOST_CHECK_EQUAL(resuming.get("/k10").value_or(""), "b10");
+  BOOST_CHECK(!resuming.get("/k60").has_value());
+  BOOST_CHECK(!resuming.get("/t3").has_value());
+  BOOST_CHECK_EQUAL(resuming.get("/k150").value_or(""), "a150");
+  BOOST_CHECK_GE(resuming.stats().resumes, 1u);
+  BOOST_CHECK_EQUAL(full.stats().resumes, 0u);
+}
+
+// A whole-map client whose application stalls: the server's publisher
+// drops updates for it past the high-water marks. When it reads again it
+// sees the sequence jump, resumes, and ends with the server's map.
+BOOST_AUTO_TEST_CASE(a_client_pushed_past_the_high_water_mark_detects_the_gap_and_catches_up) {
+  Zstored server;
+  BOOST_REQUIRE(server.start());
+  std::atomic<bool> stall{false};
+  std::atomic<bool> stalled{false};
+  auto o = options({base(server)}, true);
+  o.failover_timeout = 30s;  // the stall must not look like a dead server
+  o.max_queued_updates = 100;
+  o.on_change = [&](const Change&) {
+    while (stall) {
+      stalled = true;
+      std::this_thread::sleep_for(1ms);
+    }
+  };
+  CloneClient slow(o);
+  BOOST_REQUIRE(slow.wait_synced(10s));
+  CloneClient writer(options({base(server)}, true));
+  BOOST_REQUIRE(writer.wait_synced(10s));
+  BOOST_REQUIRE(writer.wait_published(writer.set("/first", "x"), 10s));
+  BOOST_REQUIRE(slow.wait_for([&] { return slow.get("/first").has_value(); }, 10s));
+
+  stall = true;
+  writer.set("/stall", "now");
+  BOOST_REQUIRE(wait_until([&] { return stalled.load(); }, 10s));
+  const std::string value(200, 'v');
+  std::string last;
+  for (int i = 0; i < 300000; ++i) last = writer.set("/k" + std::to_string(i), value);
+  BOOST_REQUIRE(writer.wait_published(last, 60s));
+  stall = false;
+
+  zmq::context_t ctx;
+  ChpPeer reader(ctx, "tcp://127.0.0.1", server.chp_port());
+  auto snap = reader.snapshot("", 20s);
+  BOOST_REQUIRE(snap);
+  const auto expected = values(*snap);
+  BOOST_CHECK(slow.wait_for([&] { return slow.snapshot_map() == expected; }, 30s));
+  BOOST_CHECK_GE(slow.stats().gaps, 1u);
+  BOOST_CHECK_GE(slow.stats().resumes, 1u);
+}

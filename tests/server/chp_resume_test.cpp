@@ -1,0 +1,150 @@
+// zstored's resume (docs/chp-extensions.md): an ICANHAZ? with the client's
+// last sequence gets only the updates after it, in sequence order, deletes
+// and expiries included, inside the subtree, then KTHXBAI with resumed=1;
+// a sequence the history does not cover gets the full snapshot.
+#include <boost/test/unit_test.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "protocol/chp_codec.h"
+#include "tests/support/chp_peer.h"
+#include "tests/support/zstored.h"
+
+using namespace std::chrono_literals;
+using zstore::testing::ChpPeer;
+using zstore::testing::ChpSnapshot;
+using zstore::testing::Zstored;
+namespace chp = zstore::protocol::chp;
+
+namespace {
+
+struct Server {
+  zmq::context_t ctx;
+  Zstored zstored;
+  explicit Server(std::vector<std::string> extra = {}) : zstored(std::move(extra)) {
+    BOOST_REQUIRE_MESSAGE(zstored.start(), "zstored did not start: " + zstored.log());
+  }
+  std::unique_ptr<ChpPeer> peer() {
+    auto p = std::make_unique<ChpPeer>(ctx, "tcp://127.0.0.1", zstored.chp_port());
+    BOOST_REQUIRE(p->wait_connected());
+    return p;
+  }
+};
+
+std::string property(const std::string& properties, const std::string& name) {
+  auto parsed = chp::parse_properties(properties);
+  if (!parsed) return {};
+  for (const auto& [n, v] : *parsed) {
+    if (n == name) return v;
+  }
+  return {};
+}
+
+std::vector<std::string> keys_in_order(const ChpSnapshot& s) {
+  std::vector<std::string> out;
+  for (const auto& kv : s.in_order) out.push_back(kv.key);
+  return out;
+}
+
+// The map a client holding `before` has after applying the resume.
+std::map<std::string, std::string> applied(std::map<std::string, std::string> before, const ChpSnapshot& resume) {
+  for (const auto& kv : resume.in_order) {
+    if (kv.body.empty()) {
+      before.erase(kv.key);
+    } else {
+      before[kv.key] = kv.body;
+    }
+  }
+  return before;
+}
+
+std::map<std::string, std::string> values(const ChpSnapshot& s) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, kv] : s.entries) out[k] = kv.body;
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(resume_sends_the_updates_after_the_sequence_in_order) {
+  Server s;
+  auto p = s.peer();
+  p->set("/a", "1");
+  p->set("/b", "2");
+  p->set("/x/c", "3");
+  BOOST_REQUIRE(p->wait_kvpub("/x/c", 5s));
+  auto before = p->snapshot("");
+  BOOST_REQUIRE(before);
+  BOOST_CHECK(!property(before->properties, "history-from").empty());
+  BOOST_CHECK(property(before->properties, "resumed").empty());
+
+  p->set("/b", "");  // delete
+  p->set("/d", "4");
+  p->set("/x/e", "5");
+  p->set("/a", "1b");
+  BOOST_REQUIRE(p->wait_kvpub("/a", 5s));
+  auto now = p->snapshot("");
+  BOOST_REQUIRE(now);
+
+  auto resumed = p->resume("", before->sequence);
+  BOOST_REQUIRE(resumed);
+  BOOST_CHECK_EQUAL(property(resumed->properties, "resumed"), "1");
+  BOOST_CHECK((keys_in_order(*resumed) == std::vector<std::string>{"/b", "/d", "/x/e", "/a"}));
+  BOOST_CHECK(resumed->in_order.at(0).body.empty());
+  BOOST_CHECK_EQUAL(resumed->sequence, now->sequence);
+  for (std::size_t i = 1; i < resumed->in_order.size(); ++i) {
+    BOOST_CHECK_GT(resumed->in_order[i].sequence, resumed->in_order[i - 1].sequence);
+  }
+  BOOST_CHECK(applied(values(*before), *resumed) == values(*now));
+
+  auto subtree = p->resume("/x/", before->sequence);
+  BOOST_REQUIRE(subtree);
+  BOOST_CHECK_EQUAL(property(subtree->properties, "resumed"), "1");
+  BOOST_CHECK((keys_in_order(*subtree) == std::vector<std::string>{"/x/e"}));
+
+  auto nothing = p->resume("", now->sequence);  // already current
+  BOOST_REQUIRE(nothing);
+  BOOST_CHECK_EQUAL(property(nothing->properties, "resumed"), "1");
+  BOOST_CHECK(nothing->in_order.empty());
+}
+
+BOOST_AUTO_TEST_CASE(resume_carries_expiries) {
+  Server s;
+  auto p = s.peer();
+  p->set("/lease", "held", "ttl=1\n");
+  BOOST_REQUIRE(p->wait_kvpub("/lease", 5s));
+  auto before = p->snapshot("");
+  BOOST_REQUIRE(before);
+  BOOST_REQUIRE(before->entries.count("/lease"));
+  auto expiry = p->wait_kvpub("/lease", 10s);  // the server's delete
+  BOOST_REQUIRE(expiry);
+  BOOST_CHECK(expiry->body.empty());
+  auto resumed = p->resume("", before->sequence);
+  BOOST_REQUIRE(resumed);
+  BOOST_CHECK_EQUAL(property(resumed->properties, "resumed"), "1");
+  BOOST_REQUIRE_EQUAL(resumed->in_order.size(), 1u);
+  BOOST_CHECK_EQUAL(resumed->in_order[0].key, "/lease");
+  BOOST_CHECK(resumed->in_order[0].body.empty());
+}
+
+// A sequence beyond ours, from another server's history, or older than the
+// history kept: the whole map, without resumed.
+BOOST_AUTO_TEST_CASE(a_sequence_the_history_does_not_cover_gets_the_full_snapshot) {
+  Server s({"--chp-history", "2"});
+  auto p = s.peer();
+  auto first = p->snapshot("");
+  BOOST_REQUIRE(first);
+  for (int i = 0; i < 10; ++i) p->set("/k" + std::to_string(i), "v");
+  BOOST_REQUIRE(p->wait_kvpub("/k9", 5s));
+  auto now = p->snapshot("");
+  BOOST_REQUIRE(now);
+  for (std::uint64_t after : {first->sequence, now->sequence + 1000, std::uint64_t{12345}}) {
+    auto full = p->resume("", after);
+    BOOST_REQUIRE(full);
+    BOOST_CHECK_MESSAGE(property(full->properties, "resumed").empty(), "resumed after " << after);
+    BOOST_CHECK(values(*full) == values(*now));
+  }
+  BOOST_CHECK_GT(std::stoull(property(now->properties, "history-from")), first->sequence);
+}
