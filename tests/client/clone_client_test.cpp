@@ -424,6 +424,46 @@ BOOST_AUTO_TEST_CASE(hugz_below_the_snapshot_but_not_below_the_stream_is_no_reas
   BOOST_CHECK_EQUAL(client.stats().resyncs, 0u);
 }
 
+// A reference server announces no history: however the client resyncs,
+// its snapshot requests stay the 2-frame ICANHAZ? (the C reference server
+// misreads a third frame). A sequence jump is a gap: a fresh snapshot.
+BOOST_AUTO_TEST_CASE(a_reference_server_never_gets_the_resume_frame_and_a_gap_resyncs) {
+  FakeChpServer server(ctx);
+  server.reset_map({{"k", "v"}}, 10);
+  CloneClient client(options_for({server.endpoint()}));
+  BOOST_REQUIRE(client.wait_synced(kDeadline));
+  server.reset_map({{"k", "v2"}, {"j", "w"}}, 20);
+  server.publish(kvpub("j", 20, "w"));  // 11..19 never reached us
+  BOOST_REQUIRE(client.wait_for([&] { return client.synced() && has(client, "k", "v2"); }, kDeadline));
+  BOOST_CHECK_EQUAL(client.sequence(), 20u);
+  BOOST_CHECK_GE(client.stats().gaps, 1u);
+  auto resumes = server.request_resumes();
+  BOOST_REQUIRE_GE(resumes.size(), 2u);
+  for (const auto& r : resumes) BOOST_CHECK(!r.has_value());
+}
+
+// Once a server announced history-from, the client's next request names its
+// last sequence; a server that answers with a plain snapshot anyway (no
+// resumed=1) still replaces the map.
+BOOST_AUTO_TEST_CASE(after_history_from_the_client_asks_to_resume_and_takes_a_snapshot_reply_whole) {
+  FakeChpServer server(ctx);
+  server.set_kthxbai_properties("history-from=0\n");
+  server.reset_map({{"gone", "x"}, {"k", "v"}}, 10);
+  CloneClient client(options_for({server.endpoint()}));
+  BOOST_REQUIRE(client.wait_synced(kDeadline));
+  server.reset_map({{"k", "v2"}}, 20);
+  server.publish(chp::encode_hugz({20}));  // above our 10: we missed updates
+  BOOST_REQUIRE(client.wait_for([&] { return client.synced() && has(client, "k", "v2"); }, kDeadline));
+  BOOST_CHECK(!client.get("gone").has_value());
+  BOOST_CHECK_GE(client.stats().gaps, 1u);
+  BOOST_CHECK_EQUAL(client.stats().resumes, 0u);
+  auto resumes = server.request_resumes();
+  BOOST_REQUIRE_GE(resumes.size(), 2u);
+  BOOST_CHECK(!resumes.front().has_value());  // nothing announced yet
+  BOOST_REQUIRE(resumes.back().has_value());
+  BOOST_CHECK_EQUAL(*resumes.back(), 10u);
+}
+
 BOOST_AUTO_TEST_CASE(change_callback_may_read_the_client_and_its_exceptions_are_counted) {
   FakeChpServer server(ctx);
   std::atomic<CloneClient*> self{nullptr};

@@ -96,6 +96,16 @@ std::vector<protocol::Frames> FakeChpServer::kvsets() const {
   return kvsets_;
 }
 
+std::vector<std::optional<std::uint64_t>> FakeChpServer::request_resumes() const {
+  std::lock_guard lock(mu_);
+  return resumes_;
+}
+
+void FakeChpServer::set_kthxbai_properties(std::string properties) {
+  std::lock_guard lock(mu_);
+  kthxbai_properties_ = std::move(properties);
+}
+
 std::vector<std::string> FakeChpServer::request_subtrees() const {
   std::lock_guard lock(mu_);
   return subtrees_;
@@ -108,7 +118,7 @@ void FakeChpServer::answer(const std::string& identity, const std::string& subtr
     for (const auto& [key, msg] : map_) {
       if (key.starts_with(subtree)) replies.push_back(chp::encode_kvmsg(msg));
     }
-    replies.push_back(chp::encode_kthxbai({sequence_, subtree, {}}));
+    replies.push_back(chp::encode_kthxbai({sequence_, subtree, kthxbai_properties_}));
   }
   for (const auto& r : replies) {
     if (!send_to(identity, r)) return;
@@ -152,6 +162,7 @@ void FakeChpServer::on_request() {
   {
     std::lock_guard lock(mu_);
     subtrees_.push_back(request->subtree);
+    resumes_.push_back(request->resume_after);
     hook = hook_;
   }
   const std::string identity = parts[0].to_string();

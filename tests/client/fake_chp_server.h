@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,11 @@ class FakeChpServer {
   std::vector<protocol::Frames> kvsets() const;  // raw KVSETs received
   int requests() const { return requests_; }
   std::vector<std::string> request_subtrees() const;
+  // Each request's resume frame (zstore's extension), nullopt for 2 frames.
+  std::vector<std::optional<std::uint64_t>> request_resumes() const;
+  // Properties frame of the KTHXBAIs answer() sends (default: none, as the
+  // reference servers).
+  void set_kthxbai_properties(std::string properties);
 
   // ---- server thread only (request hooks, run_on_server)
   void answer(const std::string& identity, const std::string& subtree);
@@ -84,6 +90,8 @@ class FakeChpServer {
   std::uint64_t sequence_ = 0;
   std::vector<protocol::Frames> kvsets_;
   std::vector<std::string> subtrees_;
+  std::vector<std::optional<std::uint64_t>> resumes_;
+  std::string kthxbai_properties_;
   std::deque<std::function<void(FakeChpServer&)>> commands_;
 
   std::thread thread_;
