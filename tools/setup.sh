@@ -13,6 +13,12 @@ ZSTORE_PACKAGES=(
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
 )
 
+# What only the test suite (tools/test) needs besides: promtool
+# (ops_promtool_test).
+ZSTORE_TEST_PACKAGES=(
+  prometheus
+)
+
 zstore_sudo() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
