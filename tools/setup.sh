@@ -14,9 +14,10 @@ ZSTORE_PACKAGES=(
 )
 
 # What only the test suite (tools/test) needs besides: promtool
-# (ops_promtool_test).
+# (ops_promtool_test), help2man (the man pages of the Debian package),
+# lintian, dpkg-dev and systemd-analyze (package_test).
 ZSTORE_TEST_PACKAGES=(
-  prometheus
+  prometheus help2man lintian dpkg-dev systemd
 )
 
 zstore_sudo() {
