@@ -38,11 +38,11 @@ zstore_install_packages() {
 }
 
 # Configures and builds $BUILD_DIR with the extra cmake arguments "$@";
-# a trailing `--target NAME` builds only that target.
+# each `--target NAME` builds only that target (several may be given).
 zstore_build() {
   local args=() target=()
   while [ $# -gt 0 ]; do
-    if [ "$1" = "--target" ]; then target=(--target "$2"); shift 2; else args+=("$1"); shift; fi
+    if [ "$1" = "--target" ]; then target+=(--target "$2"); shift 2; else args+=("$1"); shift; fi
   done
   cmake -S "$ZSTORE_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "${args[@]}" >/dev/null
   cmake --build "$BUILD_DIR" -j "${JOBS:-2}" "${target[@]}"
