@@ -58,11 +58,15 @@ BOOST_AUTO_TEST_CASE(outside_project_builds_against_the_install_and_talks_to_zst
 
   log.clear();
   std::string build = (work.path() / "build").string();
-  BOOST_REQUIRE_MESSAGE(run({kCmake, "-S", ZSTORE_OUTSIDE_SOURCE_DIR, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                             "-DCMAKE_PREFIX_PATH=" + prefix.str(),
-                             "-DZSTORE_PKG_CONFIG_DIR=" + (prefix.path() / lib / "pkgconfig").string()},
-                            &log, std::chrono::seconds(120)) == 0,
-                        log);
+  std::vector<std::string> configure = {kCmake, "-S", ZSTORE_OUTSIDE_SOURCE_DIR, "-B", build,
+                                        "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + prefix.str(),
+                                        "-DZSTORE_PKG_CONFIG_DIR=" + (prefix.path() / lib / "pkgconfig").string()};
+  const std::string sanitizer_flags = ZSTORE_OUTSIDE_FLAGS;  // the flags our libraries were built with
+  if (!sanitizer_flags.empty()) {
+    configure.push_back("-DCMAKE_CXX_FLAGS=" + sanitizer_flags);
+    configure.push_back("-DCMAKE_EXE_LINKER_FLAGS=" + sanitizer_flags);
+  }
+  BOOST_REQUIRE_MESSAGE(run(configure, &log, std::chrono::seconds(120)) == 0, log);
   log.clear();
   BOOST_REQUIRE_MESSAGE(run({kCmake, "--build", build, "-j", "2"}, &log, std::chrono::seconds(240)) == 0, log);
 
