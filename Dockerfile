@@ -8,7 +8,11 @@
 FROM debian:bookworm AS build
 WORKDIR /src
 COPY . .
-RUN bash -c 'source tools/setup.sh && zstore_install_packages "${ZSTORE_PACKAGES[@]}" && zstore_build' \
+# Only what the runtime stage copies is built (not the tests). The ccache
+# cache mount keeps compiler output between builds (BuildKit, podman, buildah).
+RUN --mount=type=cache,target=/root/.cache/ccache \
+    bash -c 'source tools/setup.sh && zstore_install_packages "${ZSTORE_PACKAGES[@]}" \
+             && zstore_build --target zstored --target zstore-cli' \
  && strip build/bin/zstored build/bin/zstore-cli
 
 FROM debian:bookworm-slim AS runtime
@@ -25,8 +29,12 @@ VOLUME /var/lib/zstore
 # CHP 5556-5558, Dafka tower 5580-5581, Dafka store 5582, HTTP (health, metrics, admin) 8080.
 EXPOSE 5556 5557 5558 5580 5581 5582 8080
 STOPSIGNAL SIGTERM
+# The settings the image gives zstored, as ZSTORE_<FLAG> variables so that
+# `-e ZSTORE_HTTP_PORT=9090` moves the HTTP port and the HEALTHCHECK with it
+# (flags after the image name win over these, see README.md).
+ENV ZSTORE_BIND=0.0.0.0 ZSTORE_DATA_DIR=/var/lib/zstore ZSTORE_HTTP_PORT=8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["/usr/local/bin/zstore-cli", "admin", "--server", "http://127.0.0.1:8080", "--timeout-ms", "4000", "health"]
+  CMD /usr/local/bin/zstore-cli admin --server "http://127.0.0.1:${ZSTORE_HTTP_PORT}" --timeout-ms 4000 health
 # Every flag can be added after the image name (docker run zstore --ha primary ...)
 # or set as ZSTORE_<FLAG> in the environment.
-ENTRYPOINT ["/usr/local/bin/zstored", "--bind", "0.0.0.0", "--data-dir", "/var/lib/zstore", "--http-port", "8080"]
+ENTRYPOINT ["/usr/local/bin/zstored"]

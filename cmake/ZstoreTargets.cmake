@@ -27,19 +27,27 @@ if(NOT ZSTORE_SANITIZE STREQUAL "" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_compile_options(zstore_options INTERFACE -Wno-maybe-uninitialized)
 endif()
 
-# zstore_add_library(name SOURCES ... LIBS ...)
+# zstore_add_library(name SOURCES ... LIBS ...). zstore_options (warnings,
+# the source-tree include root) is a build-tree-only dependency, so the
+# installed client libraries (cmake/ZstoreInstall.cmake) do not carry it.
 function(zstore_add_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
-  target_link_libraries(${name} PUBLIC zstore_options ${ARG_LIBS})
+  target_link_libraries(${name} PUBLIC $<BUILD_INTERFACE:zstore_options> ${ARG_LIBS})
 endfunction()
 
-# zstore_add_executable(name SOURCES ... LIBS ...): lands in build/bin/.
+# zstore_add_executable(name SOURCES ... LIBS ... [COMPONENT c]): lands in
+# build/bin/ and installs into bin/ as part of install component c (default
+# "tools"; the Debian package ships the "server" component, see
+# cmake/ZstorePackage.cmake).
 function(zstore_add_executable name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "COMPONENT" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_COMPONENT)
+    set(ARG_COMPONENT tools)
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE zstore_options ${ARG_LIBS})
-  install(TARGETS ${name} RUNTIME DESTINATION bin)
+  install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ${ARG_COMPONENT})
 endfunction()
 
 # zstore_sanitizer_test_env(test): in a thread build, the test and every

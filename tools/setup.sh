@@ -13,6 +13,13 @@ ZSTORE_PACKAGES=(
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
 )
 
+# What only the test suite (tools/test) needs besides: promtool
+# (ops_promtool_test), help2man (the man pages of the Debian package),
+# lintian, dpkg-dev and systemd-analyze (package_test).
+ZSTORE_TEST_PACKAGES=(
+  prometheus help2man lintian dpkg-dev systemd
+)
+
 zstore_sudo() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
@@ -31,11 +38,11 @@ zstore_install_packages() {
 }
 
 # Configures and builds $BUILD_DIR with the extra cmake arguments "$@";
-# a trailing `--target NAME` builds only that target.
+# each `--target NAME` builds only that target (several may be given).
 zstore_build() {
   local args=() target=()
   while [ $# -gt 0 ]; do
-    if [ "$1" = "--target" ]; then target=(--target "$2"); shift 2; else args+=("$1"); shift; fi
+    if [ "$1" = "--target" ]; then target+=(--target "$2"); shift 2; else args+=("$1"); shift; fi
   done
   cmake -S "$ZSTORE_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "${args[@]}" >/dev/null
   cmake --build "$BUILD_DIR" -j "${JOBS:-2}" "${target[@]}"
