@@ -174,10 +174,7 @@ struct HaPair {
   Zstored backup{{"--hugz-interval-ms", "200", "--ha-heartbeat-ms", "200"}};
 
   HaPair() {
-    std::uint16_t ha = zstore::testing::free_port_range(2);
-    auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
-    primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp", base(backup)});
-    backup.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp", base(primary)});
+    zstore::testing::make_ha_pair(primary, backup);
     BOOST_REQUIRE(primary.start());
     BOOST_REQUIRE(backup.start());
   }

@@ -23,12 +23,7 @@ std::string role(std::uint16_t http_port) {
 
 BOOST_AUTO_TEST_CASE(healthz_reports_the_binary_star_role) {
   HttpZstored primary, backup;
-  std::uint16_t ha = free_port_range(2);
-  auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
-  primary.server.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp",
-                           ep(backup.server.chp_port()), "--ha-heartbeat-ms", "200"});
-  backup.server.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp",
-                          ep(primary.server.chp_port()), "--ha-heartbeat-ms", "200"});
+  zstore::testing::make_ha_pair(primary.server, backup.server, {"--ha-heartbeat-ms", "200"});
   BOOST_REQUIRE_MESSAGE(primary.server.start(), primary.server.log());
   BOOST_TEST(role(primary.http_port) == "primary");
   BOOST_REQUIRE_MESSAGE(backup.server.start(), backup.server.log());

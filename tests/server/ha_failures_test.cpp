@@ -26,8 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string ep(int port) { return "tcp://127.0.0.1:" + std::to_string(port); }
-
 struct Pair {
   zmq::context_t ctx;
   TempDir cut_dir;
@@ -36,15 +34,8 @@ struct Pair {
   Zstored backup;
 
   Pair() {
-    std::uint16_t ha = zstore::testing::free_port_range(2);
-    std::vector<std::string> common = {"--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200",
-                                       "--ha-test-cut-file", cut_file};
-    primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp",
-                      ep(backup.chp_port())});
-    backup.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp",
-                     ep(primary.chp_port())});
-    primary.add_args(common);
-    backup.add_args(common);
+    zstore::testing::make_ha_pair(primary, backup,
+                                  {"--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200", "--ha-test-cut-file", cut_file});
     BOOST_REQUIRE(primary.start());
     BOOST_REQUIRE(backup.start());
     BOOST_REQUIRE(snapshot_from(primary, 10s));

@@ -29,12 +29,7 @@ struct Pair {
   zmq::socket_t writer{ctx, zmq::socket_type::pub};  // connected to both collectors, like a clone client
 
   Pair() {
-    std::uint16_t ha = zstore::testing::free_port_range(2);
-    auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
-    primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp",
-                      ep(backup.chp_port()), "--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200"});
-    backup.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp",
-                     ep(primary.chp_port()), "--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200"});
+    zstore::testing::make_ha_pair(primary, backup, {"--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200"});
     BOOST_REQUIRE(primary.start());
     BOOST_REQUIRE(backup.start());
     writer.set(zmq::sockopt::linger, 0);

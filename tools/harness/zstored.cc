@@ -53,4 +53,15 @@ std::string Zstored::log() const {
   return all;
 }
 
+void make_ha_pair(Zstored& primary, Zstored& backup, const std::vector<std::string>& common) {
+  std::uint16_t ha = free_port_range(2);
+  auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
+  primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp",
+                    ep(backup.chp_port())});
+  backup.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp",
+                   ep(primary.chp_port())});
+  primary.add_args(common);
+  backup.add_args(common);
+}
+
 }  // namespace zstore::testing

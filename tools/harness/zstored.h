@@ -46,4 +46,9 @@ class Zstored {
   int starts_ = 0;
 };
 
+// Makes primary and backup a Binary Star pair naming each other (--ha,
+// --ha-bind on two free loopback ports, --ha-peer, --ha-peer-chp), with
+// `common` flags added to both. Call before starting them.
+void make_ha_pair(Zstored& primary, Zstored& backup, const std::vector<std::string>& common = {});
+
 }  // namespace zstore::testing

@@ -22,14 +22,9 @@ Cluster::Cluster(bool ha) {
     members_.push_back(Member{tower, std::move(z)});
   }
   if (!ha) return;
-  std::uint16_t hb = testing::free_port_range(2);
-  auto& p = *members_[0].zstored;
-  auto& b = *members_[1].zstored;
   std::string cut = (cut_dir_.path() / "cut").string();
-  p.add_args({"--ha", "primary", "--ha-bind", ep(hb), "--ha-peer", ep(hb + 1), "--ha-peer-chp", ep(b.chp_port()),
-              "--ha-heartbeat-ms", "200", "--ha-test-cut-file", cut});
-  b.add_args({"--ha", "backup", "--ha-bind", ep(hb + 1), "--ha-peer", ep(hb), "--ha-peer-chp", ep(p.chp_port()),
-              "--ha-heartbeat-ms", "200", "--ha-test-cut-file", cut});
+  testing::make_ha_pair(*members_[0].zstored, *members_[1].zstored,
+                        {"--ha-heartbeat-ms", "200", "--ha-test-cut-file", cut});
 }
 
 void Cluster::cut_ha_link(bool cut) {
