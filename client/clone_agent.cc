@@ -342,14 +342,9 @@ void CloneAgent::handle_reply(chp::SnapshotReply reply) {
     return;
   }
   const auto& done = std::get<chp::Kthxbai>(reply);
-  bool resumed = false;
-  if (auto props = chp::parse_properties(done.properties)) {
-    for (const auto& [name, value] : *props) {
-      if (name == chp::kHistoryFromProperty) resumable_ = true;  // a zstored: it reads the resume frame
-      if (name == chp::kResumedProperty && value == "1") resumed = true;
-    }
-  }
-  load_snapshot(done.sequence, resumed);
+  auto facts = read_kthxbai(done.properties);
+  resumable_ = resumable_ || facts.offers_resume;
+  load_snapshot(done.sequence, facts.resumed);
 }
 
 void CloneAgent::load_snapshot(std::uint64_t sequence, bool resumed) {

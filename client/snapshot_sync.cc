@@ -6,6 +6,17 @@ namespace zstore::client {
 
 namespace chp = protocol::chp;
 
+KthxbaiFacts read_kthxbai(std::string_view properties) {
+  KthxbaiFacts facts;
+  auto props = chp::parse_properties(properties);
+  if (!props) return facts;
+  for (const auto& [name, value] : *props) {
+    if (name == chp::kHistoryFromProperty) facts.offers_resume = true;
+    if (name == chp::kResumedProperty && value == "1") facts.resumed = true;
+  }
+  return facts;
+}
+
 SnapshotSync::SnapshotSync(std::string subtree, std::size_t max_buffered)
     : subtree_(std::move(subtree)), max_buffered_(max_buffered) {}
 

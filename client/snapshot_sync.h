@@ -28,6 +28,15 @@ struct LoadedSnapshot {
   std::vector<protocol::chp::KvMsg> updates;  // in arrival order
 };
 
+// What a KTHXBAI's properties say about resume (docs/chp-extensions.md):
+// the server keeps a history (history-from, so it reads the resume frame),
+// and this reply was a resume (resumed=1), not a snapshot.
+struct KthxbaiFacts {
+  bool offers_resume = false;
+  bool resumed = false;
+};
+KthxbaiFacts read_kthxbai(std::string_view properties);
+
 class SnapshotSync {
  public:
   SnapshotSync(std::string subtree, std::size_t max_buffered);

@@ -43,3 +43,13 @@ BOOST_AUTO_TEST_CASE(a_later_entry_for_the_same_key_wins) {
   sync.add_entry({"k", 2, "", "", "new"});
   BOOST_CHECK_EQUAL(sync.finish(2).entries.at("k").body, "new");
 }
+
+BOOST_AUTO_TEST_CASE(kthxbai_properties_say_whether_the_server_resumes) {
+  using zstore::client::read_kthxbai;
+  BOOST_CHECK(!read_kthxbai("").offers_resume);  // a reference server
+  BOOST_CHECK(read_kthxbai("epochs=0:5\nhistory-from=3\n").offers_resume);
+  BOOST_CHECK(!read_kthxbai("history-from=3\n").resumed);
+  BOOST_CHECK(read_kthxbai("history-from=3\nresumed=1\n").resumed);
+  BOOST_CHECK(!read_kthxbai("resumed=0\n").resumed);
+  BOOST_CHECK(!read_kthxbai("not a property").offers_resume);  // malformed: nothing
+}
