@@ -114,6 +114,12 @@ rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
   // level-0 tables, which then started compactions that a Dafka replay or
   // CHP snapshot right after the restart ran behind (docs/benchmarks.md).
   db.avoid_flush_during_recovery = true;
+  // The write-ahead log is bounded: past kMaxTotalWalBytes RocksDB flushes
+  // the column families that keep the oldest log alive. Without it the
+  // small `meta` family (the CHP sequence, written with every batch) never
+  // filled its memtable, so it pinned every log: 860 MB of logs after 6.4M
+  // keys, all replayed by a restart after kill -9 (docs/benchmarks.md).
+  db.max_total_wal_size = options.max_total_wal_bytes;
   if (options.env) db.env = options.env.get();
   db.listeners.push_back(std::make_shared<ManualRecovery>());
   return db;
@@ -332,6 +338,10 @@ Status Database::close() {
   if (!options_.read_only && !write_failing()) {
     rocksdb::Status s = db_->SyncWAL();
     if (!s.ok()) result = from_rocks(s, "WAL sync at close failed");
+    // Memtables to tables, so the next open replays (almost) no log.
+    std::vector<rocksdb::ColumnFamilyHandle*> all(handles_.begin(), handles_.end());
+    s = db_->Flush(rocksdb::FlushOptions(), all);
+    if (!s.ok() && result.ok()) result = from_rocks(s, "flush at close failed");
   }
   for (auto*& h : handles_) {
     if (h != nullptr) (void)db_->DestroyColumnFamilyHandle(h);

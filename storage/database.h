@@ -43,6 +43,11 @@ inline constexpr std::size_t kColumnCount = 5;
 std::string_view column_name(Column column);
 
 inline constexpr std::string_view kLayoutVersion = "1";
+
+// Bound of the write-ahead log's total size (RocksDB max_total_wal_size):
+// beyond it the families pinning the oldest log are flushed. It bounds what
+// a restart after kill -9 replays (docs/benchmarks.md, restart).
+inline constexpr std::uint64_t kMaxTotalWalBytes = 64ull << 20;
 inline constexpr std::string_view kMetaLayoutVersion = "layout_version";
 
 struct DatabaseOptions {
@@ -51,6 +56,7 @@ struct DatabaseOptions {
   bool create_if_missing = true;  // ignored when read_only
   std::shared_ptr<rocksdb::Env> env;  // null: the default; tests inject faults (fault_env.h)
   std::chrono::milliseconds resume_interval{100};  // between recovery attempts after a failed write
+  std::uint64_t max_total_wal_bytes = kMaxTotalWalBytes;  // tests use a small one
 };
 
 class Database {
@@ -77,7 +83,8 @@ class Database {
   // Whether something was written since the last call (kBatch only; a
   // failed sync_wal() counts as unsynced again). Clears the flag.
   bool take_unsynced() { return unsynced_.exchange(false, std::memory_order_acq_rel); }
-  // Flushes memtables and closes; further use is an error. Idempotent.
+  // Syncs the log, flushes every memtable to tables (unless writes are
+  // failing) and closes; further use is an error. Idempotent.
   Status close();
 
   rocksdb::DB* db() { return db_.get(); }
