@@ -58,6 +58,8 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
   }
   c.beacon_interval = std::chrono::milliseconds(o.beacon_interval_ms);
   c.beacon_timeout = std::chrono::milliseconds(o.beacon_timeout_ms);
+  c.fetch_retry = std::chrono::milliseconds(o.dafka_fetch_retry_ms);
+  c.max_fetch_retries = static_cast<int>(o.dafka_fetch_retries);
   return c;
 }
 

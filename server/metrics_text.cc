@@ -61,6 +61,8 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, storage::Database& db) 
   counter(w, "zstore_dafka_write_failures_total", "Dafka records the database refused (not ACKed)", get(m.write_failures));
   counter(w, "zstore_dafka_sends_dropped_total", "Dafka messages dropped on a full send queue", get(m.sends_dropped));
   counter(w, "zstore_dafka_invalid_total", "Dafka messages decoded but unusable", get(m.invalid));
+  counter(w, "zstore_dafka_gaps_skipped_total", "Dafka gaps given up after their FETCH retries", get(m.gaps_skipped));
+  counter(w, "zstore_dafka_offsets_skipped_total", "Dafka offsets in the gaps given up", get(m.offsets_skipped));
   malformed(w, "zstore_dafka_malformed_total", "malformed Dafka messages dropped, by kind", m);
   gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored",
         count_keys(db, storage::Column::kDafkaHeads));

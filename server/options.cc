@@ -52,6 +52,10 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "Dafka beacon interval")
       ("beacon-timeout-ms", po::value(&o.beacon_timeout_ms)->default_value(o.beacon_timeout_ms),
        "drop Dafka peers silent for this long")
+      ("dafka-fetch-retry-ms", po::value(&o.dafka_fetch_retry_ms)->default_value(o.dafka_fetch_retry_ms),
+       "interval at which an unanswered FETCH for a Dafka gap is sent again")
+      ("dafka-fetch-retries", po::value(&o.dafka_fetch_retries)->default_value(o.dafka_fetch_retries),
+       "FETCHes for one Dafka gap before it is skipped (the head moves over it)")
       ("ha", po::value(&o.ha), "CHP high availability role: primary or backup (needs the three --ha-* endpoints)")
       ("ha-bind", po::value(&o.ha_bind), "our Binary Star state publisher, e.g. tcp://127.0.0.1:5003")
       ("ha-peer", po::value(&o.ha_peer), "the peer's state publisher, e.g. tcp://127.0.0.1:5004")
@@ -131,6 +135,10 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   if (o.hugz_interval_ms == 0) return std::string("--hugz-interval-ms must be positive");
   if (o.beacon_interval_ms == 0 || o.beacon_timeout_ms <= o.beacon_interval_ms) {
     return std::string("--beacon-timeout-ms must exceed a positive --beacon-interval-ms");
+  }
+  if (o.dafka_fetch_retry_ms == 0) return std::string("--dafka-fetch-retry-ms must be positive");
+  if (o.dafka_fetch_retries == 0 || o.dafka_fetch_retries > 1000000) {
+    return std::string("--dafka-fetch-retries must be 1..1000000");
   }
   if (auto e = check_ha(o)) return e;
   static const char* levels[] = {"trace", "debug", "info", "warn", "error"};

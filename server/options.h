@@ -30,6 +30,8 @@ struct ServerOptions {
   std::vector<std::string> towers;  // tcp://host:T of other towers
   std::uint32_t beacon_interval_ms = 1000;
   std::uint32_t beacon_timeout_ms = 4000;
+  std::uint32_t dafka_fetch_retry_ms = 1000;  // an unanswered gap FETCH is sent again
+  std::uint32_t dafka_fetch_retries = 10;     // then the gap is skipped
 
   // CHP high availability (Binary Star); ha empty = standalone.
   std::string ha;           // "primary" or "backup"

@@ -258,6 +258,25 @@ Status DafkaLog::append(std::span<const DafkaRecord> records, std::vector<DafkaA
   return Status::Ok();
 }
 
+Status DafkaLog::skip_gap(std::string_view subject, std::string_view partition, std::uint64_t* skipped) {
+  *skipped = 0;
+  auto found = partitions_.find(DafkaPartitionOrder::View(subject, partition));
+  if (found == partitions_.end() || found->second.beyond.empty()) return Status::Ok();
+  PartitionState& p = found->second;
+  std::uint64_t next = *p.beyond.begin();
+  std::uint64_t gap = next - p.next;
+  while (p.beyond.contains(next)) ++next;
+  std::string prefix = dafka_partition_prefix(subject, partition);
+  rocksdb::WriteBatch batch;
+  batch.Put(db_->handle(Column::kDafkaHeads), slice(prefix), slice(encode_u64(next)));
+  Status s = db_->write(batch);
+  if (!s.ok()) return s;
+  p.next = next;
+  p.beyond.erase(p.beyond.begin(), p.beyond.lower_bound(next));
+  *skipped = gap;
+  return Status::Ok();
+}
+
 std::unique_ptr<DafkaCursor> DafkaLog::read(std::string_view subject, std::string_view partition, std::uint64_t from,
                                             std::uint64_t count) {
   return std::make_unique<RocksDafkaCursor>(db_, dafka_partition_prefix(subject, partition), from, count);

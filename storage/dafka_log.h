@@ -90,6 +90,13 @@ class DafkaLog {
   // failure nothing is stored and the in-memory state is unchanged.
   Status append(std::span<const DafkaRecord> records, std::vector<DafkaAppend>* outcomes);
 
+  // Gives up on the missing offsets before the first record kept after a
+  // gap: the head moves to that record and over every contiguous record
+  // stored after it, persisted. *skipped = how many offsets were given up
+  // (0, and nothing written, when the partition has no gap). A FETCH of
+  // the skipped offsets later returns the records that exist.
+  Status skip_gap(std::string_view subject, std::string_view partition, std::uint64_t* skipped);
+
   // Records of a partition with offsets in [from, from + count), ascending;
   // offsets not stored are skipped.
   std::unique_ptr<DafkaCursor> read(std::string_view subject, std::string_view partition, std::uint64_t from,
