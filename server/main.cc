@@ -17,6 +17,7 @@
 #include "protocol/dafka_codec.h"
 #include "server/chp_server.h"
 #include "server/dafka_store.h"
+#include "server/disk_watch.h"
 #include "server/http_server.h"
 #include "server/tower.h"
 #include "server/wal_syncer.h"
@@ -64,9 +65,10 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
 }
 
 ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* chp_metrics,
-                       const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics) {
+                       const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics, const DiskWatch* disk) {
   ServerView v;
   v.db = db;
+  v.disk = disk->enabled() ? disk : nullptr;
   v.chp = chp ? chp_metrics : nullptr;
   v.dafka = dafka_metrics;
   v.tower = tower_metrics;
@@ -131,6 +133,9 @@ int run(const ServerOptions& o) {
     syncer->start();
   }
 
+  DiskWatch disk(*db, o.min_free_bytes, std::chrono::seconds(1));
+  disk.start();
+
   zmq::context_t ctx;
   ChpMetrics chp_metrics;
   DafkaMetrics dafka_metrics;
@@ -155,7 +160,8 @@ int run(const ServerOptions& o) {
     if (o.http_port != 0) {
       http = std::make_unique<HttpServer>(
           HttpConfig{o.bind, o.http_port},
-          server_view(db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr, tower ? &tower_metrics : nullptr));
+          server_view(db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr, tower ? &tower_metrics : nullptr,
+                      &disk));
       http->start();
       if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
         spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "
@@ -191,6 +197,7 @@ int run(const ServerOptions& o) {
   if (tower) tower->stop();
   if (chp) chp->stop();
   if (syncer) syncer->stop();  // syncs what the reactors wrote last
+  disk.stop();
   http.reset();
   dafka.reset();
   tower.reset();

@@ -121,6 +121,13 @@ std::string render_metrics(const ServerView& view) {
     counter(w, "zstore_tower_malformed_total", "malformed beacons the embedded tower dropped", get(view.tower->malformed));
   }
   ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
+  if (view.disk) {
+    gauge(w, "zstore_disk_free_bytes", "free bytes on the data dir's file system (last check)", view.disk->free_bytes());
+    gauge(w, "zstore_disk_min_free_bytes", "--min-free-bytes: writes are refused below it", view.disk->min_free_bytes());
+    gauge(w, "zstore_disk_writes_refused", "1 while writes are refused for lack of disk space",
+          view.disk->low() ? 1u : 0u);
+    counter(w, "zstore_disk_low_total", "times the free space fell below --min-free-bytes", view.disk->low_episodes());
+  }
   w.family("zstore_rocksdb_sst_bytes", "gauge", "size of the live SST files, by column family");
   auto columns = column_sizes(*view.db);
   for (const auto& c : columns) w.sample(c.sst_bytes, {{"column_family", c.name}});

@@ -38,6 +38,9 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("hugz-interval-ms", po::value(&o.hugz_interval_ms)->default_value(o.hugz_interval_ms),
        "CHP HUGZ heartbeat interval when idle")
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error")
+      ("min-free-bytes", po::value(&o.min_free_bytes)->default_value(o.min_free_bytes),
+       "free bytes below which, on the data dir's file system, CHP updates and Dafka records are refused "
+       "(checked every second); 0 disables")
       ("dafka-port", po::value(&raw.dafka_port)->default_value(raw.dafka_port),
        "Dafka store publisher (XPUB) port; 0 disables the store")
       ("tower-port", po::value(&raw.tower_port)->default_value(raw.tower_port),

@@ -21,6 +21,7 @@ struct ServerOptions {
   std::size_t max_value_bytes = 16u << 20;
   std::uint32_t hugz_interval_ms = 1000;
   std::string log_level = "info";
+  std::uint64_t min_free_bytes = 1ull << 30;  // below it writes are refused; 0 = no watermark
 
   // Dafka store and tower.
   std::uint16_t dafka_port = 5582;  // 0 disables the store

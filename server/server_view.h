@@ -10,6 +10,7 @@
 
 #include "server/chp_metrics.h"
 #include "server/dafka_metrics.h"
+#include "server/disk_watch.h"
 #include "server/tower.h"
 #include "storage/database.h"
 
@@ -20,6 +21,7 @@ struct ServerView {
   const ChpMetrics* chp = nullptr;      // null when CHP is disabled
   const DafkaMetrics* dafka = nullptr;  // null when the Dafka store is disabled
   const TowerMetrics* tower = nullptr;  // null when the embedded tower is disabled
+  const DiskWatch* disk = nullptr;      // null when --min-free-bytes is 0
   std::function<std::string()> ha_state;  // standalone, primary, backup, active, passive
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };

@@ -247,6 +247,10 @@ Database::~Database() { (void)close(); }
 Status Database::write(rocksdb::WriteBatch& batch) {
   if (!db_) return Status::Error("database is closed");
   if (options_.read_only) return Status::Error("database is open read-only");
+  if (refused_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(refusal_mutex_);
+    return Status::Error(refusal_);
+  }
   Status s = recover_if_failing();
   if (!s.ok()) return s;
   // RocksDB's per-thread perf counters (on by default) cost ~15% of a small
@@ -262,6 +266,14 @@ Status Database::write(rocksdb::WriteBatch& batch) {
   if (s.ok() && options_.sync == SyncPolicy::kBatch) unsynced_.store(true, std::memory_order_release);
   return s;
 }
+
+void Database::refuse_writes(std::string reason) {
+  std::lock_guard lock(refusal_mutex_);
+  refusal_ = std::move(reason);
+  refused_.store(true, std::memory_order_release);
+}
+
+void Database::accept_writes() { refused_.store(false, std::memory_order_release); }
 
 Status Database::sync_wal() {
   if (!db_ || options_.read_only) return Status::Ok();

@@ -72,7 +72,13 @@ class Database {
 
   // Applies batch atomically, honouring the sync policy (kAlways fsyncs).
   // On failure nothing of batch is applied; see the recovery note above.
+  // While writes are refused (refuse_writes) it fails at once with the reason.
   Status write(rocksdb::WriteBatch& batch);
+  // Makes write() fail with reason until accept_writes() (the disk
+  // watermark, server/disk_watch.h). Reads go on. Thread-safe.
+  void refuse_writes(std::string reason);
+  void accept_writes();
+  bool writes_refused() const { return refused_.load(std::memory_order_acquire); }
   // Whether writes are failing (the last write or sync failed).
   bool write_failing() const;
   // Whether they fail until the database is reopened.
@@ -110,6 +116,9 @@ class Database {
   rocksdb::ColumnFamilyHandle* default_handle_ = nullptr;
 
   std::atomic<bool> unsynced_{false};
+  std::atomic<bool> refused_{false};
+  mutable std::mutex refusal_mutex_;
+  std::string refusal_;  // guarded by refusal_mutex_
   std::mutex sync_mutex_;  // SyncWAL and Resume never run at once
   mutable std::mutex recovery_mutex_;
   bool failing_ = false;  // guarded by recovery_mutex_, as the three below

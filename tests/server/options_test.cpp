@@ -41,3 +41,13 @@ BOOST_AUTO_TEST_CASE(dafka_fetch_retry_flags) {
   expect_refused({"--dafka-fetch-retries", "0"}, "--dafka-fetch-retries");
   expect_refused({"--dafka-fetch-retries", "x"}, "dafka-fetch-retries");
 }
+
+BOOST_AUTO_TEST_CASE(min_free_bytes_flag) {
+  auto d = parse({});
+  BOOST_REQUIRE(d.options);
+  BOOST_TEST(d.options->min_free_bytes == (1ull << 30));
+  auto o = parse({"--min-free-bytes", "0"});
+  BOOST_REQUIRE(o.options);
+  BOOST_TEST(o.options->min_free_bytes == 0u);
+  expect_refused({"--min-free-bytes", "lots"}, "min-free-bytes");
+}
