@@ -65,9 +65,11 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
 }
 
 ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* chp_metrics,
-                       const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics, const DiskWatch* disk) {
+                       const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics, const DiskWatch* disk,
+                       const storage::DafkaLog* dafka_log) {
   ServerView v;
   v.db = db;
+  v.dafka_log = dafka_log;
   v.disk = disk->enabled() ? disk : nullptr;
   v.chp = chp ? chp_metrics : nullptr;
   v.dafka = dafka_metrics;
@@ -161,7 +163,7 @@ int run(const ServerOptions& o) {
       http = std::make_unique<HttpServer>(
           HttpConfig{o.bind, o.http_port},
           server_view(db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr, tower ? &tower_metrics : nullptr,
-                      &disk));
+                      &disk, dafka_log.get()));
       http->start();
       if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
         spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "

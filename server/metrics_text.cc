@@ -52,7 +52,7 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
 }
 
-void dafka_metrics(PromWriter& w, const DafkaMetrics& m, storage::Database& db) {
+void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog* log) {
   counter(w, "zstore_dafka_records_stored_total", "Dafka records persisted", get(m.records_stored));
   counter(w, "zstore_dafka_duplicates_total", "Dafka records received again (already stored)", get(m.duplicates));
   counter(w, "zstore_dafka_acks_sent_total", "Dafka ACKs sent after a commit", get(m.acks_sent));
@@ -64,8 +64,7 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, storage::Database& db) 
   counter(w, "zstore_dafka_gaps_skipped_total", "Dafka gaps given up after their FETCH retries", get(m.gaps_skipped));
   counter(w, "zstore_dafka_offsets_skipped_total", "Dafka offsets in the gaps given up", get(m.offsets_skipped));
   malformed(w, "zstore_dafka_malformed_total", "malformed Dafka messages dropped, by kind", m);
-  gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored",
-        count_keys(db, storage::Column::kDafkaHeads));
+  if (log) gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored", log->partition_count());
   gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));
 }
 
@@ -114,7 +113,7 @@ std::string render_metrics(const ServerView& view) {
   w.family("zstore_uptime_seconds", "gauge", "seconds since zstored started");
   w.sample(uptime);
   if (view.chp) chp_metrics(w, *view.chp, *view.db);
-  if (view.dafka) dafka_metrics(w, *view.dafka, *view.db);
+  if (view.dafka) dafka_metrics(w, *view.dafka, view.dafka_log);
   if (view.tower) {
     counter(w, "zstore_tower_beacons_forwarded_total", "beacons the embedded tower forwarded",
             get(view.tower->beacons_forwarded));

@@ -130,6 +130,7 @@ Status DafkaLog::load() {
     partitions_.emplace(std::move(key), std::move(state));
   }
   if (!it->status().ok()) return Status::Error("Dafka heads read: " + it->status().ToString());
+  partition_count_ = partitions_.size();
   return Status::Ok();
 }
 
@@ -247,6 +248,7 @@ Status DafkaLog::append(std::span<const DafkaRecord> records, std::vector<DafkaA
     auto found = partitions_.find(DafkaPartitionOrder::View(a.subject, a.partition));
     if (found == partitions_.end()) {
       found = partitions_.emplace(DafkaPartitionKey(a.subject, a.partition), PartitionState{}).first;
+      partition_count_ = partitions_.size();
     }
     PartitionState& p = found->second;
     for (auto it = std::lower_bound(a.offsets.begin(), a.offsets.end(), a.next); it != a.offsets.end(); ++it) {

@@ -9,6 +9,7 @@
 // everything. Cursors are read from that same thread while appends go on.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -106,6 +107,8 @@ class DafkaLog {
   std::vector<DafkaHead> heads(std::string_view subject) const;
 
   std::uint64_t max_ahead() const { return max_ahead_; }
+  // Partitions known; the one member safe to read from any thread (metrics).
+  std::size_t partition_count() const { return partition_count_.load(std::memory_order_relaxed); }
 
  private:
   struct PartitionState {
@@ -120,6 +123,7 @@ class DafkaLog {
   Database* db_;
   std::uint64_t max_ahead_;
   std::map<DafkaPartitionKey, PartitionState, DafkaPartitionOrder> partitions_;
+  std::atomic<std::size_t> partition_count_{0};
 };
 
 // Key encodings of the two column families, exposed for tests and tools.

@@ -202,3 +202,14 @@ BOOST_AUTO_TEST_CASE(skip_gap_of_a_partition_missing_offset_zero_gives_it_a_head
   BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 5u);
   BOOST_CHECK(f.append({rec(12)})[0] == DafkaAppend::kStored);  // within reach again
 }
+
+BOOST_AUTO_TEST_CASE(partition_count_is_kept_without_a_scan) {
+  Fixture f;
+  BOOST_CHECK_EQUAL(f.log->partition_count(), 0u);
+  f.append({rec(0), rec(1), rec(0, "hello", kQ), rec(3, "other")});
+  BOOST_CHECK_EQUAL(f.log->partition_count(), 3u);
+  f.append({rec(2), rec(1, "hello", kQ)});
+  BOOST_CHECK_EQUAL(f.log->partition_count(), 3u);
+  f.open();
+  BOOST_CHECK_EQUAL(f.log->partition_count(), 3u);
+}
