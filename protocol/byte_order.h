@@ -15,6 +15,12 @@ void put_be(std::string& out, T value) {
   }
 }
 
+// Writes value to out[0 .. sizeof(T)).
+template <typename T>
+void store_be(char* out, T value) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<char>(value >> (8 * (sizeof(T) - 1 - i)));
+}
+
 // Precondition: bytes.size() >= sizeof(T).
 template <typename T>
 T get_be(std::string_view bytes) {

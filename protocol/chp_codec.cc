@@ -70,6 +70,21 @@ std::string format_properties(const std::vector<Property>& properties) {
   return out;
 }
 
+std::string take_expires_at(std::string_view properties, std::uint64_t* expires_at_ms) {
+  *expires_at_ms = 0;
+  auto parsed = parse_properties(properties);
+  if (!parsed) return std::string(properties);
+  std::vector<Property> kept;
+  for (auto& [name, value] : *parsed) {
+    if (name != kExpiresAtProperty) {
+      kept.emplace_back(name, value);
+    } else if (!value.empty() && value.size() < 20 && value.find_first_not_of("0123456789") == std::string::npos) {
+      *expires_at_ms = std::stoull(value);
+    }
+  }
+  return format_properties(kept);
+}
+
 DecodeResult<std::uint64_t> ttl_seconds(std::string_view properties, const Limits& limits) {
   auto parsed = parse_properties(properties);
   if (!parsed) return parsed.error();
@@ -111,7 +126,8 @@ DecodeResult<SnapshotReply> decode_snapshot_reply(FrameViews frames, const Limit
     if (auto e = check_frame_count(frames, kKvFrames, "KTHXBAI")) return *e;
     auto seq = decode_sequence(frames[1]);
     if (!seq) return seq.error();
-    return SnapshotReply{Kthxbai{*seq, std::string(frames[4])}};
+    if (frames[3].size() > limits.max_properties_bytes) return error(K::kTooLarge, "KTHXBAI properties too large");
+    return SnapshotReply{Kthxbai{*seq, std::string(frames[4]), std::string(frames[3])}};
   }
   auto msg = decode_kv_frames(frames, limits, "KVSYNC");
   if (!msg) return msg.error();
@@ -154,7 +170,7 @@ Frames encode_kvmsg(const KvMsg& msg) {
 }
 
 Frames encode_kthxbai(const Kthxbai& msg) {
-  return {std::string(kKthxbai), encode_sequence(msg.sequence), {}, {}, msg.subtree};
+  return {std::string(kKthxbai), encode_sequence(msg.sequence), {}, msg.properties, msg.subtree};
 }
 
 Frames encode_hugz(const Hugz& msg) { return {std::string(kHugz), encode_sequence(msg.sequence), {}, {}, {}}; }

@@ -26,6 +26,11 @@ namespace zstore::protocol::chp {
 
 inline constexpr std::string_view kIcanhaz = "ICANHAZ?";
 inline constexpr std::string_view kKthxbai = "KTHXBAI";
+// zstore's HA peer requests (docs/chp-extensions.md): a snapshot like
+// ICANHAZ?'s whose keys with a TTL also carry their absolute expiry, ms
+// since the Unix epoch, so a follower does not round it to whole seconds.
+inline constexpr std::string_view kPeerSnapshot = "PEERSNAPSHOT?";
+inline constexpr std::string_view kExpiresAtProperty = "expires-at";
 inline constexpr std::string_view kHugz = "HUGZ";
 inline constexpr std::size_t kUuidSize = 16;
 inline constexpr std::size_t kSequenceSize = 8;
@@ -49,6 +54,7 @@ struct Icanhaz {
 struct Kthxbai {
   std::uint64_t sequence = 0;  // the snapshot's sequence
   std::string subtree;
+  std::string properties;      // zstore's extensions (docs/chp-extensions.md); others send none
   bool operator==(const Kthxbai&) const = default;
 };
 
@@ -75,6 +81,10 @@ std::string format_properties(const std::vector<Property>& properties);
 // The "ttl" property in seconds; 0 when absent. Errors on a non-decimal or
 // out-of-range value, or on malformed properties.
 DecodeResult<std::uint64_t> ttl_seconds(std::string_view properties, const Limits& limits = {});
+// The absolute expiry a snapshot for an HA peer carries (kExpiresAtProperty)
+// goes to *expires_at_ms (0 when absent or malformed); returns the
+// properties without it.
+std::string take_expires_at(std::string_view properties, std::uint64_t* expires_at_ms);
 
 // True for keys that would be read as a control command by clients
 // ("HUGZ", "KTHXBAI", "ICANHAZ?"); servers refuse to store them.

@@ -20,25 +20,38 @@ std::optional<HaState> parse_ha_state(std::string_view digit) {
 BinaryStar::BinaryStar(HaState initial, std::chrono::milliseconds peer_timeout, Clock::time_point now)
     : state_(initial), role_(initial), peer_timeout_(peer_timeout), peer_expiry_(now + peer_timeout) {}
 
-HaState BinaryStar::on_peer_state(HaState peer, Clock::time_point now) {
+bool BinaryStar::newer(MapFacts own, MapFacts peer) const {
+  if (own.synced != peer.synced) return own.synced;
+  if (own.last != peer.last) return own.last > peer.last;
+  return role_ == HaState::kPrimary;
+}
+
+HaState BinaryStar::on_peer_state(HaState peer, MapFacts peer_map, MapFacts own_map, Clock::time_point now) {
   peer_expiry_ = now + peer_timeout_;
+  bool peer_starting = peer == HaState::kPrimary || peer == HaState::kBackup;
   switch (state_) {
     case HaState::kPrimary:
-      if (peer == HaState::kBackup) state_ = HaState::kActive;
-      else if (peer == HaState::kActive) state_ = HaState::kPassive;
-      break;
     case HaState::kBackup:
-      if (peer == HaState::kActive) state_ = HaState::kPassive;
+      if (peer == HaState::kActive) {
+        state_ = HaState::kPassive;
+      } else if (own_map.synced && (peer_starting || peer == HaState::kPassive) && newer(own_map, peer_map)) {
+        // Both starting: the newer map serves. A passive peer goes active
+        // itself on hearing us unless its map is incomplete.
+        if (peer_starting || !peer_map.synced) state_ = HaState::kActive;
+      }
       break;
     case HaState::kActive:
-      // Dual actives: the backup steps down and resyncs from the primary.
+      // Dual actives (a healed partition): the backup steps down and hands
+      // over what only it has before it resyncs.
       if (peer == HaState::kActive && role_ == HaState::kBackup) state_ = HaState::kPassive;
       break;
     case HaState::kPassive:
-      // The peer restarted and lost its role: we hold the newest map.
-      if (peer == HaState::kPrimary || peer == HaState::kBackup) state_ = HaState::kActive;
-      // Dual passives: the primary takes over.
-      else if (peer == HaState::kPassive && role_ == HaState::kPrimary) state_ = HaState::kActive;
+      if (!own_map.synced) break;  // an incomplete map never serves
+      // The peer restarted and lost its role: we hold a complete map (and
+      // take over what only it has, see ChpServer).
+      if (peer_starting) state_ = HaState::kActive;
+      // Dual passives: the newer map takes over.
+      else if (peer == HaState::kPassive && newer(own_map, peer_map)) state_ = HaState::kActive;
       break;
   }
   return state_;
@@ -51,6 +64,10 @@ bool BinaryStar::on_client_vote(bool synced, Clock::time_point now, std::string_
     case HaState::kPrimary:
       if (peer_alive(now)) {
         *reason = "primary still waiting to hear its peer";
+        return false;
+      }
+      if (!synced) {
+        *reason = "primary alone with an incomplete map: refusing to serve it";
         return false;
       }
       state_ = HaState::kActive;  // alone: the backup never showed up

@@ -35,7 +35,7 @@ void ChpFollower::request_snapshot() {
   dealer_.set(zmq::sockopt::linger, 0);
   dealer_.set(zmq::sockopt::rcvhwm, 0);
   dealer_.connect(leader_);
-  (void)try_send(dealer_, chp::encode_icanhaz({""}));
+  (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerSnapshot), ""});
   phase_ = Phase::kRequested;
   loaded_.clear();
   buffered_.clear();
@@ -73,11 +73,13 @@ void ChpFollower::on_snapshot_socket() {
       if (auto s = store_.clear(); !s.ok()) return restart(s.message());
       phase_ = Phase::kLoading;
     }
-    if (auto* done = std::get_if<chp::Kthxbai>(&reply.value())) return finish_sync(done->sequence);
+    if (auto* done = std::get_if<chp::Kthxbai>(&reply.value())) return finish_sync(*done);
     auto& kv = std::get<chp::KvMsg>(reply.value());
     pending_.seen_from_active(kv.uuid);
-    std::uint64_t expires = expiry_of(kv.properties);
-    loaded_.push_back({std::move(kv.key), {kv.sequence, expires, std::move(kv.uuid), std::move(kv.properties),
+    std::uint64_t expires = 0;
+    std::string properties = chp::take_expires_at(kv.properties, &expires);
+    if (expires == 0) expires = expiry_of(properties);  // a leader that sent the ttl only
+    loaded_.push_back({std::move(kv.key), {kv.sequence, expires, std::move(kv.uuid), std::move(properties),
                                            std::move(kv.body)}});
     if (loaded_.size() >= kLoadBatch) flush_loaded();
   }
@@ -88,10 +90,24 @@ void ChpFollower::flush_loaded() {
   loaded_.clear();
 }
 
-void ChpFollower::finish_sync(std::uint64_t sequence) {
+namespace {
+
+// The epochs that led to the leader's snapshot (empty when it sent none).
+storage::ChpEpochs epochs_of(const chp::Kthxbai& done) {
+  auto props = chp::parse_properties(done.properties);
+  if (!props) return {};
+  for (const auto& [name, value] : *props) {
+    if (name == "epochs") return storage::parse_epochs(value).value_or(storage::ChpEpochs{});
+  }
+  return {};
+}
+
+}  // namespace
+
+void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   flush_loaded();
   if (phase_ != Phase::kLoading) return;
-  if (auto s = store_.reset_sequence(sequence); !s.ok()) return restart(s.message());
+  if (auto s = store_.adopt(done.sequence, epochs_of(done)); !s.ok()) return restart(s.message());
   phase_ = Phase::kFollowing;
   std::vector<chp::KvMsg> buffered;
   buffered.swap(buffered_);

@@ -45,7 +45,7 @@ class ChpFollower {
   void request_snapshot();
   void restart(const std::string& why);
   void flush_loaded();
-  void finish_sync(std::uint64_t sequence);
+  void finish_sync(const protocol::chp::Kthxbai& done);
   void apply_update(protocol::chp::KvMsg& kv);
   std::uint64_t expiry_of(const std::string& properties) const;
 

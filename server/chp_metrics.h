@@ -16,6 +16,9 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> snapshot_keys_sent{0};
   std::atomic<std::uint64_t> write_failures{0};
   std::atomic<std::uint64_t> last_sequence{0};
+  std::atomic<std::uint64_t> loop_errors{0};         // events the reactor logged and skipped
+  std::atomic<std::uint64_t> handed_over{0};         // updates taken over from the HA peer
+  std::atomic<std::uint64_t> handovers_incomplete{0};  // hand-overs without the peer's deletes
   MalformedCounts malformed;
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
   // turn, 0 before the first and after the last one.

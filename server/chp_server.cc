@@ -64,7 +64,7 @@ void ChpServer::start() {
   stop_tx_.connect(stop_ep);
   metrics_.last_sequence = store_.last_sequence();
   if (config_.ha) {
-    ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer);
+    ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer, config_.ha->cut_file);
     bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
     published_state_ = config_.ha->role;
   }
@@ -98,40 +98,71 @@ void ChpServer::run() {
   last_hugz_ = Clock::now();
   next_expiry_ = Clock::now();  // expire what lapsed while we were down,
   expire_due();                 // before the first snapshot request is served
-  std::vector<zmq::pollitem_t> items;
   while (true) {
     metrics_.loop_heartbeat_ms = loop_clock_ms();
-    items = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
-             {collector_.handle(), 0, ZMQ_POLLIN, 0},
-             {router_.handle(), 0, ZMQ_POLLIN, 0}};
-    if (ha_link_) items.push_back({ha_link_->subscriber().handle(), 0, ZMQ_POLLIN, 0});
-    ChpFollower* follower = follower_.get();  // handlers may replace it this turn
-    if (follower) {
-      items.push_back({follower->snapshot_socket().handle(), 0, ZMQ_POLLIN, 0});
-      items.push_back({follower->update_socket().handle(), 0, ZMQ_POLLIN, 0});
-    }
+    // One error policy: an event that fails is logged, counted and skipped;
+    // the loop ends only on stop or when the ZeroMQ context is gone.
     try {
-      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
+      turn();
     } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) throw;
-      continue;  // a signal handled on this thread (embedders, profilers): poll again
+      if (e.num() == ETERM) {
+        spdlog::error("CHP: ZeroMQ context terminated, the reactor stops: {}", e.what());
+        break;
+      }
+      if (e.num() != EINTR) report_loop_error(e.what());
+    } catch (const std::exception& e) {
+      report_loop_error(e.what());
     }
-    if (items[0].revents & ZMQ_POLLIN) break;
-    if (items[1].revents & ZMQ_POLLIN) drain_collector();
-    if (items[2].revents & ZMQ_POLLIN) serve_snapshot_requests();
-    if (ha_link_ && (items[3].revents & ZMQ_POLLIN)) handle_peer_state();
-    if (follower && follower == follower_.get()) {
-      if (items[4].revents & ZMQ_POLLIN) follower->on_snapshot_socket();
-      if (items[5].revents & ZMQ_POLLIN) follower->on_update_socket();
-      follower->on_timer();
-    }
-    pump_snapshots();
-    expire_due();
-    heartbeat();
-    send_ha_state();
+    if (stopping_) break;
   }
   metrics_.loop_heartbeat_ms = 0;
   spdlog::info("CHP stopped at sequence {}", store_.last_sequence());
+}
+
+void ChpServer::report_loop_error(const char* what) {
+  metrics_.loop_errors.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t suppressed = 0;
+  if (loop_error_log_.allow(&suppressed)) {
+    spdlog::error("CHP: event failed and skipped: {}{}", what,
+                  suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
+  }
+}
+
+void ChpServer::turn() {
+  std::vector<zmq::pollitem_t> items = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
+                                        {collector_.handle(), 0, ZMQ_POLLIN, 0},
+                                        {router_.handle(), 0, ZMQ_POLLIN, 0}};
+  if (ha_link_) items.push_back({ha_link_->subscriber().handle(), 0, ZMQ_POLLIN, 0});
+  ChpFollower* follower = follower_.get();  // handlers may replace it this turn
+  if (follower) {
+    items.push_back({follower->snapshot_socket().handle(), 0, ZMQ_POLLIN, 0});
+    items.push_back({follower->update_socket().handle(), 0, ZMQ_POLLIN, 0});
+  }
+  ChpReconciler* reconciler = reconciler_.get();
+  if (reconciler) items.push_back({reconciler->socket().handle(), 0, ZMQ_POLLIN, 0});
+  zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
+  if (items[0].revents & ZMQ_POLLIN) {
+    stopping_ = true;
+    return;
+  }
+  // The peer's state first: a vote must never be judged on a stale view of
+  // the peer (after a long turn its heartbeats wait in the queue).
+  if (ha_link_ && (items[3].revents & ZMQ_POLLIN)) handle_peer_state();
+  if (items[1].revents & ZMQ_POLLIN) drain_collector();
+  if (items[2].revents & ZMQ_POLLIN) serve_snapshot_requests();
+  if (follower && follower == follower_.get()) {
+    if (items[4].revents & ZMQ_POLLIN) follower->on_snapshot_socket();
+    if (items[5].revents & ZMQ_POLLIN) follower->on_update_socket();
+    follower->on_timer();
+  }
+  if (reconciler && reconciler == reconciler_.get() && (items.back().revents & ZMQ_POLLIN)) {
+    if (reconciler->on_socket() != ChpReconciler::Progress::kRunning) finish_reconcile();
+  }
+  if (ha_link_) ha_tick();
+  pump_snapshots();
+  expire_due();
+  heartbeat();
+  send_ha_state();
 }
 
 void ChpServer::report_malformed(const char* where, const protocol::DecodeError& error) {
@@ -146,7 +177,9 @@ void ChpServer::report_malformed(const char* where, const protocol::DecodeError&
 void ChpServer::drain_collector() {
   std::vector<storage::ChpWrite> writes;
   ReceivedMessage msg;
-  while (writes.size() < config_.max_batch && try_recv(collector_, &msg)) {
+  // Malformed messages count toward the batch: a flood of them cannot keep
+  // the loop from HUGZ and HA heartbeats.
+  for (std::size_t n = 0; n < config_.max_batch && try_recv(collector_, &msg); ++n) {
     auto kv = chp::decode_kvset(msg.frames(), config_.limits);
     if (!kv) {
       report_malformed("KVSET", kv.error());
@@ -200,13 +233,21 @@ void ChpServer::serve_snapshot_requests() {
   for (int i = 0; i < 256 && try_recv(router_, &msg); ++i) {
     if (msg.views.empty()) continue;
     std::string identity(msg.views[0]);
-    auto req = chp::decode_icanhaz(msg.frames().subspan(1), config_.limits);
+    if (msg.views.size() >= 2 && msg.views[1] == kReconcileCommand) {
+      serve_reconcile(identity, msg);  // the HA peer's; answered in any state
+      continue;
+    }
+    // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
+    bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
+    std::vector<std::string_view> frames(msg.views.begin() + 1, msg.views.end());
+    if (peer) frames[0] = chp::kIcanhaz;
+    auto req = chp::decode_icanhaz(frames, config_.limits);
     if (!req) {
       report_malformed("snapshot request", req.error());
       continue;
     }
     if (!accept_vote()) continue;  // a non-active server ignores clients: they fail over
-    if (!snapshots_.start(identity, req->subtree, store_.snapshot(req->subtree))) {
+    if (!snapshots_.start(identity, req->subtree, store_.snapshot(req->subtree), kthxbai_properties(), peer)) {
       std::uint64_t suppressed = 0;
       if (bad_input_log_.allow(&suppressed)) spdlog::warn("snapshot request refused: too many snapshots running");
     }
@@ -243,6 +284,15 @@ void ChpServer::expire_due() {
   if (metrics_.updates_applied != before) metrics_.expiries.fetch_add(writes.size(), std::memory_order_relaxed);
 }
 
+void ChpServer::expire_all_due() {
+  std::uint64_t before = 0;
+  do {  // stops when nothing is left or a sweep deletes nothing (a failing disk)
+    before = metrics_.expiries;
+    next_expiry_ = Clock::time_point{};
+    expire_due();
+  } while (expiry_backlog_ && serving() && metrics_.expiries != before);
+}
+
 // HUGZ go out every interval even while updates flow: a client mirroring a
 // quiet subtree of a busy server sees no KVPUB and would otherwise fail over.
 void ChpServer::heartbeat() {
@@ -255,66 +305,6 @@ void ChpServer::heartbeat() {
 
 std::string_view ChpServer::ha_state() const {
   return config_.ha ? to_string(published_state_.load()) : "standalone";
-}
-
-bool ChpServer::accept_vote() {
-  if (!bstar_) return true;
-  HaState before = bstar_->state();
-  std::string_view reason;
-  bool accepted = bstar_->on_client_vote(store_.synced(), Clock::now(), &reason);
-  if (bstar_->state() != before) enter(before, bstar_->state());
-  if (!accepted) {
-    std::uint64_t suppressed = 0;
-    if (bad_input_log_.allow(&suppressed)) spdlog::info("HA: snapshot request ignored: {}", reason);
-  }
-  return accepted;
-}
-
-void ChpServer::handle_peer_state() {
-  std::uint64_t malformed = 0;
-  while (auto peer = ha_link_->receive(&malformed)) {
-    HaState before = bstar_->state();
-    HaState after = bstar_->on_peer_state(*peer, Clock::now());
-    if (after != before) enter(before, after);
-  }
-  if (malformed) metrics_.malformed.count(protocol::DecodeErrorKind::kBadField);
-}
-
-void ChpServer::enter(HaState from, HaState to) {
-  spdlog::info("HA: {} -> {}", to_string(from), to_string(to));
-  published_state_ = to;
-  if (to == HaState::kPassive) {
-    snapshots_.clear();  // a passive serves nobody
-    follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.ha->peer_chp, config_.limits,
-                                              config_.now_ms);
-    follower_->start();
-  } else if (to == HaState::kActive) {
-    become_active();
-  }
-  next_ha_beat_ = Clock::now();  // tell the peer at once
-}
-
-void ChpServer::become_active() {
-  follower_.reset();
-  // A new epoch: our sequences exceed anything the previous active published,
-  // even the updates we never received from it.
-  if (auto s = store_.begin_epoch(); !s.ok()) spdlog::error("HA: cannot start a new epoch: {}", s.message());
-  auto writes = pending_.take_all();
-  spdlog::info("HA: active from sequence {}, applying {} pending update(s)", store_.last_sequence(), writes.size());
-  commit_and_publish(writes);
-  // What expired while the old active was gone goes now, before the
-  // snapshot of the request that voted for us is taken (same turn).
-  next_expiry_ = Clock::time_point{};
-  expire_due();
-  last_hugz_ = Clock::time_point{};  // HUGZ now: clients looking for the active find us
-}
-
-void ChpServer::send_ha_state() {
-  if (!ha_link_) return;
-  auto now = Clock::now();
-  if (now < next_ha_beat_) return;
-  next_ha_beat_ = now + config_.ha->heartbeat;
-  ha_link_->send_state(bstar_->state());
 }
 
 }  // namespace zstore::server

@@ -23,9 +23,11 @@
 #include "server/chp_follower.h"
 #include "server/chp_metrics.h"
 #include "server/chp_pending.h"
+#include "server/chp_reconciler.h"
 #include "server/ha_link.h"
 #include "server/chp_snapshots.h"
 #include "server/log.h"
+#include "server/zmq_frames.h"
 #include "storage/chp_store.h"
 #include "storage/database.h"
 
@@ -38,6 +40,7 @@ struct HaConfig {
   std::string peer;                  // the peer's state PUB
   std::string peer_chp;              // the peer's CHP base, tcp://host:P
   std::chrono::milliseconds heartbeat{1000};  // the peer is dead after 2 of them
+  std::string cut_file;  // test seam: the HA link is cut while this file exists
 };
 
 struct ChpServerConfig {
@@ -76,18 +79,33 @@ class ChpServer {
  private:
   using Clock = std::chrono::steady_clock;
   void run();
+  void turn();
+  void report_loop_error(const char* what);
   void drain_collector();
   void serve_snapshot_requests();
   void pump_snapshots();
   void expire_due();
+  // Sweeps until nothing due is left (after a takeover or a hand-over).
+  void expire_all_due();
   void heartbeat();
   // High availability (no-ops when standalone).
   bool serving() const { return !bstar_ || bstar_->active(); }
   bool accept_vote();
   void handle_peer_state();
+  void on_peer(const HaPeerState& peer);
   void enter(HaState from, HaState to);
-  void become_active();
+  bool become_active();
   void send_ha_state();
+  MapFacts own_map() const { return {store_.synced(), store_.last_sequence()}; }
+  // The hand-over (chp_reconciler.h), each turn: the active takes what only
+  // the peer has; a passive starts following only once nothing of its own
+  // would be lost.
+  void ha_tick();
+  bool handed_over() const;
+  void maybe_reconcile();
+  void finish_reconcile();
+  void serve_reconcile(const std::string& identity, const ReceivedMessage& msg);
+  std::string kthxbai_properties() const;
   // Persists writes and, only if that succeeded, publishes them.
   void commit_and_publish(std::vector<storage::ChpWrite>& writes);
   void publish(const storage::ChpWrite& w);
@@ -109,14 +127,21 @@ class ChpServer {
   SnapshotPump snapshots_;
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
+  RateLimiter loop_error_log_;
   std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};
   Clock::time_point next_expiry_{};
+  bool stopping_ = false;
   bool expiry_backlog_ = false;
 
   std::unique_ptr<HaLink> ha_link_;
   std::unique_ptr<BinaryStar> bstar_;
   std::unique_ptr<ChpFollower> follower_;
+  std::unique_ptr<ChpReconciler> reconciler_;
+  std::optional<HaPeerState> peer_;    // the peer's latest state message
+  std::uint64_t max_peer_last_ = 0;    // the highest last sequence the peer ever told
+  std::uint64_t reconciled_ = 0;       // the peer's last sequence we took over
+  Clock::time_point next_reconcile_{};
   PendingList pending_;
   std::atomic<HaState> published_state_{HaState::kPrimary};
   Clock::time_point next_ha_beat_{};

@@ -11,8 +11,10 @@ namespace chp = protocol::chp;
 
 namespace {
 
-// properties with its ttl replaced by the seconds left until expires_at_ms.
-std::string with_remaining_ttl(const std::string& properties, std::uint64_t expires_at_ms, std::uint64_t now_ms) {
+// properties with its ttl replaced by the seconds left until expires_at_ms
+// (and, exact, the expiry itself as expires-at).
+std::string with_remaining_ttl(const std::string& properties, std::uint64_t expires_at_ms, std::uint64_t now_ms,
+                               bool exact) {
   auto parsed = chp::parse_properties(properties);
   if (!parsed) return properties;
   std::uint64_t left_ms = expires_at_ms > now_ms ? expires_at_ms - now_ms : 0;
@@ -25,13 +27,15 @@ std::string with_remaining_ttl(const std::string& properties, std::uint64_t expi
     }
   }
   if (!found) parsed->emplace_back("ttl", left);
+  if (exact) parsed->emplace_back(std::string(chp::kExpiresAtProperty), std::to_string(expires_at_ms));
   return chp::format_properties(parsed.value());
 }
 
 }  // namespace
 
 bool SnapshotPump::start(std::string identity, std::string subtree,
-                         std::unique_ptr<storage::ChpSnapshotCursor> cursor) {
+                         std::unique_ptr<storage::ChpSnapshotCursor> cursor, std::string kthxbai_properties,
+                         bool exact_expiry) {
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     if (it->identity == identity) {
       sessions_.erase(it);
@@ -39,7 +43,8 @@ bool SnapshotPump::start(std::string identity, std::string subtree,
     }
   }
   if (sessions_.size() >= max_sessions_) return false;
-  sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor), {}, false, false});
+  sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor),
+                              std::move(kthxbai_properties), exact_expiry, {}, false, false});
   return true;
 }
 
@@ -53,7 +58,7 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
     const auto& r = s.record;
     std::string ttl_properties;
     if (r.entry.expires_at_ms != 0) {
-      ttl_properties = with_remaining_ttl(r.entry.properties, r.entry.expires_at_ms, now_ms);
+      ttl_properties = with_remaining_ttl(r.entry.properties, r.entry.expires_at_ms, now_ms, s.exact_expiry);
     }
     chp::KvMsgFrames frames(r.key, r.entry.sequence, r.entry.uuid,
                             r.entry.expires_at_ms == 0 ? std::string_view(r.entry.properties) : ttl_properties,
@@ -76,7 +81,7 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
     spdlog::error("snapshot aborted: {}", s.cursor->status().message());
     return Step::kAborted;
   }
-  switch (try_send(router, chp::encode_kthxbai({s.cursor->sequence(), s.subtree}), s.identity)) {
+  switch (try_send(router, chp::encode_kthxbai({s.cursor->sequence(), s.subtree, s.kthxbai_properties}), s.identity)) {
     case SendOutcome::kWouldBlock: return Step::kBlocked;
     case SendOutcome::kUnroutable: return Step::kAborted;
     case SendOutcome::kSent: return Step::kDone;

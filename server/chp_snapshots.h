@@ -22,9 +22,13 @@ class SnapshotPump {
  public:
   explicit SnapshotPump(std::size_t max_sessions = 256) : max_sessions_(max_sessions) {}
 
-  // Starts streaming cursor to identity. Returns false (and drops the
+  // Starts streaming cursor to identity, ending with a KTHXBAI that carries
+  // kthxbai_properties. exact_expiry: each key with a TTL also carries
+  // "expires-at=<ms since the epoch>" (an HA peer's hand-over; the ttl in
+  // whole seconds would move the expiry). Returns false (and drops the
   // request) when max_sessions other clients are already being served.
-  bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor);
+  bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor,
+             std::string kthxbai_properties = {}, bool exact_expiry = false);
 
   struct Result {
     std::size_t keys_sent = 0;
@@ -48,6 +52,8 @@ class SnapshotPump {
     std::string identity;
     std::string subtree;
     std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+    std::string kthxbai_properties;
+    bool exact_expiry = false;
     storage::ChpRecord record;  // the last record read
     bool pending = false;       // record is read but not yet sent
     bool blocked = false;

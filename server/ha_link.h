@@ -1,31 +1,57 @@
 // HaLink: the Binary Star state channel between the two servers of a pair.
-// A PUB bound at our endpoint sends our state as one ASCII digit frame
-// ("1".."4") every heartbeat; a SUB connected to the peer receives its.
+// A PUB bound at our endpoint sends our state every heartbeat; a SUB
+// connected to the peer receives its. A state message is the state's ASCII
+// digit ("1".."4", all a reference bstar peer reads) and a second frame of
+// CHP-style properties telling the sender's map (see HaPeerState); a
+// one-frame message is accepted as the digit alone.
+// Test seam: while the file named by cut_file exists, nothing is sent or
+// received (a partition of the HA link; see tests/server/ha_partition_test).
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
 #include <zmq.hpp>
 
 #include "server/binary_star.h"
+#include "storage/chp_epochs.h"
 
 namespace zstore::server {
+
+// One state message: the state and what the sender says of its map.
+struct HaPeerState {
+  HaState state = HaState::kPrimary;
+  bool has_facts = false;  // false: a digit alone (facts are defaults)
+  MapFacts map;
+  storage::ChpEpochs epochs;    // the epochs that led to map.last
+  std::uint64_t reconciled = 0;  // the receiver's last sequence the sender took over (0: none)
+};
+
+// The properties frame of a state message, and back (nullopt: malformed).
+std::string format_ha_facts(const HaPeerState& state);
+std::optional<HaPeerState> parse_ha_message(std::string_view digit, const std::string* facts);
 
 class HaLink {
  public:
   // Binds bind_endpoint, connects to peer_endpoint; throws zmq::error_t.
-  HaLink(zmq::context_t& ctx, const std::string& bind_endpoint, const std::string& peer_endpoint);
+  HaLink(zmq::context_t& ctx, const std::string& bind_endpoint, const std::string& peer_endpoint,
+         std::string cut_file = {});
 
-  void send_state(HaState state);
-  // A well-formed peer state if one is waiting; malformed frames are
+  void send_state(const HaPeerState& state);
+  // A well-formed peer state if one is waiting; malformed messages are
   // dropped and counted in *malformed.
-  std::optional<HaState> receive(std::uint64_t* malformed);
+  std::optional<HaPeerState> receive(std::uint64_t* malformed);
   zmq::socket_t& subscriber() { return sub_; }
 
  private:
+  bool cut();
+
   zmq::socket_t pub_;
   zmq::socket_t sub_;
+  std::string cut_file_;
+  std::chrono::steady_clock::time_point next_cut_check_{};
+  bool cut_ = false;
 };
 
 }  // namespace zstore::server

@@ -41,7 +41,7 @@ ChpServerConfig chp_config(const ServerOptions& o) {
   c.hugz_interval = std::chrono::milliseconds(o.hugz_interval_ms);
   if (!o.ha.empty()) {
     c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
-                    std::chrono::milliseconds(o.ha_heartbeat_ms)};
+                    std::chrono::milliseconds(o.ha_heartbeat_ms), o.ha_test_cut_file};
   }
   return c;
 }
@@ -110,7 +110,7 @@ int run(const ServerOptions& o) {
     return 1;
   }
   std::unique_ptr<storage::ChpStore> chp_store;
-  if (auto s = storage::ChpStore::Open(db.get(), &chp_store); !s.ok()) {
+  if (auto s = storage::ChpStore::Open(db.get(), &chp_store, o.chp_history); !s.ok()) {
     spdlog::critical("cannot start: {}", s.message());
     return 1;
   }

@@ -47,6 +47,13 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
   counter(w, "zstore_chp_expiries_total", "CHP keys deleted because their ttl lapsed", get(m.expiries));
   counter(w, "zstore_chp_write_failures_total", "CHP updates the database refused (not published)",
           get(m.write_failures));
+  counter(w, "zstore_chp_loop_errors_total", "CHP reactor events that failed, were logged and skipped",
+          get(m.loop_errors));
+  counter(w, "zstore_chp_ha_handed_over_total", "CHP updates taken over from the HA peer before it resynced",
+          get(m.handed_over));
+  counter(w, "zstore_chp_ha_handovers_incomplete_total",
+          "HA hand-overs whose peer history did not reach back (its deletes there were not taken over)",
+          get(m.handovers_incomplete));
   malformed(w, "zstore_chp_malformed_total", "malformed CHP messages dropped, by kind", m);
   gauge(w, "zstore_chp_keys", "keys in the CHP map", count_keys(db, storage::Column::kChpMap));
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));

@@ -64,7 +64,11 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("ha-peer", po::value(&o.ha_peer), "the peer's state publisher, e.g. tcp://127.0.0.1:5004")
       ("ha-peer-chp", po::value(&o.ha_peer_chp), "the peer's CHP base, e.g. tcp://127.0.0.1:5566")
       ("ha-heartbeat-ms", po::value(&o.ha_heartbeat_ms)->default_value(o.ha_heartbeat_ms),
-       "Binary Star state interval; the peer is dead after two");
+       "Binary Star state interval; the peer is dead after two")
+      ("chp-history", po::value(&o.chp_history)->default_value(o.chp_history),
+       "CHP updates kept in the history (for an HA hand-over of what the peer lacks); 0 keeps none")
+      ("ha-test-cut-file", po::value(&o.ha_test_cut_file),
+       "testing only: the HA state link drops every message while this file exists (a partition)");
   return d;
 }
 

@@ -40,6 +40,8 @@ struct ServerOptions {
   std::string ha_peer;      // tcp://host:port of the peer's state publisher
   std::string ha_peer_chp;  // tcp://host:P, the peer's CHP base port
   std::uint32_t ha_heartbeat_ms = 1000;
+  std::string ha_test_cut_file;  // test seam: HA link cut while this file exists
+  std::uint64_t chp_history = 1'000'000;  // updates kept in chp_history
 };
 
 // Outcome of parsing: either options to run with, or an exit code (0 after

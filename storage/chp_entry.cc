@@ -7,14 +7,7 @@ namespace zstore::storage {
 using protocol::get_be;
 using protocol::put_be;
 
-namespace {
-
-template <typename T>
-void store_be(char* out, T value) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<char>(value >> (8 * (sizeof(T) - 1 - i)));
-}
-
-}  // namespace
+using protocol::store_be;
 
 ChpEntryPieces::ChpEntryPieces(std::uint64_t sequence, std::uint64_t expires_at_ms, std::string_view uuid,
                                std::string_view properties, std::string_view value)

@@ -9,6 +9,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "protocol/byte_order.h"
+#include "storage/chp_history.h"
 
 namespace zstore::storage {
 namespace {
@@ -91,24 +92,73 @@ class RocksSnapshotCursor final : public ChpSnapshotCursor {
 
 }  // namespace
 
-Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out) {
+Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_t history_entries) {
   std::unique_ptr<ChpStore> store(new ChpStore(db));
-  std::string bytes;
-  Status s = db->get_meta(kMetaChpLastSequence, &bytes);
+  store->history_max_ = history_entries;
+  Status s = store->load_meta();
   if (!s.ok()) return s;
-  if (!bytes.empty()) {
-    if (bytes.size() != 8) return Status::Error("corrupt CHP last sequence metadata");
-    store->last_sequence_ = protocol::get_be<std::uint64_t>(bytes);
-  }
   std::unique_ptr<rocksdb::Iterator> index(db->db()->NewIterator(rocksdb::ReadOptions(), db->handle(Column::kChpExpiry)));
   index->SeekToFirst();
   store->may_have_ttls_ = index->Valid() || !index->status().ok();
   index.reset();
-  s = db->get_meta(kMetaChpSynced, &bytes);
-  if (!s.ok()) return s;
-  store->synced_ = bytes != "0";
   *out = std::move(store);
   return Status::Ok();
+}
+
+namespace {
+
+Status read_u64_meta(Database* db, std::string_view name, std::uint64_t* out, bool* present) {
+  std::string bytes;
+  Status s = db->get_meta(name, &bytes);
+  if (!s.ok()) return s;
+  *present = !bytes.empty();
+  if (bytes.empty()) return Status::Ok();
+  if (bytes.size() != 8) return Status::Error("corrupt CHP metadata '" + std::string(name) + "'");
+  *out = protocol::get_be<std::uint64_t>(bytes);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ChpStore::load_meta() {
+  bool present = false;
+  Status s = read_u64_meta(db_, kMetaChpLastSequence, &last_sequence_, &present);
+  if (!s.ok()) return s;
+  std::string bytes;
+  if (s = db_->get_meta(kMetaChpSynced, &bytes); !s.ok()) return s;
+  synced_ = bytes != "0";
+  if (s = db_->get_meta(kMetaChpEpochs, &bytes); !s.ok()) return s;
+  if (bytes.empty()) {
+    // Written before epoch lists: one epoch, as far back as its counter.
+    std::uint64_t base = (last_sequence_ >> kEpochShift) << kEpochShift;
+    epochs_ = {{base, last_sequence_}};
+    history_from_ = last_sequence_;
+    return Status::Ok();
+  }
+  auto epochs = parse_epochs(bytes);
+  if (!epochs || epochs->empty() || epochs->back().base > last_sequence_) {
+    return Status::Error("corrupt CHP epoch list");
+  }
+  epochs_ = std::move(*epochs);
+  epochs_.back().last = last_sequence_;
+  if (s = read_u64_meta(db_, kMetaChpHistoryFrom, &history_from_, &present); !s.ok()) return s;
+  if (!present) history_from_ = last_sequence_;
+  return read_u64_meta(db_, kMetaChpHistoryCount, &history_count_, &present);
+}
+
+void ChpStore::put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs,
+                        std::uint64_t history_from, std::uint64_t history_count) {
+  auto* meta = db_->handle(Column::kMeta);
+  std::string bytes;
+  protocol::put_be<std::uint64_t>(bytes, last);
+  batch.Put(meta, slice(kMetaChpLastSequence), bytes);
+  batch.Put(meta, slice(kMetaChpEpochs), format_epochs(epochs));
+  bytes.clear();
+  protocol::put_be<std::uint64_t>(bytes, history_from);
+  batch.Put(meta, slice(kMetaChpHistoryFrom), bytes);
+  bytes.clear();
+  protocol::put_be<std::uint64_t>(bytes, history_count);
+  batch.Put(meta, slice(kMetaChpHistoryCount), bytes);
 }
 
 Status ChpStore::apply(std::span<ChpWrite> writes) {
@@ -130,12 +180,14 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
     }
     Status s = drop_old_expiry(batch, w.key, in_batch);
     if (!s.ok()) return s;
+    ChpEntryPieces pieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
+    if (history_max_ > 0) put_history(batch, db_, w.sequence, w.key, pieces);
     if (w.value.empty()) {
       batch.Delete(map, slice(w.key));
       if (may_have_ttls_) in_batch[w.key] = 0;
       continue;
     }
-    put_entry(batch, map, w.key, ChpEntryPieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value));
+    put_entry(batch, map, w.key, pieces);
     if (w.expires_at_ms != 0) {
       batch.Put(expiry, encode_expiry_key(w.expires_at_ms, w.key), rocksdb::Slice());
       may_have_ttls_ = true;
@@ -143,9 +195,13 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
     }
     if (may_have_ttls_) in_batch[w.key] = w.expires_at_ms;
   }
+  std::uint64_t count = history_max_ > 0 ? history_count_ + writes.size() : 0;
   std::string seq_bytes;
   protocol::put_be<std::uint64_t>(seq_bytes, seq);
   batch.Put(db_->handle(Column::kMeta), slice(kMetaChpLastSequence), seq_bytes);
+  std::string count_bytes;
+  protocol::put_be<std::uint64_t>(count_bytes, count);
+  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpHistoryCount), count_bytes);
   Status s = db_->write(batch);
   if (!s.ok()) {
     for (auto& w : writes) w.sequence = 0;
@@ -153,6 +209,9 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
     return s;
   }
   last_sequence_ = seq;
+  epochs_.back().last = seq;
+  history_count_ = count;
+  if (history_count_ > history_max_ + history_max_ / 16) (void)trim_history();  // retried at the next apply
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
   return Status::Ok();
 }
@@ -176,6 +235,34 @@ Status ChpStore::drop_old_expiry(rocksdb::WriteBatch& batch, const std::string& 
   }
   if (old != 0) batch.Delete(db_->handle(Column::kChpExpiry), encode_expiry_key(old, key));
   return Status::Ok();
+}
+
+// Deletes the oldest entries down to history_max_ with one range delete.
+Status ChpStore::trim_history() {
+  auto* cf = db_->handle(Column::kChpHistory);
+  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), cf));
+  it->SeekToFirst();
+  if (!it->Valid()) return Status::Error("history trim: " + it->status().ToString());
+  std::string first = it->key().ToString();
+  std::uint64_t drop = history_count_ - history_max_;
+  std::uint64_t last_dropped = 0;
+  for (std::uint64_t i = 0; i < drop && it->Valid(); ++i, it->Next()) {
+    last_dropped = protocol::get_be<std::uint64_t>(std::string_view(it->key().data(), it->key().size()));
+  }
+  if (!it->Valid()) return Status::Error("history trim: fewer entries than counted");
+  rocksdb::WriteBatch batch;
+  batch.DeleteRange(cf, slice(first), it->key());
+  put_meta(batch, last_sequence_, epochs_, last_dropped, history_count_ - drop);
+  Status s = db_->write(batch);
+  if (!s.ok()) return s;
+  history_from_ = std::max(history_from_, last_dropped);
+  history_count_ -= drop;
+  return Status::Ok();
+}
+
+std::unique_ptr<ChpSnapshotCursor> ChpStore::history_after(std::uint64_t after) {
+  if (after < history_from_ || history_max_ == 0 || db_->handle(Column::kChpHistory) == nullptr) return nullptr;
+  return history_cursor(db_, after, last_sequence_);
 }
 
 Status ChpStore::get(std::string_view key, ChpEntry* entry, bool* found) {
@@ -244,21 +331,37 @@ Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vect
 }
 
 Status ChpStore::clear() {
-  for (Column c : {Column::kChpMap, Column::kChpExpiry}) {
-    std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(c)));
-    rocksdb::WriteBatch batch;
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      batch.Delete(db_->handle(c), it->key());
-      if (batch.Count() >= 10000) {
-        Status s = db_->write(batch);
-        if (!s.ok()) return s;
-        batch.Clear();
-      }
+  // The map one batch of deletes at a time: a range delete there would take
+  // the memtable insert hints of chp_map's puts (RocksDB applies them to the
+  // range-tombstone table too, and corrupts it).
+  auto* map = db_->handle(Column::kChpMap);
+  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), map));
+  rocksdb::WriteBatch batch;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    batch.Delete(map, it->key());
+    if (batch.Count() >= 10000) {
+      if (Status s = db_->write(batch); !s.ok()) return s;
+      batch.Clear();
     }
-    if (!it->status().ok()) return Status::Error("clear scan failed: " + it->status().ToString());
-    Status s = db_->write(batch);
-    if (!s.ok()) return s;
   }
+  if (!it->status().ok()) return Status::Error("clear scan failed: " + it->status().ToString());
+  for (Column c : {Column::kChpExpiry, Column::kChpHistory}) {
+    it.reset(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(c)));
+    it->SeekToLast();
+    if (!it->Valid()) {
+      if (!it->status().ok()) return Status::Error("clear: " + it->status().ToString());
+      continue;
+    }
+    std::string last = it->key().ToString();
+    it->SeekToFirst();
+    if (!it->Valid()) return Status::Error("clear: " + it->status().ToString());
+    batch.DeleteRange(db_->handle(c), it->key(), slice(last));
+    batch.Delete(db_->handle(c), slice(last));
+  }
+  put_meta(batch, last_sequence_, epochs_, UINT64_MAX, 0);
+  if (Status s = db_->write(batch); !s.ok()) return s;
+  history_from_ = UINT64_MAX;  // nothing to hand out until adopt()
+  history_count_ = 0;
   return Status::Ok();
 }
 
@@ -281,21 +384,32 @@ Status ChpStore::load(std::span<const ChpRecord> records) {
   return s;
 }
 
-Status ChpStore::write_sequence(std::uint64_t sequence) {
+Status ChpStore::adopt(std::uint64_t sequence, ChpEpochs epochs) {
+  if (epochs.empty() || epochs.back().last != sequence) epochs = {{sequence, sequence}};  // unknown past
   rocksdb::WriteBatch batch;
-  std::string bytes;
-  protocol::put_be<std::uint64_t>(bytes, sequence);
-  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpLastSequence), bytes);
+  put_meta(batch, sequence, epochs, sequence, 0);
   Status s = db_->write(batch);
-  if (s.ok()) last_sequence_ = sequence;
-  return s;
+  if (!s.ok()) return s;
+  last_sequence_ = sequence;
+  epochs_ = std::move(epochs);
+  history_from_ = sequence;
+  history_count_ = 0;
+  return Status::Ok();
 }
 
-Status ChpStore::reset_sequence(std::uint64_t sequence) { return write_sequence(sequence); }
-
-Status ChpStore::begin_epoch() {
-  std::uint64_t epoch = (last_sequence_ >> kEpochShift) + 1;
-  return write_sequence(epoch << kEpochShift);
+Status ChpStore::begin_epoch(std::uint64_t floor, std::uint64_t now_ms, std::uint64_t salt) {
+  std::uint64_t base = std::max({last_sequence_, floor, epoch_clock_base(now_ms, salt)});
+  if (base <= epochs_.back().base) base = epochs_.back().base + 1;
+  ChpEpochs epochs = epochs_;
+  epochs.push_back({base, base});
+  if (epochs.size() > kMaxEpochs) epochs.erase(epochs.begin());
+  rocksdb::WriteBatch batch;  // no sequence between the old last and base: the history stays complete
+  put_meta(batch, base, epochs, history_from_, history_count_);
+  Status s = db_->write(batch);
+  if (!s.ok()) return s;
+  last_sequence_ = base;
+  epochs_ = std::move(epochs);
+  return Status::Ok();
 }
 
 Status ChpStore::set_synced(bool synced) {

@@ -14,17 +14,26 @@
 #include <vector>
 
 #include "storage/chp_entry.h"
+#include "storage/chp_epochs.h"
 #include "storage/database.h"
 #include "storage/status.h"
+
+namespace rocksdb {
+class WriteBatch;
+}
 
 namespace zstore::storage {
 
 inline constexpr std::string_view kMetaChpLastSequence = "chp_last_sequence";
 inline constexpr std::string_view kMetaChpSynced = "chp_synced";
+inline constexpr std::string_view kMetaChpEpochs = "chp_epochs";
+inline constexpr std::string_view kMetaChpHistoryFrom = "chp_history_from";
+inline constexpr std::string_view kMetaChpHistoryCount = "chp_history_count";
 
-// Sequences are (epoch << kEpochShift) | counter; a new active server starts
-// a new epoch so its sequences exceed anything its predecessor published.
+// Sequences of databases written before epochs were hybrid clocks were
+// (epoch << kEpochShift) | counter; their epoch list starts there.
 inline constexpr unsigned kEpochShift = 40;
+inline constexpr std::uint64_t kDefaultHistoryEntries = 1'000'000;
 
 struct ChpWrite {
   std::string key;
@@ -56,15 +65,18 @@ class ChpSnapshotCursor {
 
 class ChpStore {
  public:
-  // Loads the last sequence from db. db must outlive the store.
-  static Status Open(Database* db, std::unique_ptr<ChpStore>* out);
+  // Loads the last sequence, epochs and history bounds from db. db must
+  // outlive the store. history_entries: how many updates chp_history keeps.
+  static Status Open(Database* db, std::unique_ptr<ChpStore>* out,
+                     std::uint64_t history_entries = kDefaultHistoryEntries);
 
   std::uint64_t last_sequence() const { return last_sequence_; }
 
-  // Applies writes in order as one atomic batch. Writes with sequence 0 get
-  // last_sequence()+1, +2, ...; explicit sequences (a follower copying its
-  // leader) must be above last_sequence() and increasing. On failure nothing
-  // is applied and the counter is unchanged.
+  // Applies writes in order as one atomic batch, each also recorded in the
+  // history. Writes with sequence 0 get last_sequence()+1, +2, ...; explicit
+  // sequences (a follower copying its leader) must be above last_sequence()
+  // and increasing. On failure nothing is applied and the counter is
+  // unchanged.
   Status apply(std::span<ChpWrite> writes);
 
   // Reads one key; *found tells whether it exists.
@@ -84,19 +96,33 @@ class ChpStore {
   };
   Status due_expiries(std::uint64_t now_ms, std::size_t limit, std::vector<Due>* out);
 
-  // Deletes every key, keeping the sequence counter: a follower replacing
-  // its map with its leader's snapshot.
+  // Deletes every key and the history, keeping the sequence counter: a
+  // follower replacing its map with its leader's snapshot.
   Status clear();
 
   // Stores records as they are (their own sequence and expiry), without
   // touching the counter: a follower loading its leader's snapshot.
   Status load(std::span<const ChpRecord> records);
 
-  // Adopts sequence as the last one (a follower taking its leader's).
-  Status reset_sequence(std::uint64_t sequence);
+  // Adopts sequence as the last one and epochs as the history that led to
+  // it (a follower that loaded its leader's snapshot); the history holds
+  // what is applied after it. epochs must end at sequence; if they do not
+  // (a leader that sent none), the history before sequence is unknown.
+  Status adopt(std::uint64_t sequence, ChpEpochs epochs);
+  Status reset_sequence(std::uint64_t sequence) { return adopt(sequence, {}); }
 
-  // Moves the counter to the start of the next epoch (see kEpochShift).
-  Status begin_epoch();
+  // Starts a new epoch (chp_epochs.h): its base is the largest of the last
+  // sequence, floor (the peer's last sequence, if known) and the clock.
+  Status begin_epoch(std::uint64_t floor, std::uint64_t now_ms, std::uint64_t salt);
+  // The epochs that led to last_sequence(), oldest first.
+  const ChpEpochs& epochs() const { return epochs_; }
+
+  // The history holds every update after history_from() (see
+  // history_after); UINT64_MAX while a follower reloads.
+  std::uint64_t history_from() const { return history_from_; }
+  // The updates after `after` in sequence order (deletes with an empty
+  // value), or null when the history does not reach back to it.
+  std::unique_ptr<ChpSnapshotCursor> history_after(std::uint64_t after);
 
   // Whether this map is a complete copy (false while a follower reloads).
   Status set_synced(bool synced);
@@ -104,13 +130,20 @@ class ChpStore {
 
  private:
   explicit ChpStore(Database* db) : db_(db) {}
-  Status write_sequence(std::uint64_t sequence);
+  Status load_meta();
+  void put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs, std::uint64_t history_from,
+                std::uint64_t history_count);
+  Status trim_history();
   Status drop_old_expiry(rocksdb::WriteBatch& batch, const std::string& key,
                          const std::unordered_map<std::string, std::uint64_t>& in_batch);
 
   Database* db_;
   std::uint64_t last_sequence_ = 0;
   bool synced_ = true;
+  ChpEpochs epochs_;
+  std::uint64_t history_from_ = 0;
+  std::uint64_t history_count_ = 0;
+  std::uint64_t history_max_ = kDefaultHistoryEntries;
   bool may_have_ttls_ = false;      // false: no key has a TTL, apply() skips the old-entry lookup
   std::uint64_t sweep_floor_ms_ = 0;  // no live index entry below it
 };

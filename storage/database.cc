@@ -38,7 +38,9 @@ struct IgnoreRocksdbWriteGroup {
 };
 
 constexpr std::array<std::string_view, kColumnCount> kColumnNames = {
-    "meta", "chp_map", "chp_expiry", "dafka_records", "dafka_heads"};
+    "meta", "chp_map", "chp_expiry", "dafka_records", "dafka_heads", "chp_history"};
+// Added to layout 1 after its first release: created when missing.
+constexpr std::string_view kAddedColumn = "chp_history";
 
 Status from_rocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return Status::Ok();
@@ -173,6 +175,7 @@ Status Database::Open(const std::string& dir, const DatabaseOptions& options, st
 Status Database::open_impl(const std::string& dir, const DatabaseOptions& options) {
   dir_ = dir;
   options_ = options;
+  bool add_history = false;
   std::error_code ec;
   bool fresh = !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
   if (fresh && has_rocksdb_files(dir)) {
@@ -194,6 +197,10 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
     }
     for (auto name : kColumnNames) {
       if (std::find(existing.begin(), existing.end(), name) == existing.end()) {
+        if (name == kAddedColumn) {
+          add_history = true;
+          continue;
+        }
         return Status::Error("damaged database in '" + dir + "': no '" + std::string(name) + "' column family");
       }
     }
@@ -202,11 +209,15 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
     std::filesystem::create_directories(dir, ec);
   }
   rocksdb::DBOptions db = db_options(options, fresh);
+  if (add_history && !options.read_only) db.create_missing_column_families = true;
   if (!options.read_only) db.info_log = make_info_log(dir, db.keep_log_file_num);
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
-  for (auto name : kColumnNames) descriptors.emplace_back(std::string(name), column_options(name));
+  for (auto name : kColumnNames) {
+    if (name == kAddedColumn && add_history && options.read_only) continue;
+    descriptors.emplace_back(std::string(name), column_options(name));
+  }
 
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
@@ -221,7 +232,7 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   }
   db_.reset(raw);
   default_handle_ = handles[0];
-  for (std::size_t i = 0; i < kColumnCount; ++i) handles_[i] = handles[i + 1];
+  for (std::size_t i = 0; i + 1 < handles.size(); ++i) handles_[i] = handles[i + 1];
   return check_layout(fresh);
 }
 

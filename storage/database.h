@@ -31,15 +31,18 @@ class WriteBatch;
 
 namespace zstore::storage {
 
-// Column families of layout version 1.
+// Column families of layout version 1. chp_history came later: opening a
+// database without it creates it (read-only opens go on without it, and
+// handle(kChpHistory) is then null).
 enum class Column : std::uint8_t {
   kMeta,          // small metadata: layout version, last CHP sequence, node address
   kChpMap,        // CHP key -> entry (see chp_entry.h)
   kChpExpiry,     // (expiry ms BE, key) -> "" : TTL index
   kDafkaRecords,  // (subject, partition, offset BE) -> record content
   kDafkaHeads,    // (subject, partition) -> head offset
+  kChpHistory,    // sequence BE -> the update applied at it (chp_history.h)
 };
-inline constexpr std::size_t kColumnCount = 5;
+inline constexpr std::size_t kColumnCount = 6;
 std::string_view column_name(Column column);
 
 inline constexpr std::string_view kLayoutVersion = "1";

@@ -237,7 +237,7 @@ BOOST_AUTO_TEST_CASE(silent_passive_server_gets_a_vote_and_its_reply_to_the_vote
   passive.set_request_hook([](FakeChpServer& s, const std::string& id, const std::string& subtree, int number) {
     if (number > 1) return s.answer(id, subtree);
     s.send_to(id, chp::encode_kvmsg({"k", 1, "", "", "from-the-vote"}));
-    s.send_to(id, chp::encode_kthxbai({1, subtree}));
+    s.send_to(id, chp::encode_kthxbai({1, subtree, {}}));
     s.set_heartbeat(true);
   });
   Recorder rec;
@@ -281,7 +281,7 @@ BOOST_AUTO_TEST_CASE(stale_snapshot_reply_from_an_abandoned_request_is_never_app
       [&] {
         first.run_on_server([unreachable, id](FakeChpServer& s) {
           bool sent = s.send_to(id, chp::encode_kvmsg({"k", 99, "", "", "stale"})) &&
-                      s.send_to(id, chp::encode_kthxbai({99, ""}));
+                      s.send_to(id, chp::encode_kthxbai({99, "", {}}));
           if (!sent) *unreachable = true;
         });
         return unreachable->load();

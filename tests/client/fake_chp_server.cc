@@ -108,7 +108,7 @@ void FakeChpServer::answer(const std::string& identity, const std::string& subtr
     for (const auto& [key, msg] : map_) {
       if (key.starts_with(subtree)) replies.push_back(chp::encode_kvmsg(msg));
     }
-    replies.push_back(chp::encode_kthxbai({sequence_, subtree}));
+    replies.push_back(chp::encode_kthxbai({sequence_, subtree, {}}));
   }
   for (const auto& r : replies) {
     if (!send_to(identity, r)) return;

@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(a_malformed_reply_does_not_prove_absence) {
   server.set_request_hook([](FakeChpServer& s, const std::string& id, const std::string& subtree, int number) {
     if (number == 1) {
       s.send_to(id, {"KVSYNC-ish"});  // malformed: one frame
-      s.send_to(id, chp::encode_kthxbai({1, subtree}));
+      s.send_to(id, chp::encode_kthxbai({1, subtree, {}}));
       return;
     }
     s.answer(id, subtree);

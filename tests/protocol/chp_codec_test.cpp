@@ -149,7 +149,7 @@ BOOST_AUTO_TEST_CASE(kvset_with_empty_value_is_a_delete_and_round_trips) {
 }
 
 BOOST_AUTO_TEST_CASE(kthxbai_carries_the_subtree_in_frame_4) {
-  const chp::Kthxbai msg{0x0102030405060708ull, "/a/"};
+  const chp::Kthxbai msg{0x0102030405060708ull, "/a/", {}};
   const Frames frames = chp::encode_kthxbai(msg);
   BOOST_REQUIRE_EQUAL(frames.size(), 5u);
   BOOST_CHECK_EQUAL(frames[0], "KTHXBAI");
@@ -164,12 +164,27 @@ BOOST_AUTO_TEST_CASE(kthxbai_carries_the_subtree_in_frame_4) {
   BOOST_CHECK(std::get<chp::Kthxbai>(*decoded) == msg);
 }
 
-BOOST_AUTO_TEST_CASE(kthxbai_with_empty_subtree_as_the_reference_server_sends_it) {
-  auto frames = chp::encode_kthxbai({7, ""});
+// zstore's extensions ride in KTHXBAI's properties frame (frame 4 of 5),
+// which reference clients read and ignore.
+BOOST_AUTO_TEST_CASE(kthxbai_properties_round_trip_in_frame_3_and_are_bounded) {
+  const chp::Kthxbai msg{42, "/s/", "epochs=0:42\n"};
+  const Frames frames = chp::encode_kthxbai(msg);
+  BOOST_CHECK_EQUAL(frames[3], "epochs=0:42\n");
   auto v = views(frames);
   auto decoded = chp::decode_snapshot_reply(v);
   BOOST_REQUIRE_MESSAGE(decoded.ok(), failure(decoded));
-  BOOST_CHECK(std::get<chp::Kthxbai>(*decoded) == (chp::Kthxbai{7, ""}));
+  BOOST_CHECK(std::get<chp::Kthxbai>(*decoded) == msg);
+  chp::Limits small;
+  small.max_properties_bytes = 4;
+  BOOST_CHECK(!chp::decode_snapshot_reply(v, small).ok());
+}
+
+BOOST_AUTO_TEST_CASE(kthxbai_with_empty_subtree_as_the_reference_server_sends_it) {
+  auto frames = chp::encode_kthxbai({7, "", {}});
+  auto v = views(frames);
+  auto decoded = chp::decode_snapshot_reply(v);
+  BOOST_REQUIRE_MESSAGE(decoded.ok(), failure(decoded));
+  BOOST_CHECK(std::get<chp::Kthxbai>(*decoded) == (chp::Kthxbai{7, "", {}}));
 }
 
 BOOST_AUTO_TEST_CASE(hugz_round_trips) {
@@ -321,7 +336,7 @@ BOOST_AUTO_TEST_CASE(sequences_of_seven_and_nine_bytes_are_rejected) {
       kv[1] = std::string(size, '\x01');
       expect_kv_error(kv, DecodeErrorKind::kBadField);
 
-      Frames kthxbai = chp::encode_kthxbai({1, ""});
+      Frames kthxbai = chp::encode_kthxbai({1, "", {}});
       kthxbai[1] = std::string(size, '\x01');
       expect_error(Decoder::kSnapshotReply, kthxbai, DecodeErrorKind::kBadField);
 

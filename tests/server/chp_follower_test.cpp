@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(nothing_received_before_the_snapshot_completed_stays_pendin
   }
   std::string identity(request.views[0]);
   (void)zstore::server::try_send(router, chp::encode_kvmsg({"j", 7, std::string(16, '\x03'), "", "new"}), identity);
-  (void)zstore::server::try_send(router, chp::encode_kthxbai({9, ""}), identity);
+  (void)zstore::server::try_send(router, chp::encode_kthxbai({9, "", {}}), identity);
 
   while (!follower.following()) {
     BOOST_REQUIRE(std::chrono::steady_clock::now() < deadline);

@@ -424,21 +424,92 @@ BOOST_AUTO_TEST_CASE(load_stores_records_as_given_without_touching_the_counter) 
 }
 
 BOOST_AUTO_TEST_CASE(reset_sequence_and_begin_epoch_persist) {
+  using zstore::storage::epoch_clock_base;
+  const std::uint64_t now = 1'800'000'000'000;  // 2027
   TempDir dir;
+  std::uint64_t base2 = 0;
   {
     auto s = open_store(dir.str());
     apply(*s, {put("a", "1")});
     BOOST_REQUIRE(s->reset_sequence(41).ok());
     BOOST_CHECK(apply(*s, {put("b", "1")}) == std::vector<std::uint64_t>{42});
-    BOOST_REQUIRE(s->begin_epoch().ok());
-    BOOST_CHECK_EQUAL(s->last_sequence(), 1ull << zstore::storage::kEpochShift);
-    BOOST_REQUIRE(s->begin_epoch().ok());
-    BOOST_CHECK_EQUAL(s->last_sequence(), 2ull << zstore::storage::kEpochShift);
+    // The clock decides when it is ahead ...
+    BOOST_REQUIRE(s->begin_epoch(0, now, 0).ok());
+    BOOST_CHECK_EQUAL(s->last_sequence(), epoch_clock_base(now, 0));
+    BOOST_CHECK(apply(*s, {put("x", "1")}) == std::vector<std::uint64_t>{epoch_clock_base(now, 0) + 1});
+    // ... the peer's last sequence when that is ahead of it, and never
+    // does a new epoch go back, even with the clock behind.
+    base2 = epoch_clock_base(now + 60'000, 0);
+    BOOST_REQUIRE(s->begin_epoch(base2, now, 0).ok());
+    BOOST_CHECK_EQUAL(s->last_sequence(), base2);
+    BOOST_REQUIRE(s->begin_epoch(0, now - 3'600'000, 0).ok());
+    BOOST_CHECK_EQUAL(s->last_sequence(), base2 + 1);
+    BOOST_CHECK_EQUAL(s->epochs().size(), 4u);
     close_store(s);
   }
   auto s = open_store(dir.str());
-  BOOST_CHECK_EQUAL(s->last_sequence(), 2ull << zstore::storage::kEpochShift);
-  BOOST_CHECK(apply(*s, {put("c", "1")}) == std::vector<std::uint64_t>{(2ull << zstore::storage::kEpochShift) + 1});
+  BOOST_CHECK_EQUAL(s->last_sequence(), base2 + 1);
+  BOOST_CHECK(apply(*s, {put("c", "1")}) == std::vector<std::uint64_t>{base2 + 2});
+  zstore::storage::ChpEpochs expected = {{41, 42},
+                                         {epoch_clock_base(now, 0), epoch_clock_base(now, 0) + 1},
+                                         {base2, base2},
+                                         {base2 + 1, base2 + 2}};
+  BOOST_CHECK(s->epochs() == expected);
+}
+
+// What a member hands its peer: every update after a sequence, deletes
+// included, from the history; none once the history was trimmed past it.
+BOOST_AUTO_TEST_CASE(history_holds_every_update_and_is_trimmed_to_its_bound) {
+  TempDir dir;
+  Opened o;
+  BOOST_REQUIRE(Database::Open(dir.str(), {}, &o.db).ok());
+  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16).ok());
+  apply(*o, {put("a", "1"), put("b", "2"), del("a"), put("c", "3", 99)});
+  auto cursor = o->history_after(1);
+  BOOST_REQUIRE(cursor);
+  std::vector<std::pair<std::string, std::uint64_t>> seen;
+  ChpRecord r;
+  while (cursor->next(&r)) seen.emplace_back(r.key + "=" + r.entry.value, r.entry.sequence);
+  BOOST_CHECK(cursor->status().ok());
+  std::vector<std::pair<std::string, std::uint64_t>> expected = {{"b=2", 2}, {"a=", 3}, {"c=3", 4}};
+  BOOST_CHECK(seen == expected);
+  for (int i = 0; i < 40; ++i) apply(*o, {put("k" + std::to_string(i), "v")});
+  BOOST_CHECK(!o->history_after(1));  // trimmed: 44 updates, at most 16 + 1 kept
+  BOOST_CHECK_GE(o->history_from(), 44u - 17u);
+  auto tail = o->history_after(40);
+  BOOST_REQUIRE(tail);
+  int n = 0;
+  while (tail->next(&r)) ++n;
+  BOOST_CHECK_EQUAL(n, 4);
+  tail.reset();
+  cursor.reset();
+  close_store(o);
+  // The bounds survive a restart.
+  BOOST_REQUIRE(Database::Open(dir.str(), {}, &o.db).ok());
+  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16).ok());
+  BOOST_CHECK(!o->history_after(1));
+  BOOST_CHECK(o->history_after(40));
+}
+
+BOOST_AUTO_TEST_CASE(clear_empties_map_expiry_and_history_and_adopt_takes_the_leaders_epochs) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  for (int i = 0; i < 1000; ++i) apply(*s, {put("k" + std::to_string(i), "v", 5000 + i)});
+  BOOST_REQUIRE(s->clear().ok());
+  BOOST_CHECK(!get(*s, "k1"));
+  BOOST_CHECK(!get(*s, "k999"));
+  BOOST_CHECK(due(*s, UINT64_MAX).empty());
+  BOOST_CHECK(!s->history_after(0));
+  BOOST_CHECK(!s->history_after(999));
+  zstore::storage::ChpEpochs leader = {{0, 700}, {5000, 5010}};
+  BOOST_REQUIRE(s->adopt(5010, leader).ok());
+  BOOST_CHECK(s->epochs() == leader);
+  BOOST_CHECK_EQUAL(s->last_sequence(), 5010u);
+  BOOST_CHECK(s->history_after(5010));
+  BOOST_CHECK(apply(*s, {put("n", "1")}) == std::vector<std::uint64_t>{5011});
+  // A leader that sent no epochs: the past is unknown.
+  BOOST_REQUIRE(s->adopt(9000, {}).ok());
+  BOOST_CHECK(s->epochs() == (zstore::storage::ChpEpochs{{9000, 9000}}));
 }
 
 BOOST_AUTO_TEST_CASE(synced_flag_persists) {

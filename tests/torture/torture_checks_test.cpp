@@ -110,6 +110,31 @@ BOOST_AUTO_TEST_CASE(a_changed_body_or_sequence_is_reported) {
   BOOST_TEST(again.count() == 0u);
 }
 
+// After a partition both members applied (and published) the same op, at
+// unrelated sequences: the snapshot may hold it at a lower one than the
+// reader last saw; an older op is still a lost update.
+BOOST_AUTO_TEST_CASE(after_a_partition_the_same_op_at_a_lower_sequence_passes_an_older_op_does_not) {
+  Fixture f;
+  f.op("/a", "u1", "one", 0, kT0);
+  f.op("/a", "u2", "two", 0, kT0 + 1);
+  f.seen["/a"] = SeenState{900, 1, false, kT0 + 2};
+  f.in_snapshot("/a", "u2", "two", 500);
+  f.ctx.ha = true;
+  BOOST_TEST(f.run(900) == 2u);  // sequence changed, and the snapshot is below what was seen
+  Fixture p;
+  p.op("/a", "u1", "one", 0, kT0);
+  p.op("/a", "u2", "two", 0, kT0 + 1);
+  p.seen["/a"] = SeenState{900, 1, false, kT0 + 2};
+  p.in_snapshot("/a", "u2", "two", 500);
+  p.in_snapshot("/b", "u3", "x", 1000);  // the snapshot itself is above every sequence seen
+  p.op("/b", "u3", "x", 0, kT0);
+  p.ctx.ha = true;
+  p.ctx.partition = true;
+  BOOST_TEST(p.run(900) == 0u);
+  p.in_snapshot("/a", "u1", "one", 1001);
+  BOOST_TEST(p.run(900) == 1u);  // lost update
+}
+
 BOOST_AUTO_TEST_CASE(ttl_keys_must_be_gone_and_their_expiry_published) {
   Fixture present;
   present.op("/t", "u1", "one", 1, kT0);  // expired at kT0 + 1 s, snapshot at + 10 s

@@ -65,7 +65,7 @@ bool stream_snapshot(zmq::socket_t& router, std::string_view identity, std::uint
       chp::KvMsgFrames frames(key, i + 1, uuid, "", value);
       if (!send_waiting(router, identity, frames.frames(), stop)) return false;
     }
-    protocol::Frames done = chp::encode_kthxbai({keys, ""});
+    protocol::Frames done = chp::encode_kthxbai({keys, "", {}});
     std::vector<std::string_view> views(done.begin(), done.end());
     return send_waiting(router, identity, views, stop);
   } catch (const zmq::error_t& e) {

@@ -15,7 +15,8 @@ namespace zstore::dump {
 namespace {
 
 constexpr storage::Column kColumns[] = {storage::Column::kMeta, storage::Column::kChpMap, storage::Column::kChpExpiry,
-                                        storage::Column::kDafkaRecords, storage::Column::kDafkaHeads};
+                                        storage::Column::kDafkaRecords, storage::Column::kDafkaHeads,
+                                        storage::Column::kChpHistory};
 
 struct Stats {
   std::string layout_version;
@@ -36,6 +37,10 @@ storage::Status collect(storage::Database* db, Stats* out, Progress& progress) {
   out->chp_synced = chp->synced();
   for (auto column : kColumns) {
     storage::ColumnStats c;
+    if (db->handle(column) == nullptr) {  // chp_history, in a database older than it
+      out->columns.push_back(c);
+      continue;
+    }
     s = storage::column_stats(db, column, &c, [&progress] { progress.tick(); });
     if (!s.ok()) return s;
     out->columns.push_back(c);

@@ -14,16 +14,14 @@ namespace {
 // our send time (its clock is ours; the ttl is rounded to whole ms).
 constexpr std::int64_t kEarlyExpiryToleranceMs = 50;
 
-// "epoch:counter" (the top 24 bits of a sequence are the HA epoch).
-std::string seq_text(std::uint64_t seq) {
-  return std::to_string(seq >> 40) + ":" + std::to_string(seq & ((1ull << 40) - 1));
-}
+std::string seq_text(std::uint64_t seq) { return std::to_string(seq); }
 
 }  // namespace
 
 ChpReader::ChpReader(zmq::context_t& ctx, std::vector<std::string> publishers, const ChpHistory& history,
-                     Violations& violations, bool ha)
-    : ctx_(ctx), publishers_(std::move(publishers)), history_(history), violations_(violations), ha_(ha) {
+                     Violations& violations, bool ha, Divergence divergence)
+    : ctx_(ctx), publishers_(std::move(publishers)), history_(history), violations_(violations), ha_(ha),
+      divergence_(divergence), max_by_publisher_(publishers_.size(), 0) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -43,37 +41,45 @@ std::uint64_t ChpReader::max_sequence() const {
 }
 
 void ChpReader::run() {
-  zmq::socket_t sub(ctx_, zmq::socket_type::sub);
-  sub.set(zmq::sockopt::linger, 0);
-  sub.set(zmq::sockopt::rcvhwm, 0);
-  sub.set(zmq::sockopt::reconnect_ivl, 20);
-  sub.set(zmq::sockopt::subscribe, "");
-  for (const auto& ep : publishers_) sub.connect(ep);
+  std::vector<zmq::socket_t> subs;  // one per publisher: the order is checked per server
+  std::vector<zmq::pollitem_t> items;
+  for (const auto& ep : publishers_) {
+    subs.emplace_back(ctx_, zmq::socket_type::sub);
+    subs.back().set(zmq::sockopt::linger, 0);
+    subs.back().set(zmq::sockopt::rcvhwm, 0);
+    subs.back().set(zmq::sockopt::reconnect_ivl, 20);
+    subs.back().set(zmq::sockopt::subscribe, "");
+    subs.back().connect(ep);
+  }
+  for (auto& sub : subs) items.push_back({sub.handle(), 0, ZMQ_POLLIN, 0});
   while (!stop_) {
-    zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) <= 0) continue;
-    std::vector<zmq::message_t> parts;
-    if (!zmq::recv_multipart(sub, std::back_inserter(parts))) continue;
-    std::vector<std::string_view> views;
-    for (const auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());
-    auto update = chp::decode_update(views);
-    if (!update) {
-      violations_.add("bad KVPUB", "undecodable publisher message: " + update.error().detail);
-      continue;
+    if (zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100)) <= 0) continue;
+    for (std::size_t i = 0; i < subs.size(); ++i) {
+      if (!(items[i].revents & ZMQ_POLLIN)) continue;
+      std::vector<zmq::message_t> parts;
+      if (!zmq::recv_multipart(subs[i], std::back_inserter(parts))) continue;
+      std::vector<std::string_view> views;
+      for (const auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());
+      auto update = chp::decode_update(views);
+      if (!update) {
+        violations_.add("bad KVPUB", "undecodable publisher message: " + update.error().detail);
+        continue;
+      }
+      if (auto* kv = std::get_if<chp::KvMsg>(&update.value())) on_kvpub(i, kv->key, kv->sequence, kv->uuid, kv->body);
     }
-    if (auto* kv = std::get_if<chp::KvMsg>(&update.value())) on_kvpub(kv->key, kv->sequence, kv->uuid, kv->body);
   }
 }
 
-void ChpReader::on_kvpub(const std::string& key, std::uint64_t seq, const std::string& uuid,
+void ChpReader::on_kvpub(std::size_t from, const std::string& key, std::uint64_t seq, const std::string& uuid,
                          const std::string& body) {
   kvpubs_++;
   std::int64_t now = now_ms();
   std::lock_guard lock(mu_);
-  if (seq <= max_sequence_) {
-    violations_.add("sequence went back",
-                    "KVPUB " + key + " seq " + seq_text(seq) + " after seq " + seq_text(max_sequence_));
+  std::uint64_t& floor = divergence_ == Divergence::kPartition ? max_by_publisher_[from] : max_sequence_;
+  if (seq <= floor) {
+    violations_.add("sequence went back", "KVPUB " + key + " seq " + seq_text(seq) + " after seq " + seq_text(floor));
   }
+  floor = std::max(floor, seq);
   max_sequence_ = std::max(max_sequence_, seq);
   SeenState& state = seen_[key];
   if (uuid.empty() && body.empty()) return on_expiry(key, seq, state, now);
@@ -96,13 +102,18 @@ void ChpReader::on_kvpub(const std::string& key, std::uint64_t seq, const std::s
 }
 
 // A server-side expiry: some op of the key at or after the last seen one
-// must have a ttl that has run out by now.
+// must have a ttl that has run out by now. With divergent maps, a server
+// may expire its own, older copy of a key: any op of the key will do, and
+// the key's state is left as it was (the snapshot check still requires the
+// latest op, or its own expiry).
 void ChpReader::on_expiry(const std::string& key, std::uint64_t seq, SeenState& state, std::int64_t now) {
   std::optional<std::size_t> expired;
+  bool divergent = divergence_ != Divergence::kNone;
+  std::size_t first = divergent ? 0 : state.op.value_or(0);
   history_.visit([&](const KeyOps& all) {
     auto it = all.find(key);
     if (it == all.end()) return;
-    for (std::size_t i = state.op.value_or(0); i < it->second.size(); ++i) {
+    for (std::size_t i = first; i < it->second.size(); ++i) {
       const ChpOp& op = it->second[i];
       if (op.ttl_s && op.expires_ms() - kEarlyExpiryToleranceMs <= now) expired = i;
     }
@@ -111,6 +122,7 @@ void ChpReader::on_expiry(const std::string& key, std::uint64_t seq, SeenState& 
     violations_.add("premature expiry", "server deleted " + key + " (seq " + seq_text(seq) +
                                             ") before any ttl of it could have run out");
   }
+  if (divergent) return;
   std::int64_t op_seen = expired && expired == state.op && !state.expired ? state.op_seen_ms : 0;
   state = SeenState{seq, expired ? expired : state.op, true, op_seen};
 }

@@ -1,7 +1,9 @@
 // ChpReader: a subscriber following the KVPUBs of every CHP server, keeping
 // per key the last update it saw (which writer op, at which sequence), and
 // checking as it goes that
-//   - sequences only go up, across restarts and failovers;
+//   - sequences only go up, across restarts and failovers (with
+//     Divergence::kPartition, on each server's publisher: while a partition
+//     leaves both members of a pair active, a client follows one of them);
 //   - every KVPUB carries an op the writers sent, byte-exact, for that key,
 //     and a key's ops are published in the order they were sent (with HA
 //     an older op republished by a new active from its pending list is only
@@ -27,6 +29,12 @@
 
 namespace zstore::torture {
 
+// Whether the servers may publish from maps that diverged: kStale, a
+// member restarted alone serves its older map until its peer is back (its
+// expiries may be of values the peer overwrote); kPartition, both members
+// serve at once, and also publish the same ops at unrelated sequences.
+enum class Divergence { kNone, kStale, kPartition };
+
 // What the reader last saw for a key.
 struct SeenState {
   std::uint64_t sequence = 0;
@@ -39,7 +47,7 @@ class ChpReader {
  public:
   // publishers: "tcp://host:P+1" of every server.
   ChpReader(zmq::context_t& ctx, std::vector<std::string> publishers, const ChpHistory& history,
-            Violations& violations, bool ha);
+            Violations& violations, bool ha, Divergence divergence = Divergence::kNone);
   ~ChpReader();
   ChpReader(const ChpReader&) = delete;
   ChpReader& operator=(const ChpReader&) = delete;
@@ -51,7 +59,8 @@ class ChpReader {
 
  private:
   void run();
-  void on_kvpub(const std::string& key, std::uint64_t seq, const std::string& uuid, const std::string& body);
+  void on_kvpub(std::size_t from, const std::string& key, std::uint64_t seq, const std::string& uuid,
+               const std::string& body);
   void on_expiry(const std::string& key, std::uint64_t seq, SeenState& state, std::int64_t now);
 
   zmq::context_t& ctx_;
@@ -59,6 +68,8 @@ class ChpReader {
   const ChpHistory& history_;
   Violations& violations_;
   bool ha_;
+  Divergence divergence_;
+  std::vector<std::uint64_t> max_by_publisher_;
   std::atomic<std::uint64_t> republished_{0};
   mutable std::mutex mu_;
   std::map<std::string, SeenState> seen_;

@@ -4,7 +4,8 @@
 //
 // Per key, with i = the last op the reader saw published (at sequence S):
 //   - present op j: j > i at a sequence > S, or j == i at S (any sequence
-//     >= S with HA, where a new active re-applies pending sets); the body is
+//     >= S with HA, where a new active re-applies pending sets; any
+//     sequence after a partition, where both members applied it); the body is
 //     op j's byte for byte; not a ttl op whose ttl ran out + slack ago;
 //   - absent: only if the reader saw it deleted or expired, or an op after
 //     i is a delete or a ttl set that may have expired by the snapshot;
@@ -32,6 +33,9 @@ struct SnapshotTaken {
 
 struct VerifyContext {
   bool ha = false;
+  // Both members served during a partition: an op applied by each is
+  // published twice, at unrelated sequences; the snapshot may hold either.
+  bool partition = false;
   std::int64_t ttl_slack_ms = 1000;
   std::int64_t up_since_ms = 0;  // the killed server's last start
   std::int64_t killed_ms = 0;    // when it was killed

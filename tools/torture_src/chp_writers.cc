@@ -62,7 +62,11 @@ void ChpWriters::run(int id) {
   zmq::socket_t pub(ctx_, zmq::socket_type::pub);
   pub.set(zmq::sockopt::linger, 0);
   pub.set(zmq::sockopt::immediate, 1);
-  for (const auto& ep : collectors_) pub.connect(ep);
+  for (std::size_t i = 0; i < collectors_.size(); ++i) {
+    bool mine = !options_.one_side || static_cast<std::size_t>(id) >= collectors_.size() ||
+                i == static_cast<std::size_t>(id);
+    if (mine) pub.connect(collectors_[i]);
+  }
   std::uint64_t counter = 0;
   bool parked = false;
   while (!stop_) {

@@ -1,5 +1,5 @@
 // ChpWriters: threads sending KVSETs (plain sets, sets with a short ttl and
-// deletes) to every CHP server's collector, in small bursts, each over its
+// deletes) to every CHP server's collector (or one, see one_side), in small bursts, each over its
 // own set of keys (plus a few keys that only get ttl sets), recording every op in a ChpHistory before sending it.
 // The PUB sockets use ZMQ_IMMEDIATE so nothing is queued for a dead server
 // and delivered late (which would push a ttl's expiry past what the history
@@ -23,6 +23,9 @@ struct WriterOptions {
   int keys_per_writer = 128;
   int ttl_keys_per_writer = 16;  // keys that only get ttl sets
   std::uint64_t seed = 1;
+  // Writer i < number of servers sends only to server i (a client on one
+  // side of a partition); the others send to every server.
+  bool one_side = false;
 };
 
 class ChpWriters {

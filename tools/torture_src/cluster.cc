@@ -2,6 +2,9 @@
 
 #include <signal.h>
 
+#include <filesystem>
+#include <fstream>
+
 namespace zstore::torture {
 
 namespace {
@@ -22,10 +25,20 @@ Cluster::Cluster(bool ha) {
   std::uint16_t hb = testing::free_port_range(2);
   auto& p = *members_[0].zstored;
   auto& b = *members_[1].zstored;
+  std::string cut = (cut_dir_.path() / "cut").string();
   p.add_args({"--ha", "primary", "--ha-bind", ep(hb), "--ha-peer", ep(hb + 1), "--ha-peer-chp", ep(b.chp_port()),
-              "--ha-heartbeat-ms", "200"});
+              "--ha-heartbeat-ms", "200", "--ha-test-cut-file", cut});
   b.add_args({"--ha", "backup", "--ha-bind", ep(hb + 1), "--ha-peer", ep(hb), "--ha-peer-chp", ep(p.chp_port()),
-              "--ha-heartbeat-ms", "200"});
+              "--ha-heartbeat-ms", "200", "--ha-test-cut-file", cut});
+}
+
+void Cluster::cut_ha_link(bool cut) {
+  auto file = cut_dir_.path() / "cut";
+  if (cut) {
+    std::ofstream(file) << "cut\n";
+  } else {
+    std::filesystem::remove(file);
+  }
 }
 
 bool Cluster::start(int member) { return members_.at(member).zstored->start(std::chrono::seconds(30)); }

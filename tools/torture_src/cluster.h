@@ -15,6 +15,8 @@ namespace zstore::torture {
 class Cluster {
  public:
   explicit Cluster(bool ha);
+  // Cuts (or heals) the HA link between the pair (zstored's test seam).
+  void cut_ha_link(bool cut);
   int size() const { return static_cast<int>(members_.size()); }
   bool start(int member);
   void kill(int member);  // SIGKILL, then reaps it
@@ -30,6 +32,7 @@ class Cluster {
     std::unique_ptr<testing::Zstored> zstored;
   };
   std::vector<Member> members_;
+  testing::TempDir cut_dir_;
 };
 
 }  // namespace zstore::torture

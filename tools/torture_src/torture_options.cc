@@ -7,10 +7,15 @@
 namespace zstore::torture {
 
 const char* usage() {
-  return "usage: zstore-torture [--minutes N] [--ha [--wait-synced]] [--seed S] [--min-up-ms MS] [--max-up-ms MS]\n"
+  return "usage: zstore-torture [--minutes N] [--ha [--ha-fault F] [--wait-synced]] [--seed S] [--min-up-ms MS]\n"
+         "                      [--max-up-ms MS]\n"
          "  SIGKILLs zstored (with --ha: either member of a Binary Star pair) at random moments\n"
          "  under CHP and Dafka load, restarts it and checks nothing published or ACKed was lost.\n"
          "  --minutes N     run time (default 1; fractions allowed)\n"
+         "  --ha-fault F    with --ha, what each cycle does: one (kill one member; default), both (kill\n"
+         "                  both, restart in a random order), staggered (kill one, the survivor serves,\n"
+         "                  kill it, restart both in a random order), partition (cut the HA link while\n"
+         "                  both serve, then heal it)\n"
          "  --wait-synced   with --ha: start the load, and resume it after a restart, only once the\n"
          "                  passive logged a completed sync (leaves out joins under load)\n"
          "  --seed S        random seed (default: from the clock; printed)\n"
@@ -31,6 +36,7 @@ bool parse_number(std::string_view text, T* out) {
 
 std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
   TortureOptions o;
+  bool fault_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     auto value = [&](std::string_view flag) -> std::variant<std::string_view, std::string> {
@@ -43,6 +49,16 @@ std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
       o.ha = true;
     } else if (a == "--wait-synced") {
       o.wait_synced = true;
+    } else if (a == "--ha-fault") {
+      auto v = value(a);
+      if (auto* err = std::get_if<std::string>(&v)) return *err;
+      auto text = std::get<std::string_view>(v);
+      if (text == "one") o.ha_fault = HaFault::kOne;
+      else if (text == "both") o.ha_fault = HaFault::kBoth;
+      else if (text == "staggered") o.ha_fault = HaFault::kStaggered;
+      else if (text == "partition") o.ha_fault = HaFault::kPartition;
+      else return "bad value '" + std::string(text) + "' for --ha-fault (one, both, staggered or partition)";
+      fault_given = true;
     } else if (a == "--minutes" || a == "--seed" || a == "--min-up-ms" || a == "--max-up-ms") {
       auto v = value(a);
       if (auto* err = std::get_if<std::string>(&v)) return *err;
@@ -68,6 +84,7 @@ std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
     }
   }
   if (o.wait_synced && !o.ha) return std::string("--wait-synced needs --ha");
+  if (fault_given && !o.ha) return std::string("--ha-fault needs --ha");
   if (o.min_up_ms > o.max_up_ms) return std::string("--min-up-ms must not exceed --max-up-ms");
   return o;
 }

@@ -1,5 +1,5 @@
 // Command line of zstore-torture:
-//   zstore-torture [--minutes N] [--ha] [--seed S]
+//   zstore-torture [--minutes N] [--ha [--ha-fault one|both|staggered|partition]] [--seed S]
 // parse() returns the options, or an error message (usage error, exit 2).
 #pragma once
 
@@ -9,9 +9,18 @@
 
 namespace zstore::torture {
 
+// What each cycle of --ha does to the pair.
+enum class HaFault {
+  kOne,        // SIGKILL one member, restart it
+  kBoth,       // SIGKILL both at once, restart both in a random order
+  kStaggered,  // SIGKILL one, the survivor serves a while, SIGKILL it, restart both in a random order
+  kPartition,  // cut the HA link while both serve, heal it
+};
+
 struct TortureOptions {
   double minutes = 1.0;       // how long to run (fractions allowed)
   bool ha = false;            // a Binary Star pair instead of one server
+  HaFault ha_fault = HaFault::kOne;
   std::uint64_t seed = 0;     // drives every random choice; 0: from the clock
   int min_up_ms = 300;        // a kill lands uniformly in [min_up, max_up]
   int max_up_ms = 3000;       // after the writers resumed

@@ -67,10 +67,21 @@ class Torture {
 
  private:
   bool cycle(int n);
+  // The fault of a cycle; each returns with the writers paused and every
+  // member running (false: a member did not restart). *what tells the log.
+  bool fault_one(std::string* what, std::int64_t* killed_ms);
+  bool fault_both(std::string* what, std::int64_t* killed_ms);
+  bool fault_staggered(std::string* what, std::int64_t* killed_ms);
+  bool fault_partition(std::string* what, std::int64_t* killed_ms);
+  bool restart(int member);
+  bool partition() const { return options_.ha && options_.ha_fault == HaFault::kPartition; }
+  void wait_up(std::chrono::milliseconds d);
   VerifyStats check_chp(const std::optional<SnapshotTaken>& taken, const std::map<std::string, SeenState>& seen,
                         std::uint64_t max_seq, std::int64_t killed_ms);
   void check_follower(client::CloneClient& follower, std::uint64_t sequence);
-  void wait_synced(int member, std::size_t syncs_before);
+  std::size_t syncs() const { return cluster_.log_count(0, kSynced) + cluster_.log_count(1, kSynced); }
+  void wait_synced(std::size_t syncs_before);
+  void wait_pair_synced(std::size_t syncs_before);
 
   TortureOptions options_;
   std::ostream& out_;
@@ -98,12 +109,16 @@ int Torture::run() {
       return 1;
     }
   }
-  if (options_.wait_synced) wait_synced(1, 0);  // the backup starts passive
+  if (options_.wait_synced) wait_synced(0);  // the backup starts passive
   up_since_ms_ = now_ms();
   auto servers = cluster_.chp_servers();
-  reader_ = std::make_unique<ChpReader>(ctx_, with_offset(servers, 1), history_, violations_, options_.ha);
+  Divergence divergence = !options_.ha || options_.ha_fault == HaFault::kOne ? Divergence::kNone
+                          : partition()                                    ? Divergence::kPartition
+                                                                           : Divergence::kStale;
+  reader_ = std::make_unique<ChpReader>(ctx_, with_offset(servers, 1), history_, violations_, options_.ha,
+                                       divergence);
   writers_ = std::make_unique<ChpWriters>(ctx_, with_offset(servers, 2), history_,
-                                          WriterOptions{3, 128, 16, options_.seed});
+                                          WriterOptions{3, 128, 16, options_.seed, partition()});
   dafka_ = std::make_unique<DafkaLoad>(cluster_.towers(), options_.seed);
   client::Options co;
   co.servers = servers;
@@ -125,23 +140,110 @@ int Torture::run() {
   return ok && found == 0 ? 0 : 1;
 }
 
-bool Torture::cycle(int n) {
-  std::uniform_int_distribution<int> up(options_.min_up_ms, options_.max_up_ms);
-  auto kill_at = Clock::now() + std::chrono::milliseconds(up(rng_));
-  while (Clock::now() < kill_at) {
-    if (stop_) return true;
-    std::this_thread::sleep_for(std::min<Clock::duration>(kill_at - Clock::now(), 50ms));
+void Torture::wait_up(std::chrono::milliseconds d) {
+  auto until = Clock::now() + d;
+  while (Clock::now() < until && !stop_) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), 50ms));
   }
+}
+
+bool Torture::restart(int member) {
+  if (cluster_.start(member)) return true;
+  out_ << "zstored did not restart:\n" << cluster_.log_tail(member) << "\n";
+  return false;
+}
+
+bool Torture::fault_one(std::string* what, std::int64_t* killed_ms) {
   int member = static_cast<int>(rng_() % static_cast<std::uint64_t>(cluster_.size()));
-  std::int64_t killed_ms = now_ms();
+  *killed_ms = now_ms();
   cluster_.kill(member);
   writers_->pause();
+  *what = "killed member " + std::to_string(member);
+  return restart(member);
+}
+
+bool Torture::fault_both(std::string* what, std::int64_t* killed_ms) {
+  int first = static_cast<int>(rng_() % 2);
+  *killed_ms = now_ms();
+  cluster_.kill(first);
+  cluster_.kill(1 - first);
+  writers_->pause();
+  int up = static_cast<int>(rng_() % 2);
+  *what = "killed both, restarted " + std::to_string(up) + " then " + std::to_string(1 - up);
+  return restart(up) && restart(1 - up);
+}
+
+bool Torture::fault_staggered(std::string* what, std::int64_t* killed_ms) {
+  std::uniform_int_distribution<int> serve(options_.min_up_ms, options_.max_up_ms);
+  int first = static_cast<int>(rng_() % 2);
+  *killed_ms = now_ms();
+  cluster_.kill(first);
+  (void)take_snapshot(ctx_, cluster_.chp_servers(), 10s);  // the vote that makes the survivor take over
+  wait_up(std::chrono::milliseconds(serve(rng_)));            // it serves the writers alone
+  cluster_.kill(1 - first);
+  writers_->pause();
+  int up = static_cast<int>(rng_() % 2);
+  std::uniform_int_distribution<int> gap(0, 1500);
+  *what = "killed " + std::to_string(first) + ", survivor served, killed " + std::to_string(1 - first) +
+          ", restarted " + std::to_string(up) + " then " + std::to_string(1 - up);
+  if (!restart(up)) return false;
+  wait_up(std::chrono::milliseconds(gap(rng_)));
+  return restart(1 - up);
+}
+
+bool Torture::fault_partition(std::string* what, std::int64_t* killed_ms) {
+  std::uniform_int_distribution<int> serve(options_.min_up_ms, options_.max_up_ms);
+  std::size_t handovers = cluster_.log_count(0, "handed over") + cluster_.log_count(1, "handed over");
+  *killed_ms = now_ms();
+  cluster_.cut_ha_link(true);
+  // Votes on both sides until both serve (the passive takes over once its
+  // peer looks dead).
+  auto servers = cluster_.chp_servers();
+  int serving = 0;
+  auto deadline = Clock::now() + 10s;
+  for (int m = 0; m < 2 && Clock::now() < deadline;) {
+    if (take_snapshot(ctx_, {servers[m]}, 1s)) {
+      ++serving;
+      ++m;
+    }
+  }
+  wait_up(std::chrono::milliseconds(serve(rng_)));  // both serve the writers
+  writers_->pause();
+  cluster_.cut_ha_link(false);
+  bool handed = false;
+  auto until = Clock::now() + 15s;
+  while (!handed && Clock::now() < until) {
+    handed = cluster_.log_count(0, "handed over") + cluster_.log_count(1, "handed over") > handovers;
+    std::this_thread::sleep_for(20ms);
+  }
+  *what = "partitioned with " + std::to_string(serving) + " serving, healed" +
+          (handed ? "" : " (no hand-over logged within 15 s)");
+  return true;
+}
+
+bool Torture::cycle(int n) {
+  std::uniform_int_distribution<int> up(options_.min_up_ms, options_.max_up_ms);
+  wait_up(std::chrono::milliseconds(up(rng_)));
+  if (stop_) return true;
   std::size_t before = violations_.count();
-  std::size_t syncs = options_.wait_synced ? cluster_.log_count(member, kSynced) : 0;
-  if (!cluster_.start(member)) {
-    out_ << "cycle " << n << ": zstored did not restart:\n" << cluster_.log_tail(member) << "\n";
+  std::size_t synced_before = options_.ha ? syncs() : 0;
+  std::string what;
+  std::int64_t killed_ms = 0;
+  bool ok = false;
+  switch (options_.ha ? options_.ha_fault : HaFault::kOne) {
+    case HaFault::kOne: ok = fault_one(&what, &killed_ms); break;
+    case HaFault::kBoth: ok = fault_both(&what, &killed_ms); break;
+    case HaFault::kStaggered: ok = fault_staggered(&what, &killed_ms); break;
+    case HaFault::kPartition: ok = fault_partition(&what, &killed_ms); break;
+  }
+  if (!ok) {
+    out_ << "cycle " << n << ": " << what << ": a member did not restart\n";
     return false;
   }
+  // "Nothing is lost once both members are up and synced": after a fault
+  // of the whole pair, the passive hands over what only it has, then
+  // resyncs; the check waits for that.
+  if (options_.ha && options_.ha_fault != HaFault::kOne) wait_pair_synced(synced_before);
   auto seen = reader_->seen();
   auto max_seq = reader_->max_sequence();
   auto taken = take_snapshot(ctx_, cluster_.chp_servers(), 30s);
@@ -152,14 +254,14 @@ bool Torture::cycle(int n) {
   std::uint64_t acked = dafka_->acked();
   std::uint64_t replayed = dafka_->verify(acked, 30s, violations_);
   if (taken) check_follower(*follower_, taken->snapshot.sequence);
-  out_ << "cycle " << n << ": killed member " << member << ", snapshot "
+  out_ << "cycle " << n << ": " << what << ", snapshot "
        << (taken ? std::to_string(taken->snapshot.entries.size()) + " keys at seq " +
                        std::to_string(taken->snapshot.sequence)
                  : std::string("none"))
        << ", ttl " << stats.ttl_expired << "/" << stats.ttl_published << ", dafka replayed " << replayed << "/"
        << acked << ", new violations " << violations_.count() - before << std::endl;
   printed_ += violations_.print(out_, printed_);
-  if (options_.wait_synced) wait_synced(member, syncs);  // after a restart it is the passive
+  if (options_.wait_synced) wait_synced(synced_before);  // after a restart one member is the passive
   writers_->resume();
   ++cycles_;
   return true;
@@ -174,6 +276,7 @@ VerifyStats Torture::check_chp(const std::optional<SnapshotTaken>& taken,
   }
   VerifyContext ctx;
   ctx.ha = options_.ha;
+  ctx.partition = partition();
   ctx.up_since_ms = up_since_ms_;
   ctx.killed_ms = killed_ms;
   return verify_chp(*taken, seen, max_seq, history_, ctx, violations_);
@@ -186,13 +289,27 @@ void Torture::check_follower(client::CloneClient& follower, std::uint64_t sequen
   }
 }
 
+// A member must log a completed sync after the fault, within 30 s (with a
+// vote now and then: a pair whose members both restarted elects without
+// one, but a primary alone waits for a client).
+void Torture::wait_pair_synced(std::size_t syncs_before) {
+  auto deadline = Clock::now() + 30s;
+  while (syncs() <= syncs_before) {
+    if (Clock::now() > deadline) {
+      violations_.add("pair not synced", "no member completed a sync within 30 s of the fault");
+      return;
+    }
+    (void)take_snapshot(ctx_, cluster_.chp_servers(), 200ms);
+  }
+}
+
 // With --wait-synced the load only runs while the passive is synced, which
 // leaves a passive joining under load (docs/torture.md) out of a run.
-void Torture::wait_synced(int member, std::size_t syncs_before) {
+void Torture::wait_synced(std::size_t syncs_before) {
   auto deadline = Clock::now() + 30s;
-  while (cluster_.log_count(member, kSynced) <= syncs_before) {
+  while (syncs() <= syncs_before) {
     if (Clock::now() > deadline) {
-      out_ << "warning: member " << member << " did not log a completed sync within 30 s" << std::endl;
+      out_ << "warning: no member logged a completed sync within 30 s" << std::endl;
       return;
     }
     std::this_thread::sleep_for(20ms);

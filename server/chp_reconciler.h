@@ -1,0 +1,74 @@
+// ChpReconciler: the active member's side of a hand-over. Before its peer
+// (about to follow us, or just restarted) replaces its map with ours, we
+// ask it for every update it applied after the last sequence both share
+// (common_point of the two epoch lists): a RECONCILE? request on the
+// peer's CHP snapshot port, answered with KVSYNC-shaped updates in
+// sequence order (an empty body is a delete) and a KTHXBAI carrying the
+// peer's last sequence and "complete=1" (its history reached back) or
+// "complete=0" (it sent its whole map instead: its deletes are unknown).
+// result() then gives the updates we lack, one per key, to apply under new
+// sequences: the peer's latest update of a key wins unless our own update
+// of it after the common point is later (by sequence, a hybrid clock,
+// chp_epochs.h: of two members active at once, the one that became active
+// later wins) or the same one (same UUID). The peer's expiries are not
+// taken: we expire what we hold ourselves.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "protocol/chp_codec.h"
+#include "storage/chp_store.h"
+
+namespace zstore::server {
+
+inline constexpr std::string_view kReconcileCommand = "RECONCILE?";
+
+class ChpReconciler {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // peer_chp: "tcp://host:P" of the peer's CHP ports; after: the common point.
+  ChpReconciler(zmq::context_t& ctx, std::string peer_chp, std::uint64_t after, protocol::chp::Limits limits,
+                std::function<std::uint64_t()> now_ms);
+
+  void start();  // connects and sends the request
+  zmq::socket_t& socket() { return dealer_; }
+
+  enum class Progress { kRunning, kDone, kFailed };
+  // Reads what arrived. kFailed: malformed, too large or timed out (why()).
+  Progress on_socket();
+  Progress on_timer();
+  const std::string& why() const { return why_; }
+
+  // After kDone: the peer's last sequence, whether its history was
+  // complete, and the writes we lack (store: our map, for the comparison).
+  std::uint64_t peer_last() const { return peer_last_; }
+  bool complete() const { return complete_; }
+  std::uint64_t after() const { return after_; }
+  storage::Status result(storage::ChpStore& store, std::vector<storage::ChpWrite>* out);
+
+ private:
+  Progress fail(std::string why);
+  storage::Status own_updates(storage::ChpStore& store, std::map<std::string, std::uint64_t>* out);
+
+  zmq::context_t& ctx_;
+  std::string peer_chp_;
+  std::uint64_t after_;
+  protocol::chp::Limits limits_;
+  std::function<std::uint64_t()> now_ms_;
+  zmq::socket_t dealer_;
+  Clock::time_point last_progress_{};
+  std::map<std::string, protocol::chp::KvMsg> latest_;  // the peer's latest update per key
+  std::uint64_t peer_last_ = 0;
+  bool complete_ = false;
+  std::string why_;
+};
+
+}  // namespace zstore::server

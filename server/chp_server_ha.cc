@@ -1,0 +1,195 @@
+// ChpServer's Binary Star side: state messages, votes, takeover and the
+// hand-over between the members (docs/operations.md, "High availability").
+#include <spdlog/spdlog.h>
+
+#include "protocol/byte_order.h"
+#include "server/chp_server.h"
+
+namespace zstore::server {
+
+namespace chp = protocol::chp;
+
+namespace {
+constexpr auto kReconcileRetry = std::chrono::seconds(1);
+}  // namespace
+
+bool ChpServer::accept_vote() {
+  if (!bstar_) return true;
+  HaState before = bstar_->state();
+  std::string_view reason;
+  bool accepted = bstar_->on_client_vote(store_.synced(), Clock::now(), &reason);
+  if (bstar_->state() != before) enter(before, bstar_->state());
+  accepted = accepted && bstar_->active();  // entering may have failed
+  if (!accepted) {
+    std::uint64_t suppressed = 0;
+    if (bad_input_log_.allow(&suppressed)) spdlog::info("HA: snapshot request ignored: {}", reason);
+  }
+  return accepted;
+}
+
+void ChpServer::handle_peer_state() {
+  std::uint64_t malformed = 0;
+  while (auto peer = ha_link_->receive(&malformed)) on_peer(*peer);
+  if (malformed) metrics_.malformed.count(protocol::DecodeErrorKind::kBadField);
+}
+
+void ChpServer::on_peer(const HaPeerState& peer) {
+  if (!peer_ || peer_->state != peer.state || peer_->map.synced != peer.map.synced) {
+    spdlog::info("HA: peer is {} ({}, last sequence {})", to_string(peer.state),
+                 peer.map.synced ? "synced" : "not synced", peer.map.last);
+  }
+  peer_ = peer;
+  max_peer_last_ = std::max(max_peer_last_, peer.map.last);
+  HaState before = bstar_->state();
+  HaState after = bstar_->on_peer_state(peer.state, peer.map, own_map(), Clock::now());
+  if (after != before) enter(before, after);
+  // The peer published above us (both were active): our next sequences
+  // must exceed everything it published.
+  if (bstar_->active() && peer.map.last > store_.last_sequence()) {
+    spdlog::warn("HA: peer is at sequence {}, above our {}: starting a new epoch", peer.map.last,
+                 store_.last_sequence());
+    std::uint64_t salt = bstar_->role() == HaState::kBackup ? (1ull << 21) : 0;
+    if (auto s = store_.begin_epoch(peer.map.last, config_.now_ms(), salt); !s.ok()) {
+      spdlog::error("HA: cannot start a new epoch: {}", s.message());
+    }
+  }
+}
+
+void ChpServer::enter(HaState from, HaState to) {
+  spdlog::info("HA: {} -> {} (our map: {}, last sequence {})", to_string(from), to_string(to),
+               store_.synced() ? "synced" : "not synced", store_.last_sequence());
+  if (to == HaState::kActive && !become_active()) {
+    bstar_->abandon_active();
+    to = bstar_->state();
+    spdlog::error("HA: could not become active; back to {}", to_string(to));
+  }
+  published_state_ = to;
+  if (to != HaState::kActive) reconciler_.reset();
+  if (to == HaState::kPassive) {
+    snapshots_.clear();  // a passive serves nobody
+    follower_.reset();   // ha_tick starts it once nothing of ours would be lost
+  }
+  next_ha_beat_ = Clock::now();  // tell the peer at once
+}
+
+bool ChpServer::become_active() {
+  follower_.reset();
+  // A new epoch: our sequences exceed anything the previous active
+  // published, even what we never received and never heard of (a clock).
+  std::uint64_t salt = bstar_->role() == HaState::kBackup ? (1ull << 21) : 0;
+  if (auto s = store_.begin_epoch(max_peer_last_, config_.now_ms(), salt); !s.ok()) {
+    spdlog::error("HA: cannot start a new epoch: {}", s.message());
+    return false;
+  }
+  auto writes = pending_.take_all();
+  spdlog::info("HA: active from sequence {}, applying {} pending update(s)", store_.last_sequence(), writes.size());
+  commit_and_publish(writes);
+  // What expired while the old active was gone goes now, before the
+  // snapshot of the request that voted for us is taken (same turn).
+  expire_all_due();
+  last_hugz_ = Clock::time_point{};  // HUGZ now: clients looking for the active find us
+  reconciled_ = 0;
+  return true;
+}
+
+void ChpServer::send_ha_state() {
+  if (!ha_link_) return;
+  auto now = Clock::now();
+  if (now < next_ha_beat_) return;
+  next_ha_beat_ = now + config_.ha->heartbeat;
+  HaPeerState me;
+  me.state = bstar_->state();
+  me.has_facts = true;
+  me.map = own_map();
+  me.epochs = store_.epochs();
+  me.reconciled = reconciled_;
+  ha_link_->send_state(me);
+}
+
+std::string ChpServer::kthxbai_properties() const {
+  return chp::format_properties({{"epochs", storage::format_epochs(store_.epochs())}});
+}
+
+// Whether a passive may replace its map: it is incomplete anyway, holds
+// nothing past what it shares with the active, or the active took it over.
+bool ChpServer::handed_over() const {
+  if (!peer_ || peer_->state != HaState::kActive) return false;
+  if (!store_.synced() || !peer_->has_facts) return true;
+  std::uint64_t last = store_.last_sequence();
+  return storage::common_point(store_.epochs(), peer_->epochs) >= last || peer_->reconciled >= last;
+}
+
+void ChpServer::ha_tick() {
+  if (bstar_->state() == HaState::kPassive && !follower_ && handed_over()) {
+    spdlog::info("HA: following the active at {} (our last sequence {}, handed over)", config_.ha->peer_chp,
+                 store_.last_sequence());
+    follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.ha->peer_chp, config_.limits,
+                                              config_.now_ms);
+    follower_->start();
+  }
+  if (reconciler_ && reconciler_->on_timer() == ChpReconciler::Progress::kFailed) finish_reconcile();
+  maybe_reconcile();
+}
+
+void ChpServer::maybe_reconcile() {
+  if (!bstar_->active() || reconciler_ || !peer_ || !peer_->has_facts) return;
+  if (peer_->state == HaState::kActive || !peer_->map.synced) return;
+  std::uint64_t common = storage::common_point(store_.epochs(), peer_->epochs);
+  if (common >= peer_->map.last || reconciled_ >= peer_->map.last) return;
+  if (Clock::now() < next_reconcile_) return;
+  spdlog::info("HA: taking over what the peer applied after sequence {} (its last is {})", common, peer_->map.last);
+  reconciler_ = std::make_unique<ChpReconciler>(ctx_, config_.ha->peer_chp, common, config_.limits, config_.now_ms);
+  reconciler_->start();
+}
+
+void ChpServer::finish_reconcile() {
+  auto r = std::move(reconciler_);
+  next_reconcile_ = Clock::now() + kReconcileRetry;
+  if (!r->why().empty()) {
+    spdlog::warn("HA: hand-over from the peer failed, retrying: {}", r->why());
+    return;
+  }
+  std::vector<storage::ChpWrite> writes;
+  if (auto s = r->result(store_, &writes); !s.ok()) {
+    spdlog::error("HA: hand-over from the peer failed, retrying: {}", s.message());
+    return;
+  }
+  if (!r->complete()) {
+    metrics_.handovers_incomplete.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("HA: the peer's history did not reach back to sequence {}: its deletes after it are not taken over",
+                 r->after());
+  }
+  std::uint64_t before = metrics_.updates_applied;
+  for (std::size_t i = 0; i < writes.size(); i += config_.max_batch) {
+    auto first = writes.begin() + static_cast<std::ptrdiff_t>(i);
+    auto end = writes.begin() + static_cast<std::ptrdiff_t>(std::min(writes.size(), i + config_.max_batch));
+    std::vector<storage::ChpWrite> part(std::make_move_iterator(first), std::make_move_iterator(end));
+    commit_and_publish(part);
+  }
+  if (metrics_.updates_applied - before != writes.size()) {
+    spdlog::error("HA: hand-over from the peer not fully written, retrying");
+    return;
+  }
+  metrics_.handed_over.fetch_add(writes.size(), std::memory_order_relaxed);
+  expire_all_due();  // what ran out while the peer held it, before any snapshot serves it
+  reconciled_ = r->peer_last();
+  spdlog::info("HA: took over {} update(s) from the peer up to its sequence {}; now at {}", writes.size(),
+               reconciled_, store_.last_sequence());
+  next_ha_beat_ = Clock::now();  // the peer waits for this to resync
+}
+
+void ChpServer::serve_reconcile(const std::string& identity, const ReceivedMessage& msg) {
+  if (msg.views.size() != 3 || msg.views[2].size() != 8) {
+    report_malformed("reconcile request", {protocol::DecodeErrorKind::kFrameCount, "RECONCILE? needs 2 frames"});
+    return;
+  }
+  std::uint64_t after = protocol::get_be<std::uint64_t>(msg.views[2]);
+  auto cursor = store_.history_after(after);
+  bool complete = cursor != nullptr;
+  if (!cursor) cursor = store_.snapshot("");  // the whole map: the peer keeps what came after `after`
+  spdlog::info("HA: the peer asks for our updates after sequence {} (our last {}): sending {}", after,
+               store_.last_sequence(), complete ? "our history" : "our whole map (history too short)");
+  (void)snapshots_.start(identity, "", std::move(cursor), complete ? "complete=1\n" : "complete=0\n", true);
+}
+
+}  // namespace zstore::server

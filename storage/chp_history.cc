@@ -1,0 +1,94 @@
+#include "storage/chp_history.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/write_batch.h>
+
+#include "protocol/byte_order.h"
+#include "storage/chp_store.h"
+#include "storage/database.h"
+
+namespace zstore::storage {
+
+namespace {
+
+rocksdb::Slice slice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+
+class HistoryCursor final : public ChpSnapshotCursor {
+ public:
+  HistoryCursor(Database* db, std::uint64_t after, std::uint64_t last)
+      : db_(db), snapshot_(db->db()->GetSnapshot()), last_(last) {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot_;
+    ro.fill_cache = false;
+    it_.reset(db->db()->NewIterator(ro, db->handle(Column::kChpHistory)));
+    std::string start;
+    protocol::put_be<std::uint64_t>(start, after + 1);
+    if (after == UINT64_MAX) {
+      it_->SeekToLast();
+      if (it_->Valid()) it_->Next();  // nothing is after the largest sequence
+    } else {
+      it_->Seek(slice(start));
+    }
+  }
+  ~HistoryCursor() override {
+    it_.reset();
+    db_->db()->ReleaseSnapshot(snapshot_);
+  }
+
+  std::uint64_t sequence() const override { return last_; }
+
+  bool next(ChpRecord* out) override {
+    if (!status_.ok() || !it_->Valid()) {
+      if (status_.ok() && !it_->status().ok()) status_ = Status::Error("history read: " + it_->status().ToString());
+      return false;
+    }
+    std::string_view value(it_->value().data(), it_->value().size());
+    if (it_->key().size() != 8 || !decode_history(value, &out->key, &out->entry)) {
+      status_ = Status::Error("corrupt CHP history entry");
+      return false;
+    }
+    it_->Next();
+    return true;
+  }
+
+  Status status() const override { return status_; }
+
+ private:
+  Database* db_;
+  const rocksdb::Snapshot* snapshot_;
+  std::uint64_t last_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  Status status_ = Status::Ok();
+};
+
+}  // namespace
+
+void put_history(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::string_view key,
+                 const ChpEntryPieces& entry) {
+  char seq[8];
+  char key_len[4];
+  protocol::store_be<std::uint64_t>(seq, sequence);
+  protocol::store_be<std::uint32_t>(key_len, static_cast<std::uint32_t>(key.size()));
+  rocksdb::Slice parts[2 + ChpEntryPieces::kCount];
+  parts[0] = rocksdb::Slice(key_len, sizeof(key_len));
+  parts[1] = slice(key);
+  for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) parts[2 + i] = slice(entry.pieces()[i]);
+  rocksdb::Slice key_slice(seq, sizeof(seq));
+  batch.Put(db->handle(Column::kChpHistory), rocksdb::SliceParts(&key_slice, 1),
+            rocksdb::SliceParts(parts, 2 + ChpEntryPieces::kCount));
+}
+
+bool decode_history(std::string_view bytes, std::string* key, ChpEntry* entry) {
+  if (bytes.size() < 4) return false;
+  std::uint32_t len = protocol::get_be<std::uint32_t>(bytes.substr(0, 4));
+  if (bytes.size() - 4 < len) return false;
+  key->assign(bytes.substr(4, len));
+  return decode_chp_entry(bytes.substr(4 + len), entry);
+}
+
+std::unique_ptr<ChpSnapshotCursor> history_cursor(Database* db, std::uint64_t after, std::uint64_t last) {
+  return std::make_unique<HistoryCursor>(db, after, last);
+}
+
+}  // namespace zstore::storage

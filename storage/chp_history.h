@@ -1,0 +1,38 @@
+// ChpHistory: the chp_history column family, every update the CHP map
+// applied (deletes and expiries included) keyed by its sequence, so a
+// member of a pair can hand its peer exactly what the peer lacks, deletes
+// included. Bounded by entry count: the oldest entries are trimmed (see
+// ChpStore). Layout:
+//   key:   sequence u64 BE
+//   value: key_len u32 BE | key | chp_map entry (chp_entry.h; empty value
+//          = the key was deleted)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "storage/chp_entry.h"
+
+namespace rocksdb {
+class WriteBatch;
+}
+
+namespace zstore::storage {
+
+class Database;
+class ChpSnapshotCursor;
+
+// Adds the history entry of one applied write to batch.
+void put_history(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::string_view key,
+                 const ChpEntryPieces& entry);
+
+// Decodes a history value; false when malformed.
+bool decode_history(std::string_view bytes, std::string* key, ChpEntry* entry);
+
+// A cursor over the history entries with sequence > after, in sequence
+// order, at a consistent point in time; sequence() reports `last`.
+std::unique_ptr<ChpSnapshotCursor> history_cursor(Database* db, std::uint64_t after, std::uint64_t last);
+
+}  // namespace zstore::storage

@@ -1,0 +1,216 @@
+// Both members of a Binary Star pair fail, or the link between them is
+// cut while both serve: nothing any client saw published is lost once both
+// are back, and no sequence is reused or goes back (issue 15's scenario,
+// scripted for every restart order and for a partition).
+#include <signal.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "protocol/chp_codec.h"
+#include "tests/support/chp_peer.h"
+#include "tests/support/zstored.h"
+
+using namespace std::chrono_literals;
+using zstore::testing::ChpPeer;
+using zstore::testing::ChpSnapshot;
+using zstore::testing::scaled;
+using zstore::testing::TempDir;
+using zstore::testing::wait_until;
+using zstore::testing::Zstored;
+namespace chp = zstore::protocol::chp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string ep(int port) { return "tcp://127.0.0.1:" + std::to_string(port); }
+
+struct Pair {
+  zmq::context_t ctx;
+  TempDir cut_dir;
+  std::string cut_file = (cut_dir.path() / "cut").string();
+  Zstored primary;
+  Zstored backup;
+
+  Pair() {
+    std::uint16_t ha = zstore::testing::free_port_range(2);
+    std::vector<std::string> common = {"--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200",
+                                       "--ha-test-cut-file", cut_file};
+    primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp",
+                      ep(backup.chp_port())});
+    backup.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp",
+                     ep(primary.chp_port())});
+    primary.add_args(common);
+    backup.add_args(common);
+    BOOST_REQUIRE(primary.start());
+    BOOST_REQUIRE(backup.start());
+    BOOST_REQUIRE(snapshot_from(primary, 10s));
+    BOOST_REQUIRE(wait_until([&] { return backup.ha_follower_synced(); }));
+  }
+
+  // Asks server for a snapshot until one answers (a vote), within timeout.
+  std::optional<ChpSnapshot> snapshot_from(Zstored& server, std::chrono::milliseconds timeout) {
+    auto deadline = Clock::now() + scaled(timeout);
+    while (Clock::now() < deadline) {
+      ChpPeer peer(ctx, "tcp://127.0.0.1", server.chp_port());
+      if (auto snap = peer.snapshot("", 300ms)) return snap;
+    }
+    return std::nullopt;
+  }
+
+  // Sets each key on server (its collector only, as a client talking to
+  // the active does) and returns the KVPUBs it published: what clients saw.
+  std::map<std::string, chp::KvMsg> publish(Zstored& server, const std::map<std::string, std::string>& kvs) {
+    ChpPeer peer(ctx, "tcp://127.0.0.1", server.chp_port());
+    BOOST_REQUIRE(peer.wait_connected());
+    std::map<std::string, chp::KvMsg> seen;
+    for (const auto& [k, v] : kvs) {
+      peer.set(k, v);
+      auto kv = peer.wait_kvpub(k, scaled(5s));
+      BOOST_REQUIRE_MESSAGE(kv, "no KVPUB for " + k);
+      seen[k] = *kv;
+    }
+    return seen;
+  }
+
+  // Waits until server's snapshot holds every key of want with its value
+  // (an empty value: the key is absent); returns that snapshot.
+  std::optional<ChpSnapshot> wait_for(Zstored& server, const std::map<std::string, std::string>& want) {
+    std::optional<ChpSnapshot> last;
+    bool ok = wait_until([&] {
+      last = snapshot_from(server, 1s);
+      if (!last) return false;
+      for (const auto& [k, v] : want) {
+        auto it = last->entries.find(k);
+        if (v.empty() ? it != last->entries.end() : (it == last->entries.end() || it->second.body != v)) return false;
+      }
+      return true;
+    }, 20s);
+    if (!ok && last) {
+      std::string got;
+      for (const auto& [k, kv] : last->entries) got += k + "=" + kv.body + " ";
+      BOOST_TEST_MESSAGE("last snapshot: " + got);
+    }
+    return ok ? last : std::nullopt;
+  }
+
+  void cut(bool on) {
+    if (on) {
+      std::ofstream(cut_file) << "cut\n";
+    } else {
+      std::filesystem::remove(cut_file);
+    }
+  }
+};
+
+std::uint64_t max_seq(const std::map<std::string, chp::KvMsg>& seen) {
+  std::uint64_t m = 0;
+  for (const auto& [k, kv] : seen) m = std::max(m, kv.sequence);
+  return m;
+}
+
+std::map<std::string, std::string> keys_b_to_j(const std::string& value) {
+  std::map<std::string, std::string> kvs;
+  for (char c = 'b'; c <= 'j'; ++c) kvs[std::string("/k/") + c] = value;
+  return kvs;
+}
+
+enum class Order { kPrimaryFirst, kBackupFirst, kTogether };
+
+// The issue's scenario: /k/a confirmed by the primary, the primary killed,
+// nine keys confirmed by the backup, the backup killed, both restarted.
+void both_fail_then_restart(Order order) {
+  Pair pair;
+  auto a = pair.publish(pair.primary, {{"/k/a", "1"}});
+  BOOST_REQUIRE(wait_until([&] { return pair.backup.log().find("HA follower: synced") != std::string::npos; }));
+  pair.primary.kill(SIGKILL);
+  pair.primary.wait_exit();
+  BOOST_REQUIRE_MESSAGE(pair.snapshot_from(pair.backup, 10s), "backup did not take over");
+  auto nine = pair.publish(pair.backup, keys_b_to_j("2"));
+  std::uint64_t published = std::max(max_seq(a), max_seq(nine));
+  pair.backup.kill(SIGKILL);
+  pair.backup.wait_exit();
+
+  Zstored* serving = nullptr;
+  switch (order) {
+    case Order::kPrimaryFirst:
+      // The primary alone serves its old map after the peer timeout ...
+      BOOST_REQUIRE(pair.primary.restart());
+      BOOST_REQUIRE(pair.snapshot_from(pair.primary, 10s));
+      BOOST_REQUIRE(pair.backup.restart());  // ... and takes over the nine once the backup is back
+      serving = &pair.primary;
+      break;
+    case Order::kBackupFirst:
+      BOOST_REQUIRE(pair.backup.restart());
+      BOOST_REQUIRE(pair.primary.restart());
+      serving = &pair.backup;  // the newer map serves
+      break;
+    case Order::kTogether:
+      // Back to back, well within the peer timeout (the harness starts
+      // children from this thread: they die with the thread that started them).
+      BOOST_REQUIRE(pair.primary.restart());
+      BOOST_REQUIRE(pair.backup.restart());
+      serving = &pair.backup;
+      break;
+  }
+  auto want = keys_b_to_j("2");
+  want["/k/a"] = "1";
+  auto snap = pair.wait_for(*serving, want);
+  BOOST_REQUIRE_MESSAGE(snap, "a confirmed update was lost");
+  BOOST_CHECK_GT(snap->sequence, published);
+  for (const auto& [k, kv] : snap->entries) BOOST_CHECK_MESSAGE(kv.sequence <= snap->sequence, k);
+
+  // The next update gets a sequence above everything ever published.
+  auto z = pair.publish(*serving, {{"/k/z", "9"}});
+  BOOST_CHECK_GT(z["/k/z"].sequence, published);
+  BOOST_CHECK_GT(z["/k/z"].sequence, snap->sequence);
+  want["/k/z"] = "9";
+  BOOST_CHECK(pair.wait_for(*serving, want));
+  // The other member follows the serving one with the whole map.
+  Zstored& other = serving == &pair.primary ? pair.backup : pair.primary;
+  BOOST_CHECK(wait_until([&] { return other.log().find("handed over") != std::string::npos; }, 20s));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(both_killed_primary_restarted_first_loses_nothing) {
+  both_fail_then_restart(Order::kPrimaryFirst);
+}
+
+BOOST_AUTO_TEST_CASE(both_killed_backup_restarted_first_loses_nothing) {
+  both_fail_then_restart(Order::kBackupFirst);
+}
+
+BOOST_AUTO_TEST_CASE(both_killed_restarted_together_loses_nothing) { both_fail_then_restart(Order::kTogether); }
+
+// The HA link is cut while both serve clients; each side publishes, and
+// deletes, what the other never sees. Healed, the backup steps down and
+// hands its side over before resyncing: everything either side published
+// survives, the backup's delete included, and sequences never go back.
+BOOST_AUTO_TEST_CASE(partition_with_both_active_then_healed_loses_nothing) {
+  Pair pair;
+  auto before = pair.publish(pair.primary, {{"/p/0", "x"}, {"/p/gone", "x"}});
+  BOOST_REQUIRE(pair.wait_for(pair.backup, {}) == std::nullopt);  // passive: no snapshot
+  pair.cut(true);
+  BOOST_REQUIRE_MESSAGE(pair.snapshot_from(pair.backup, 10s), "backup did not take over in the partition");
+  auto p_side = pair.publish(pair.primary, {{"/p/a1", "P"}, {"/p/a2", "P"}});
+  auto b_side = pair.publish(pair.backup, {{"/p/b1", "B"}, {"/p/b2", "B"}, {"/p/gone", ""}});
+  BOOST_REQUIRE(pair.snapshot_from(pair.primary, 2s));  // both serve
+  std::uint64_t published = std::max({max_seq(before), max_seq(p_side), max_seq(b_side)});
+  pair.cut(false);
+
+  std::map<std::string, std::string> want = {
+      {"/p/0", "x"}, {"/p/a1", "P"}, {"/p/a2", "P"}, {"/p/b1", "B"}, {"/p/b2", "B"}, {"/p/gone", ""}};
+  auto snap = pair.wait_for(pair.primary, want);
+  BOOST_REQUIRE_MESSAGE(snap, "an update of the partition was lost");
+  BOOST_CHECK_GT(snap->sequence, published);
+  auto after = pair.publish(pair.primary, {{"/p/after", "1"}});
+  BOOST_CHECK_GT(after["/p/after"].sequence, published);
+  // The backup resynced from the primary and does not serve.
+  BOOST_CHECK(wait_until([&] { return pair.backup.log().find("handed over") != std::string::npos; }, 20s));
+  ChpPeer probe(pair.ctx, "tcp://127.0.0.1", pair.backup.chp_port());
+  BOOST_CHECK(!probe.snapshot("", 1s));
+}
