@@ -70,16 +70,23 @@ std::string format_properties(const std::vector<Property>& properties) {
   return out;
 }
 
-std::string take_expires_at(std::string_view properties, std::uint64_t* expires_at_ms) {
+std::string take_expires_at(std::string_view properties, std::uint64_t* expires_at_ms, std::uint64_t* written_ms) {
   *expires_at_ms = 0;
+  if (written_ms) *written_ms = 0;
   auto parsed = parse_properties(properties);
   if (!parsed) return std::string(properties);
   std::vector<Property> kept;
+  auto number = [](const std::string& v) {
+    bool ok = !v.empty() && v.size() < 20 && v.find_first_not_of("0123456789") == std::string::npos;
+    return ok ? std::stoull(v) : 0ull;
+  };
   for (auto& [name, value] : *parsed) {
-    if (name != kExpiresAtProperty) {
+    if (name == kExpiresAtProperty) {
+      *expires_at_ms = number(value);
+    } else if (name == kWrittenAtProperty) {
+      if (written_ms) *written_ms = number(value);
+    } else {
       kept.emplace_back(name, value);
-    } else if (!value.empty() && value.size() < 20 && value.find_first_not_of("0123456789") == std::string::npos) {
-      *expires_at_ms = std::stoull(value);
     }
   }
   return format_properties(kept);

@@ -31,6 +31,9 @@ inline constexpr std::string_view kKthxbai = "KTHXBAI";
 // since the Unix epoch, so a follower does not round it to whole seconds.
 inline constexpr std::string_view kPeerSnapshot = "PEERSNAPSHOT?";
 inline constexpr std::string_view kExpiresAtProperty = "expires-at";
+// And, in a RECONCILE? reply, when the update reached the pair (ms since the
+// Unix epoch): the hand-over's last-writer-wins clock.
+inline constexpr std::string_view kWrittenAtProperty = "written-at";
 inline constexpr std::string_view kHugz = "HUGZ";
 inline constexpr std::size_t kUuidSize = 16;
 inline constexpr std::size_t kSequenceSize = 8;
@@ -81,10 +84,12 @@ std::string format_properties(const std::vector<Property>& properties);
 // The "ttl" property in seconds; 0 when absent. Errors on a non-decimal or
 // out-of-range value, or on malformed properties.
 DecodeResult<std::uint64_t> ttl_seconds(std::string_view properties, const Limits& limits = {});
-// The absolute expiry a snapshot for an HA peer carries (kExpiresAtProperty)
-// goes to *expires_at_ms (0 when absent or malformed); returns the
-// properties without it.
-std::string take_expires_at(std::string_view properties, std::uint64_t* expires_at_ms);
+// The absolute expiry (kExpiresAtProperty) and write time (kWrittenAtProperty)
+// a reply to an HA peer carries go to *expires_at_ms and *written_ms (0 when
+// absent or malformed; written_ms may be null); returns the properties
+// without them.
+std::string take_expires_at(std::string_view properties, std::uint64_t* expires_at_ms,
+                            std::uint64_t* written_ms = nullptr);
 
 // True for keys that would be read as a control command by clients
 // ("HUGZ", "KTHXBAI", "ICANHAZ?"); servers refuse to store them.

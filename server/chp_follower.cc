@@ -157,7 +157,7 @@ void ChpFollower::apply_update(chp::KvMsg& kv) {
   pending_.seen_from_active(kv.uuid);
   std::uint64_t expires = kv.body.empty() ? 0 : expiry_of(kv.properties);
   storage::ChpWrite w{std::move(kv.key), std::move(kv.uuid), std::move(kv.properties), std::move(kv.body), expires,
-                      kv.sequence};
+                      kv.sequence, now_ms_()};
   if (auto s = store_.apply({&w, 1}); !s.ok()) restart(s.message());
 }
 

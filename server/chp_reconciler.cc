@@ -66,37 +66,54 @@ ChpReconciler::Progress ChpReconciler::on_socket() {
 }
 
 // The keys a client updated (set or deleted) through us after the common
-// point, with the sequence of the latest such update. Our expiries are not
-// client updates: an expiry of a value the peer has overwritten since must
-// not beat the peer's value (the value it expired is here if it was ours).
-storage::Status ChpReconciler::own_updates(storage::ChpStore& store, std::map<std::string, std::uint64_t>* out) {
+// point, with our latest such update. Our expiries are not client updates:
+// an expiry of a value the peer has overwritten since must not beat the
+// peer's value (the value it expired is here if it was ours). *complete:
+// whether our history reached back to the common point.
+storage::Status ChpReconciler::own_updates(storage::ChpStore& store, std::map<std::string, Written>* out,
+                                           bool* complete) {
   auto cursor = store.history_after(after_);
-  if (!cursor) return storage::Status::Ok();  // unknown: only the map's entries count
+  *complete = cursor != nullptr;
+  if (!cursor) return storage::Status::Ok();
   storage::ChpRecord r;
   while (cursor->next(&r)) {
-    if (!r.entry.uuid.empty() || !r.entry.value.empty()) (*out)[r.key] = r.entry.sequence;
+    if (!r.entry.uuid.empty() || !r.entry.value.empty()) (*out)[r.key] = {r.entry.sequence, r.written_ms};
   }
   return cursor->status();
 }
 
+// Last writer wins: by when the updates reached the pair when both sides
+// know it (their clocks agree to within the peer timeout), else by sequence.
+bool ChpReconciler::peer_wins(Written peer, Written ours) {
+  if (peer.ms != 0 && ours.ms != 0) return peer.ms > ours.ms;
+  return peer.sequence > ours.sequence;
+}
+
 storage::Status ChpReconciler::result(storage::ChpStore& store, std::vector<storage::ChpWrite>* out) {
-  std::map<std::string, std::uint64_t> ours;
-  if (auto s = own_updates(store, &ours); !s.ok()) return s;
+  std::map<std::string, Written> ours;
+  bool complete = false;
+  if (auto s = own_updates(store, &ours, &complete); !s.ok()) return s;
   for (auto& [key, kv] : latest_) {
     storage::ChpEntry mine;
     bool found = false;
     if (auto s = store.get(key, &mine, &found); !s.ok()) return s;
-    if (found && (mine.uuid == kv.uuid || (mine.sequence > after_ && mine.sequence > kv.sequence))) continue;
-    if (!found && kv.body.empty()) continue;  // already absent
-    if (auto o = ours.find(key); o != ours.end() && o->second > kv.sequence) continue;
+    if (found && mine.uuid == kv.uuid) continue;  // the same update
+    if (!found && kv.body.empty()) continue;      // already absent
     std::uint64_t expires = 0;
-    std::string properties = chp::take_expires_at(kv.properties, &expires);
+    std::uint64_t written = 0;
+    std::string properties = chp::take_expires_at(kv.properties, &expires, &written);
+    Written peer{kv.sequence, written};
+    if (complete) {
+      if (auto o = ours.find(key); o != ours.end() && !peer_wins(peer, o->second)) continue;
+    } else if (found && mine.sequence > after_ && !peer_wins(peer, {mine.sequence, 0})) {
+      continue;
+    }
     if (expires == 0) {  // a peer that sent only the ttl in seconds
       auto ttl = chp::ttl_seconds(properties, limits_);
       if (ttl.ok() && *ttl > 0) expires = now_ms_() + *ttl * 1000;
     }
     if (kv.body.empty()) expires = 0;
-    out->push_back({key, std::move(kv.uuid), std::move(properties), std::move(kv.body), expires, 0});
+    out->push_back({key, std::move(kv.uuid), std::move(properties), std::move(kv.body), expires, 0, written});
   }
   latest_.clear();
   return storage::Status::Ok();

@@ -7,11 +7,11 @@
 // peer's last sequence and "complete=1" (its history reached back) or
 // "complete=0" (it sent its whole map instead: its deletes are unknown).
 // result() then gives the updates we lack, one per key, to apply under new
-// sequences: the peer's latest update of a key wins unless our own update
-// of it after the common point is later (by sequence, a hybrid clock,
-// chp_epochs.h: of two members active at once, the one that became active
-// later wins) or the same one (same UUID). The peer's expiries are not
-// taken: we expire what we hold ourselves.
+// sequences: the peer's latest update of a key wins unless our own client
+// update of it after the common point is later (last writer wins, by the
+// time each update reached the pair, kept in the history; by sequence when
+// a side does not know it) or the same one (same UUID). The peer's expiries
+// are not taken: we expire what we hold ourselves.
 #pragma once
 
 #include <chrono>
@@ -56,7 +56,12 @@ class ChpReconciler {
 
  private:
   Progress fail(std::string why);
-  storage::Status own_updates(storage::ChpStore& store, std::map<std::string, std::uint64_t>* out);
+  struct Written {
+    std::uint64_t sequence = 0;
+    std::uint64_t ms = 0;  // when it reached the pair; 0 unknown
+  };
+  storage::Status own_updates(storage::ChpStore& store, std::map<std::string, Written>* out, bool* complete);
+  static bool peer_wins(Written peer, Written ours);
 
   zmq::context_t& ctx_;
   std::string peer_chp_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -98,37 +99,14 @@ void ChpServer::run() {
   last_hugz_ = Clock::now();
   next_expiry_ = Clock::now();  // expire what lapsed while we were down,
   expire_due();                 // before the first snapshot request is served
-  while (true) {
+  do {
     metrics_.loop_heartbeat_ms = loop_clock_ms();
-    // One error policy: an event that fails is logged, counted and skipped;
-    // the loop ends only on stop or when the ZeroMQ context is gone.
-    try {
-      turn();
-    } catch (const zmq::error_t& e) {
-      if (e.num() == ETERM) {
-        spdlog::error("CHP: ZeroMQ context terminated, the reactor stops: {}", e.what());
-        break;
-      }
-      if (e.num() != EINTR) report_loop_error(e.what());
-    } catch (const std::exception& e) {
-      report_loop_error(e.what());
-    }
-    if (stopping_) break;
-  }
+  } while (guarded_turn("CHP", loop_error_log_, metrics_.loop_errors, [this] { return turn(); }));
   metrics_.loop_heartbeat_ms = 0;
   spdlog::info("CHP stopped at sequence {}", store_.last_sequence());
 }
 
-void ChpServer::report_loop_error(const char* what) {
-  metrics_.loop_errors.fetch_add(1, std::memory_order_relaxed);
-  std::uint64_t suppressed = 0;
-  if (loop_error_log_.allow(&suppressed)) {
-    spdlog::error("CHP: event failed and skipped: {}{}", what,
-                  suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-  }
-}
-
-void ChpServer::turn() {
+bool ChpServer::turn() {
   std::vector<zmq::pollitem_t> items = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
                                         {collector_.handle(), 0, ZMQ_POLLIN, 0},
                                         {router_.handle(), 0, ZMQ_POLLIN, 0}};
@@ -141,10 +119,7 @@ void ChpServer::turn() {
   ChpReconciler* reconciler = reconciler_.get();
   if (reconciler) items.push_back({reconciler->socket().handle(), 0, ZMQ_POLLIN, 0});
   zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
-  if (items[0].revents & ZMQ_POLLIN) {
-    stopping_ = true;
-    return;
-  }
+  if (items[0].revents & ZMQ_POLLIN) return false;
   // The peer's state first: a vote must never be judged on a stale view of
   // the peer (after a long turn its heartbeats wait in the queue).
   if (ha_link_ && (items[3].revents & ZMQ_POLLIN)) handle_peer_state();
@@ -163,6 +138,7 @@ void ChpServer::turn() {
   expire_due();
   heartbeat();
   send_ha_state();
+  return true;
 }
 
 void ChpServer::report_malformed(const char* where, const protocol::DecodeError& error) {
@@ -187,9 +163,10 @@ void ChpServer::drain_collector() {
     }
     // decode_kvset validated the ttl already.
     std::uint64_t ttl = *chp::ttl_seconds(kv->properties, config_.limits);
-    std::uint64_t expires = (ttl > 0 && !kv->body.empty()) ? config_.now_ms() + ttl * 1000 : 0;
+    std::uint64_t now = config_.now_ms();
+    std::uint64_t expires = (ttl > 0 && !kv->body.empty()) ? now + ttl * 1000 : 0;
     writes.push_back({std::move(kv->key), std::move(kv->uuid), std::move(kv->properties), std::move(kv->body),
-                      expires, 0});
+                      expires, 0, now});
   }
   if (serving()) {
     commit_and_publish(writes);
@@ -278,7 +255,7 @@ void ChpServer::expire_due() {
   if (due.empty()) return;
   std::vector<storage::ChpWrite> writes;
   writes.reserve(due.size());
-  for (auto& d : due) writes.push_back({std::move(d.key), {}, {}, {}, 0, 0});
+  for (auto& d : due) writes.push_back({std::move(d.key), {}, {}, {}, 0, 0, config_.now_ms()});
   std::uint64_t before = metrics_.updates_applied;
   commit_and_publish(writes);
   if (metrics_.updates_applied != before) metrics_.expiries.fetch_add(writes.size(), std::memory_order_relaxed);

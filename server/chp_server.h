@@ -79,8 +79,7 @@ class ChpServer {
  private:
   using Clock = std::chrono::steady_clock;
   void run();
-  void turn();
-  void report_loop_error(const char* what);
+  bool turn();  // false: stop was asked
   void drain_collector();
   void serve_snapshot_requests();
   void pump_snapshots();
@@ -131,7 +130,6 @@ class ChpServer {
   std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};
   Clock::time_point next_expiry_{};
-  bool stopping_ = false;
   bool expiry_backlog_ = false;
 
   std::unique_ptr<HaLink> ha_link_;

@@ -11,23 +11,28 @@ namespace chp = protocol::chp;
 
 namespace {
 
-// properties with its ttl replaced by the seconds left until expires_at_ms
-// (and, exact, the expiry itself as expires-at).
-std::string with_remaining_ttl(const std::string& properties, std::uint64_t expires_at_ms, std::uint64_t now_ms,
-                               bool exact) {
-  auto parsed = chp::parse_properties(properties);
-  if (!parsed) return properties;
-  std::uint64_t left_ms = expires_at_ms > now_ms ? expires_at_ms - now_ms : 0;
-  std::string left = std::to_string(std::max<std::uint64_t>(1, (left_ms + 999) / 1000));
-  bool found = false;
-  for (auto& [name, value] : parsed.value()) {
-    if (name == "ttl") {
-      value = left;
-      found = true;
+// The properties a record is sent with: its ttl replaced by the seconds
+// left until it expires; for an HA peer (exact) also the expiry itself and
+// when the update reached the pair. Empty when they are the stored ones.
+std::string sent_properties(const storage::ChpRecord& r, std::uint64_t now_ms, bool exact) {
+  bool written = exact && r.written_ms != 0;
+  if (r.entry.expires_at_ms == 0 && !written) return {};
+  auto parsed = chp::parse_properties(r.entry.properties);
+  if (!parsed) return {};
+  if (r.entry.expires_at_ms != 0) {
+    std::uint64_t left_ms = r.entry.expires_at_ms > now_ms ? r.entry.expires_at_ms - now_ms : 0;
+    std::string left = std::to_string(std::max<std::uint64_t>(1, (left_ms + 999) / 1000));
+    bool found = false;
+    for (auto& [name, value] : parsed.value()) {
+      if (name == "ttl") {
+        value = left;
+        found = true;
+      }
     }
+    if (!found) parsed->emplace_back("ttl", left);
+    if (exact) parsed->emplace_back(std::string(chp::kExpiresAtProperty), std::to_string(r.entry.expires_at_ms));
   }
-  if (!found) parsed->emplace_back("ttl", left);
-  if (exact) parsed->emplace_back(std::string(chp::kExpiresAtProperty), std::to_string(expires_at_ms));
+  if (written) parsed->emplace_back(std::string(chp::kWrittenAtProperty), std::to_string(r.written_ms));
   return chp::format_properties(parsed.value());
 }
 
@@ -56,12 +61,9 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
       s.pending = true;
     }
     const auto& r = s.record;
-    std::string ttl_properties;
-    if (r.entry.expires_at_ms != 0) {
-      ttl_properties = with_remaining_ttl(r.entry.properties, r.entry.expires_at_ms, now_ms, s.exact_expiry);
-    }
+    std::string props = sent_properties(r, now_ms, s.exact_expiry);
     chp::KvMsgFrames frames(r.key, r.entry.sequence, r.entry.uuid,
-                            r.entry.expires_at_ms == 0 ? std::string_view(r.entry.properties) : ttl_properties,
+                            props.empty() ? std::string_view(r.entry.properties) : std::string_view(props),
                             r.entry.value);
     switch (try_send(router, frames.frames(), s.identity)) {
       case SendOutcome::kWouldBlock: return Step::kBlocked;

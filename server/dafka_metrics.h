@@ -26,6 +26,7 @@ struct DafkaMetrics {
   std::atomic<std::uint64_t> invalid{0};         // decoded but unusable (bad address, ...)
   std::atomic<std::uint64_t> peers{0};           // publishers our SUB is connected to
   MalformedCounts malformed;
+  std::atomic<std::uint64_t> loop_errors{0};  // events that failed and were skipped
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
   // turn, 0 before the first and after the last one.
   std::atomic<std::int64_t> loop_heartbeat_ms{0};

@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -114,29 +115,23 @@ void DafkaStore::run() {
                config_.advertise, config_.port, towers.empty() ? "(none)" : towers);
   if (config_.towers.empty()) spdlog::warn("Dafka store has no tower: it will discover no peer");
   next_retry_ = Clock::now() + config_.fetch_retry;
-  while (true) {
-    metrics_.loop_heartbeat_ms = loop_clock_ms();
+  auto turn = [this] {
     zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
                                {sub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0},
                                {discovery_.subscriber().handle(), 0, ZMQ_POLLIN, 0}};
-    try {
-      zmq::poll(items, 4, std::chrono::milliseconds(poll_timeout_ms()));
-      if (items[0].revents & ZMQ_POLLIN) break;
-      if (items[1].revents & ZMQ_POLLIN) drain_subscriber();
-      if (items[2].revents & ZMQ_POLLIN) on_subscriptions();
-      if (items[3].revents & ZMQ_POLLIN) on_discovery();
-      on_timer();
-      pump_fetches();
-    } catch (const zmq::error_t& e) {  // exceptions do not leave the loop
-      if (e.num() == ETERM) break;
-      std::uint64_t suppressed = 0;
-      if (write_error_log_.allow(&suppressed)) spdlog::error("Dafka store: {}", e.what());
-    } catch (const std::exception& e) {  // e.g. an encoder refusing a value: a bug, logged, not fatal
-      std::uint64_t suppressed = 0;
-      if (write_error_log_.allow(&suppressed)) spdlog::error("Dafka store: {}", e.what());
-    }
-  }
+    zmq::poll(items, 4, std::chrono::milliseconds(poll_timeout_ms()));
+    if (items[0].revents & ZMQ_POLLIN) return false;
+    if (items[1].revents & ZMQ_POLLIN) drain_subscriber();
+    if (items[2].revents & ZMQ_POLLIN) on_subscriptions();
+    if (items[3].revents & ZMQ_POLLIN) on_discovery();
+    on_timer();
+    pump_fetches();
+    return true;
+  };
+  do {
+    metrics_.loop_heartbeat_ms = loop_clock_ms();
+  } while (guarded_turn("Dafka store", write_error_log_, metrics_.loop_errors, turn));
   metrics_.loop_heartbeat_ms = 0;
   spdlog::info("Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "
                "{} FETCH(es) sent, {} answered with {} DIRECT-RECORD(s), {} malformed, {} invalid",

@@ -66,6 +66,8 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog
   counter(w, "zstore_dafka_fetches_sent_total", "Dafka FETCHes sent for gaps", get(m.fetches_sent));
   counter(w, "zstore_dafka_fetches_served_total", "Dafka FETCHes answered from disk", get(m.fetches_served));
   counter(w, "zstore_dafka_write_failures_total", "Dafka records the database refused (not ACKed)", get(m.write_failures));
+  counter(w, "zstore_dafka_loop_errors_total", "Dafka store reactor events that failed, were logged and skipped",
+          get(m.loop_errors));
   counter(w, "zstore_dafka_sends_dropped_total", "Dafka messages dropped on a full send queue", get(m.sends_dropped));
   counter(w, "zstore_dafka_invalid_total", "Dafka messages decoded but unusable", get(m.invalid));
   counter(w, "zstore_dafka_gaps_skipped_total", "Dafka gaps given up after their FETCH retries", get(m.gaps_skipped));
@@ -125,6 +127,8 @@ std::string render_metrics(const ServerView& view) {
     counter(w, "zstore_tower_beacons_forwarded_total", "beacons the embedded tower forwarded",
             get(view.tower->beacons_forwarded));
     counter(w, "zstore_tower_malformed_total", "malformed beacons the embedded tower dropped", get(view.tower->malformed));
+    counter(w, "zstore_tower_loop_errors_total", "embedded tower events that failed, were logged and skipped",
+            get(view.tower->loop_errors));
   }
   ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
   if (view.disk) {

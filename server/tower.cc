@@ -6,6 +6,7 @@
 
 #include "protocol/beacon.h"
 #include "server/loop_metrics.h"
+#include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -65,21 +66,19 @@ void Tower::stop() {
 
 void Tower::run() {
   spdlog::info("Dafka tower on {} (beacons in), {} (beacons out)", endpoints()[0], endpoints()[1]);
-  while (true) {
-    metrics_.loop_heartbeat_ms = loop_clock_ms();
+  auto turn = [this] {
     zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
                                {xsub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0}};
-    try {
-      zmq::poll(items, 3, std::chrono::milliseconds(1000));  // turn at least every second: liveness
-      if (items[0].revents & ZMQ_POLLIN) break;
-      if (items[1].revents & ZMQ_POLLIN) forward_beacons();
-      if (items[2].revents & ZMQ_POLLIN) forward_subscriptions();
-    } catch (const zmq::error_t& e) {  // exceptions do not leave the loop
-      if (e.num() == ETERM) break;
-      bad_input_log_.log(spdlog::level::err, "Dafka tower: {}", e.what());
-    }
-  }
+    zmq::poll(items, 3, std::chrono::milliseconds(1000));  // turn at least every second: liveness
+    if (items[0].revents & ZMQ_POLLIN) return false;
+    if (items[1].revents & ZMQ_POLLIN) forward_beacons();
+    if (items[2].revents & ZMQ_POLLIN) forward_subscriptions();
+    return true;
+  };
+  do {
+    metrics_.loop_heartbeat_ms = loop_clock_ms();
+  } while (guarded_turn("Dafka tower", bad_input_log_, metrics_.loop_errors, turn));
   metrics_.loop_heartbeat_ms = 0;
   spdlog::info("Dafka tower stopped");
 }

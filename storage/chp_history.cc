@@ -44,7 +44,7 @@ class HistoryCursor final : public ChpSnapshotCursor {
       return false;
     }
     std::string_view value(it_->value().data(), it_->value().size());
-    if (it_->key().size() != 8 || !decode_history(value, &out->key, &out->entry)) {
+    if (it_->key().size() != 8 || !decode_history(value, out)) {
       status_ = Status::Error("corrupt CHP history entry");
       return false;
     }
@@ -64,14 +64,15 @@ class HistoryCursor final : public ChpSnapshotCursor {
 
 }  // namespace
 
-void put_history(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::string_view key,
-                 const ChpEntryPieces& entry) {
+void put_history(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::uint64_t written_ms,
+                 std::string_view key, const ChpEntryPieces& entry) {
   char seq[8];
-  char key_len[4];
+  char header[12];  // written_ms, key length
   protocol::store_be<std::uint64_t>(seq, sequence);
-  protocol::store_be<std::uint32_t>(key_len, static_cast<std::uint32_t>(key.size()));
+  protocol::store_be<std::uint64_t>(header, written_ms);
+  protocol::store_be<std::uint32_t>(header + 8, static_cast<std::uint32_t>(key.size()));
   rocksdb::Slice parts[2 + ChpEntryPieces::kCount];
-  parts[0] = rocksdb::Slice(key_len, sizeof(key_len));
+  parts[0] = rocksdb::Slice(header, sizeof(header));
   parts[1] = slice(key);
   for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) parts[2 + i] = slice(entry.pieces()[i]);
   rocksdb::Slice key_slice(seq, sizeof(seq));
@@ -79,12 +80,13 @@ void put_history(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequenc
             rocksdb::SliceParts(parts, 2 + ChpEntryPieces::kCount));
 }
 
-bool decode_history(std::string_view bytes, std::string* key, ChpEntry* entry) {
-  if (bytes.size() < 4) return false;
-  std::uint32_t len = protocol::get_be<std::uint32_t>(bytes.substr(0, 4));
-  if (bytes.size() - 4 < len) return false;
-  key->assign(bytes.substr(4, len));
-  return decode_chp_entry(bytes.substr(4 + len), entry);
+bool decode_history(std::string_view bytes, ChpRecord* out) {
+  if (bytes.size() < 12) return false;
+  out->written_ms = protocol::get_be<std::uint64_t>(bytes.substr(0, 8));
+  std::uint32_t len = protocol::get_be<std::uint32_t>(bytes.substr(8, 4));
+  if (bytes.size() - 12 < len) return false;
+  out->key.assign(bytes.substr(12, len));
+  return decode_chp_entry(bytes.substr(12 + len), &out->entry);
 }
 
 std::unique_ptr<ChpSnapshotCursor> history_cursor(Database* db, std::uint64_t after, std::uint64_t last) {

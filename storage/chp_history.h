@@ -4,7 +4,8 @@
 // included. Bounded by entry count: the oldest entries are trimmed (see
 // ChpStore). Layout:
 //   key:   sequence u64 BE
-//   value: key_len u32 BE | key | chp_map entry (chp_entry.h; empty value
+//   value: written_ms u64 BE (when the update reached the pair, 0 unknown) |
+//          key_len u32 BE | key | chp_map entry (chp_entry.h; empty value
 //          = the key was deleted)
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <string_view>
 
 #include "storage/chp_entry.h"
+#include "storage/chp_store.h"
 
 namespace rocksdb {
 class WriteBatch;
@@ -25,11 +27,11 @@ class Database;
 class ChpSnapshotCursor;
 
 // Adds the history entry of one applied write to batch.
-void put_history(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::string_view key,
-                 const ChpEntryPieces& entry);
+void put_history(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::uint64_t written_ms,
+                 std::string_view key, const ChpEntryPieces& entry);
 
-// Decodes a history value; false when malformed.
-bool decode_history(std::string_view bytes, std::string* key, ChpEntry* entry);
+// Decodes a history value into *out; false when malformed.
+bool decode_history(std::string_view bytes, ChpRecord* out);
 
 // A cursor over the history entries with sequence > after, in sequence
 // order, at a consistent point in time; sequence() reports `last`.

@@ -181,7 +181,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
     Status s = drop_old_expiry(batch, w.key, in_batch);
     if (!s.ok()) return s;
     ChpEntryPieces pieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
-    if (history_max_ > 0) put_history(batch, db_, w.sequence, w.key, pieces);
+    if (history_max_ > 0) put_history(batch, db_, w.sequence, w.written_ms, w.key, pieces);
     if (w.value.empty()) {
       batch.Delete(map, slice(w.key));
       if (may_have_ttls_) in_batch[w.key] = 0;

@@ -42,12 +42,14 @@ struct ChpWrite {
   std::string value;                // empty = delete the key
   std::uint64_t expires_at_ms = 0;  // absolute; 0 = no expiry
   std::uint64_t sequence = 0;       // in: 0 = assign next; out: the sequence used
+  std::uint64_t written_ms = 0;     // wall clock when the update reached the pair (history only; 0 = unknown)
 };
 
 // A key and its entry, as read from a snapshot.
 struct ChpRecord {
   std::string key;
   ChpEntry entry;
+  std::uint64_t written_ms = 0;  // from the history only (ChpWrite::written_ms)
 };
 
 // Iterates a consistent point-in-time view of the keys under a prefix, in

@@ -286,7 +286,7 @@ void write_keys(const std::string& dir, int n) {
   std::unique_ptr<ChpStore> store;
   BOOST_REQUIRE(ChpStore::Open(db.get(), &store).ok());
   std::vector<ChpWrite> writes;
-  for (int i = 0; i < n; ++i) writes.push_back({"/k/" + std::to_string(i), std::string(16, 'u'), "", "v", 0, 0});
+  for (int i = 0; i < n; ++i) writes.push_back({"/k/" + std::to_string(i), std::string(16, 'u'), "", "v", 0, 0, 0});
   BOOST_REQUIRE(store->apply(writes).ok());
   BOOST_REQUIRE(db->close().ok());
 }

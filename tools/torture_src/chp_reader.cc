@@ -104,8 +104,8 @@ void ChpReader::on_kvpub(std::size_t from, const std::string& key, std::uint64_t
 // A server-side expiry: some op of the key at or after the last seen one
 // must have a ttl that has run out by now. With divergent maps, a server
 // may expire its own, older copy of a key: any op of the key will do, and
-// the key's state is left as it was (the snapshot check still requires the
-// latest op, or its own expiry).
+// the key counts as expired only when its last seen op's ttl has run out
+// (the snapshot check still requires the latest op, or its expiry).
 void ChpReader::on_expiry(const std::string& key, std::uint64_t seq, SeenState& state, std::int64_t now) {
   std::optional<std::size_t> expired;
   bool divergent = divergence_ != Divergence::kNone;
@@ -122,7 +122,7 @@ void ChpReader::on_expiry(const std::string& key, std::uint64_t seq, SeenState& 
     violations_.add("premature expiry", "server deleted " + key + " (seq " + seq_text(seq) +
                                             ") before any ttl of it could have run out");
   }
-  if (divergent) return;
+  if (divergent && expired && state.op && *expired < *state.op) return;  // an older copy's expiry
   std::int64_t op_seen = expired && expired == state.op && !state.expired ? state.op_seen_ms : 0;
   state = SeenState{seq, expired ? expired : state.op, true, op_seen};
 }
