@@ -31,18 +31,19 @@ class WriteBatch;
 
 namespace zstore::storage {
 
-// Column families of layout version 1. chp_history came later: opening a
-// database without it creates it (read-only opens go on without it, and
-// handle(kChpHistory) is then null).
+// Column families of layout version 1. chp_history and dafka_times came
+// later: opening a database without them creates them (read-only opens go
+// on without them, and their handle() is then null).
 enum class Column : std::uint8_t {
   kMeta,          // small metadata: layout version, last CHP sequence, node address
   kChpMap,        // CHP key -> entry (see chp_entry.h)
   kChpExpiry,     // (expiry ms BE, key) -> "" : TTL index
   kDafkaRecords,  // (subject, partition, offset BE) -> record content
-  kDafkaHeads,    // (subject, partition) -> head offset
+  kDafkaHeads,    // (subject, partition) -> head offset, floor, counters (dafka_log.h)
   kChpHistory,    // sequence BE -> the update applied at it (chp_history.h)
+  kDafkaTimes,    // (subject, partition, offset BE) -> ms BE: time marks for retention (dafka_log.h)
 };
-inline constexpr std::size_t kColumnCount = 6;
+inline constexpr std::size_t kColumnCount = 7;
 std::string_view column_name(Column column);
 
 inline constexpr std::string_view kLayoutVersion = "1";
@@ -77,6 +78,10 @@ class Database {
   // On failure nothing of batch is applied; see the recovery note above.
   // While writes are refused (refuse_writes) it fails at once with the reason.
   Status write(rocksdb::WriteBatch& batch);
+  // kReclaims: a batch that deletes more than it adds (Dafka retention);
+  // it goes through while writes are refused, since it is what frees space.
+  enum class WriteKind : std::uint8_t { kGrows, kReclaims };
+  Status write(rocksdb::WriteBatch& batch, WriteKind kind);
   // Makes write() fail with reason until accept_writes() (the disk
   // watermark, server/disk_watch.h). Reads go on. Thread-safe.
   void refuse_writes(std::string reason);
