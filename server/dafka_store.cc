@@ -309,7 +309,10 @@ void DafkaStore::request_missing(const Key& key, bool from_timer) {
 void DafkaStore::on_fetch(dafka::Fetch&& fetch) {
   if (fetch.count == 0 || !log_.known(fetch.subject, fetch.topic)) return;
   std::uint32_t count = std::min(fetch.count, config_.max_fetch_count);
-  auto cursor = log_.read(fetch.subject, fetch.topic, fetch.sequence, count);
+  // Below the floor, retention deleted the records: answered from the floor
+  // on (the requester sees the gap, as Kafka's auto.offset.reset=earliest).
+  std::uint64_t from = std::max(fetch.sequence, log_.floor(fetch.subject, fetch.topic));
+  auto cursor = log_.read(fetch.subject, fetch.topic, from, count);
   if (!fetches_.start(std::move(fetch.address), std::move(cursor))) {
     report_invalid("FETCH: too many FETCHes being answered");
     return;

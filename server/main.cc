@@ -16,6 +16,7 @@
 
 #include "protocol/dafka_codec.h"
 #include "server/chp_server.h"
+#include "server/dafka_retainer.h"
 #include "server/dafka_store.h"
 #include "server/disk_watch.h"
 #include "server/http_server.h"
@@ -94,6 +95,30 @@ int wait_for_signal() {
   return sig;
 }
 
+// What zstored serves from: the database, the CHP map and the Dafka log.
+struct Storage {
+  std::unique_ptr<storage::Database> db;
+  std::unique_ptr<storage::ChpStore> chp;
+  std::unique_ptr<storage::DafkaLog> dafka;  // null with --dafka-port 0
+  std::string node_address;
+};
+
+// Opens it all; false (after a critical log line) when it cannot.
+bool open_storage(const ServerOptions& o, Storage* st) {
+  storage::DatabaseOptions dbo;
+  dbo.sync = o.sync;
+  storage::Status s = storage::Database::Open(o.data_dir, dbo, &st->db);
+  if (s.ok()) s = storage::ChpStore::Open(st->db.get(), &st->chp, o.chp_history);
+  if (s.ok() && o.dafka_port != 0) {
+    storage::DafkaLogOptions dlo;
+    dlo.retention = o.dafka_retention;
+    s = storage::DafkaLog::Open(st->db.get(), &st->dafka, dlo);
+    if (s.ok()) s = storage::load_or_store_node_address(st->db.get(), new_node_address(), &st->node_address);
+  }
+  if (!s.ok()) spdlog::critical("cannot start: {}", s.message());
+  return s.ok();
+}
+
 int run(const ServerOptions& o) {
   // Block the stop signals in every thread; main waits for them.
   sigset_t set;
@@ -102,31 +127,12 @@ int run(const ServerOptions& o) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-  std::unique_ptr<storage::Database> db;
-  storage::DatabaseOptions dbo;
-  dbo.sync = o.sync;
-  if (auto s = storage::Database::Open(o.data_dir, dbo, &db); !s.ok()) {
-    spdlog::critical("cannot start: {}", s.message());
-    return 1;
-  }
-  std::unique_ptr<storage::ChpStore> chp_store;
-  if (auto s = storage::ChpStore::Open(db.get(), &chp_store, o.chp_history); !s.ok()) {
-    spdlog::critical("cannot start: {}", s.message());
-    return 1;
-  }
-
-  std::unique_ptr<storage::DafkaLog> dafka_log;
-  std::string node_address;
-  if (o.dafka_port != 0) {
-    if (auto s = storage::DafkaLog::Open(db.get(), &dafka_log); !s.ok()) {
-      spdlog::critical("cannot start: {}", s.message());
-      return 1;
-    }
-    if (auto s = storage::load_or_store_node_address(db.get(), new_node_address(), &node_address); !s.ok()) {
-      spdlog::critical("cannot start: {}", s.message());
-      return 1;
-    }
-  }
+  Storage st;
+  if (!open_storage(o, &st)) return 1;
+  auto& db = st.db;
+  auto& chp_store = st.chp;
+  auto& dafka_log = st.dafka;
+  const std::string& node_address = st.node_address;
 
   // Declared after db (destroyed first) and stopped after the reactors.
   std::unique_ptr<WalSyncer> syncer;
@@ -137,6 +143,13 @@ int run(const ServerOptions& o) {
 
   DiskWatch disk(*db, o.min_free_bytes, std::chrono::seconds(1));
   disk.start();
+
+  std::unique_ptr<DafkaRetainer> retainer;
+  if (dafka_log) {
+    retainer = std::make_unique<DafkaRetainer>(*db, *dafka_log, o.dafka_retention,
+                                               std::chrono::milliseconds(o.dafka_retention_interval_ms));
+    retainer->start();
+  }
 
   zmq::context_t ctx;
   ChpMetrics chp_metrics;
@@ -200,6 +213,8 @@ int run(const ServerOptions& o) {
   if (chp) chp->stop();
   if (syncer) syncer->stop();  // syncs what the reactors wrote last
   disk.stop();
+  if (retainer) retainer->stop();
+  retainer.reset();
   http.reset();
   dafka.reset();
   tower.reset();

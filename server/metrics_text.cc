@@ -59,6 +59,23 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
 }
 
+// From counters the log maintains (no scan): one sample per topic.
+void dafka_log_metrics(PromWriter& w, const storage::DafkaLog& log) {
+  gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored", log.partition_count());
+  auto topics = log.topic_totals();
+  w.family("zstore_dafka_topic_records", "gauge", "Dafka records held, by topic");
+  for (const auto& t : topics) w.sample(t.records, {{"topic", t.topic}});
+  w.family("zstore_dafka_topic_bytes", "gauge", "Dafka record content bytes held, by topic");
+  for (const auto& t : topics) w.sample(t.bytes, {{"topic", t.topic}});
+  w.family("zstore_dafka_topic_partitions", "gauge", "Dafka partitions, by topic");
+  for (const auto& t : topics) w.sample(t.partitions, {{"topic", t.topic}});
+  counter(w, "zstore_dafka_retention_deleted_records_total", "Dafka records deleted by retention",
+          log.records_retained_away());
+  counter(w, "zstore_dafka_retention_dropped_partitions_total",
+          "idle Dafka partitions removed by retention (nothing left, silent longer than the age limit)",
+          log.partitions_dropped());
+}
+
 void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog* log) {
   counter(w, "zstore_dafka_records_stored_total", "Dafka records persisted", get(m.records_stored));
   counter(w, "zstore_dafka_duplicates_total", "Dafka records received again (already stored)", get(m.duplicates));
@@ -73,7 +90,7 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog
   counter(w, "zstore_dafka_gaps_skipped_total", "Dafka gaps given up after their FETCH retries", get(m.gaps_skipped));
   counter(w, "zstore_dafka_offsets_skipped_total", "Dafka offsets in the gaps given up", get(m.offsets_skipped));
   malformed(w, "zstore_dafka_malformed_total", "malformed Dafka messages dropped, by kind", m);
-  if (log) gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored", log->partition_count());
+  if (log) dafka_log_metrics(w, *log);
   gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/dafka_retention_policy.h"
 #include "storage/sync_policy.h"
 
 namespace zstore::server {
@@ -33,6 +34,10 @@ struct ServerOptions {
   std::uint32_t beacon_timeout_ms = 4000;
   std::uint32_t dafka_fetch_retry_ms = 1000;  // an unanswered gap FETCH is sent again
   std::uint32_t dafka_fetch_retries = 10;     // then the gap is skipped
+  // Retention per partition (defaults: 7 days, 1 GiB, no record limit) and
+  // per topic prefix ([dafka-topic PREFIX] sections of the config file).
+  storage::DafkaRetentionRules dafka_retention{{7ull * 24 * 3600 * 1000, 1ull << 30, 0}, {}};
+  std::uint32_t dafka_retention_interval_ms = 5000;  // between retention passes
 
   // CHP high availability (Binary Star); ha empty = standalone.
   std::string ha;           // "primary" or "backup"
