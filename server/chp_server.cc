@@ -26,7 +26,8 @@ std::uint64_t system_now_ms() {
 
 ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
                      ChpMetrics& metrics)
-    : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics) {
+    : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
+      snapshots_(256, config_.snapshot_stall) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }
 
@@ -236,6 +237,15 @@ void ChpServer::pump_snapshots() {
   auto r = snapshots_.pump(router_, config_.snapshot_slice, config_.now_ms());
   metrics_.snapshot_keys_sent.fetch_add(r.keys_sent, std::memory_order_relaxed);
   metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
+  if (r.stalled > 0) {
+    metrics_.snapshots_stalled.fetch_add(r.stalled, std::memory_order_relaxed);
+    std::uint64_t suppressed = 0;
+    if (bad_input_log_.allow(&suppressed)) {
+      spdlog::warn("dropped {} snapshot(s) whose client read nothing for {} ms (--snapshot-stall-ms){}", r.stalled,
+                   config_.snapshot_stall.count(),
+                   suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
+    }
+  }
 }
 
 void ChpServer::expire_due() {

@@ -53,6 +53,9 @@ struct ChpServerConfig {
   // KVSYNCs sent per loop turn: small enough that KVSETs arriving during a
   // large snapshot wait little for the reactor (docs/benchmarks.md).
   std::size_t snapshot_slice = 256;
+  // A snapshot whose client read nothing this long is dropped (its RocksDB
+  // snapshot released); 0 = never.
+  std::chrono::milliseconds snapshot_stall{30000};
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
   std::optional<HaConfig> ha;
 };

@@ -40,6 +40,7 @@ ChpServerConfig chp_config(const ServerOptions& o) {
   c.port = o.chp_port;
   c.limits.max_value_bytes = o.max_value_bytes;
   c.hugz_interval = std::chrono::milliseconds(o.hugz_interval_ms);
+  c.snapshot_stall = std::chrono::milliseconds(o.snapshot_stall_ms);
   if (!o.ha.empty()) {
     c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
                     std::chrono::milliseconds(o.ha_heartbeat_ms), o.ha_test_cut_file};

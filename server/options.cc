@@ -37,6 +37,8 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "largest CHP value accepted (bytes)")
       ("hugz-interval-ms", po::value(&o.hugz_interval_ms)->default_value(o.hugz_interval_ms),
        "CHP HUGZ heartbeat interval when idle")
+      ("snapshot-stall-ms", po::value(&o.snapshot_stall_ms)->default_value(o.snapshot_stall_ms),
+       "a CHP snapshot whose client reads nothing for this long is dropped and its RocksDB snapshot released; 0 = never")
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error")
       ("min-free-bytes", po::value(&o.min_free_bytes)->default_value(o.min_free_bytes),
        "free bytes below which, on the data dir's file system, CHP updates and Dafka records are refused "

@@ -54,6 +54,16 @@ BOOST_AUTO_TEST_CASE(min_free_bytes_flag) {
   expect_refused({"--min-free-bytes", "lots"}, "min-free-bytes");
 }
 
+BOOST_AUTO_TEST_CASE(snapshot_stall_flag) {
+  auto d = parse({});
+  BOOST_REQUIRE(d.options);
+  BOOST_TEST(d.options->snapshot_stall_ms == 30000u);
+  auto o = parse({"--snapshot-stall-ms", "250"});
+  BOOST_REQUIRE(o.options);
+  BOOST_TEST(o.options->snapshot_stall_ms == 250u);
+  expect_refused({"--snapshot-stall-ms", "soon"}, "snapshot-stall-ms");
+}
+
 BOOST_AUTO_TEST_CASE(dafka_retention_flags_and_defaults) {
   auto d = parse({});
   BOOST_REQUIRE(d.options);
