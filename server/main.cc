@@ -120,6 +120,89 @@ bool open_storage(const ServerOptions& o, Storage* st) {
   return s.ok();
 }
 
+// The sockets' side of zstored: the CHP server, the tower, the Dafka store
+// and the HTTP server, with their metrics.
+struct Reactors {
+  zmq::context_t ctx;
+  ChpMetrics chp_metrics;
+  DafkaMetrics dafka_metrics;
+  TowerMetrics tower_metrics;
+  std::unique_ptr<ChpServer> chp;
+  std::unique_ptr<Tower> tower;
+  std::unique_ptr<DafkaStore> dafka;
+  std::unique_ptr<HttpServer> http;
+
+  // Starts what the options enable; false (after a critical log line) on a failure.
+  bool start(const ServerOptions& o, Storage& st, const DiskWatch& disk) {
+    try {
+      start_reactors(o, st);
+      if (o.http_port != 0) start_http(o, st, disk);
+    } catch (const zmq::error_t& e) {
+      spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
+      return false;
+    } catch (const std::runtime_error& e) {
+      spdlog::critical("cannot start: {}", e.what());
+      return false;
+    } catch (const std::invalid_argument& e) {
+      spdlog::critical("cannot start: {}", e.what());
+      return false;
+    }
+    return true;
+  }
+
+  void start_reactors(const ServerOptions& o, Storage& st) {
+    if (o.chp_port != 0) {
+      chp = std::make_unique<ChpServer>(ctx, *st.chp, chp_config(o), chp_metrics);
+      chp->start();
+    }
+    if (o.tower_port != 0) {
+      tower = std::make_unique<Tower>(ctx, o.bind, o.tower_port, tower_metrics);
+      tower->start();
+    }
+    if (o.dafka_port != 0) {
+      dafka = std::make_unique<DafkaStore>(ctx, *st.dafka, st.node_address, dafka_config(o), dafka_metrics);
+      dafka->start();
+    }
+  }
+
+  void start_http(const ServerOptions& o, Storage& st, const DiskWatch& disk) {
+    http = std::make_unique<HttpServer>(
+        HttpConfig{o.bind, o.http_port},
+        server_view(st.db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr,
+                    tower ? &tower_metrics : nullptr, &disk, st.dafka.get()));
+    http->start();
+    if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
+      spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "
+                   "it has no authentication, keep the port off untrusted networks",
+                   http->endpoint());
+    }
+  }
+
+  std::string endpoints(const ServerOptions& o) const {
+    std::string eps;
+    if (chp) {
+      for (const auto& ep : chp->endpoints()) eps += " " + ep;
+    }
+    if (tower) eps += " tower " + tower->endpoints()[0] + " " + tower->endpoints()[1];
+    if (http) eps += " http " + http->endpoint();
+    if (dafka) eps += " dafka " + dafka->endpoint() + " (node " + dafka->address() + ")";
+    if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
+    return eps.empty() ? " (none)" : eps;
+  }
+
+  // HTTP first (it reads the reactors' state), then the reactors. Idempotent.
+  void stop() {
+    if (http) http->stop();
+    if (dafka) dafka->stop();
+    if (tower) tower->stop();
+    if (chp) chp->stop();
+    http.reset();
+    dafka.reset();
+    tower.reset();
+    chp.reset();
+  }
+};
+
 int run(const ServerOptions& o) {
   // Block the stop signals in every thread; main waits for them.
   sigset_t set;
@@ -133,7 +216,6 @@ int run(const ServerOptions& o) {
   auto& db = st.db;
   auto& chp_store = st.chp;
   auto& dafka_log = st.dafka;
-  const std::string& node_address = st.node_address;
 
   // Declared after db (destroyed first) and stopped after the reactors.
   std::unique_ptr<WalSyncer> syncer;
@@ -152,74 +234,18 @@ int run(const ServerOptions& o) {
     retainer->start();
   }
 
-  zmq::context_t ctx;
-  ChpMetrics chp_metrics;
-  DafkaMetrics dafka_metrics;
-  TowerMetrics tower_metrics;
-  std::unique_ptr<ChpServer> chp;
-  std::unique_ptr<Tower> tower;
-  std::unique_ptr<DafkaStore> dafka;
-  std::unique_ptr<HttpServer> http;
-  try {
-    if (o.chp_port != 0) {
-      chp = std::make_unique<ChpServer>(ctx, *chp_store, chp_config(o), chp_metrics);
-      chp->start();
-    }
-    if (o.tower_port != 0) {
-      tower = std::make_unique<Tower>(ctx, o.bind, o.tower_port, tower_metrics);
-      tower->start();
-    }
-    if (o.dafka_port != 0) {
-      dafka = std::make_unique<DafkaStore>(ctx, *dafka_log, node_address, dafka_config(o), dafka_metrics);
-      dafka->start();
-    }
-    if (o.http_port != 0) {
-      http = std::make_unique<HttpServer>(
-          HttpConfig{o.bind, o.http_port},
-          server_view(db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr, tower ? &tower_metrics : nullptr,
-                      &disk, dafka_log.get()));
-      http->start();
-      if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
-        spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "
-                     "it has no authentication, keep the port off untrusted networks",
-                     http->endpoint());
-      }
-    }
-  } catch (const zmq::error_t& e) {
-    spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
-    return 1;
-  } catch (const std::invalid_argument& e) {
-    spdlog::critical("cannot start: {}", e.what());
-    return 1;
-  } catch (const std::runtime_error& e) {
-    spdlog::critical("cannot start: {}", e.what());
-    return 1;
-  }
-  std::string eps;
-  if (chp) {
-    for (const auto& ep : chp->endpoints()) eps += " " + ep;
-  }
-  if (tower) eps += " tower " + tower->endpoints()[0] + " " + tower->endpoints()[1];
-  if (http) eps += " http " + http->endpoint();
-  if (dafka) eps += " dafka " + dafka->endpoint() + " (node " + dafka->address() + ")";
-  if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
+  Reactors reactors;
+  if (!reactors.start(o, st, disk)) return 1;
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
-               eps.empty() ? " (none)" : eps);
+               reactors.endpoints(o));
 
   int sig = wait_for_signal();
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
-  if (http) http->stop();  // first: it reads the database and the reactors' state
-  if (dafka) dafka->stop();
-  if (tower) tower->stop();
-  if (chp) chp->stop();
+  reactors.stop();              // HTTP first: it reads the database and the reactors' state
   if (syncer) syncer->stop();  // syncs what the reactors wrote last
   disk.stop();
   if (retainer) retainer->stop();
   retainer.reset();
-  http.reset();
-  dafka.reset();
-  tower.reset();
-  chp.reset();
   dafka_log.reset();
   chp_store.reset();
   if (auto s = db->close(); !s.ok()) {

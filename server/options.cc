@@ -19,6 +19,20 @@ struct Raw {
   unsigned chp_port = 5556, dafka_port = 5582, tower_port = 5580, http_port = 0;
 };
 
+void describe_retention(po::options_description& d, ServerOptions& o) {
+  auto& r = o.dafka_retention.defaults;
+  d.add_options()
+      ("dafka-retain-ms", po::value(&r.ms)->default_value(r.ms),
+       "Dafka records older than this are deleted (per partition); 0 = no age limit")
+      ("dafka-retain-bytes", po::value(&r.bytes)->default_value(r.bytes),
+       "Dafka content bytes kept per partition, the oldest records deleted first; 0 = no limit")
+      ("dafka-retain-records", po::value(&r.records)->default_value(r.records),
+       "Dafka records kept per partition, the oldest deleted first; 0 = no limit")
+      ("dafka-retention-interval-ms",
+       po::value(&o.dafka_retention_interval_ms)->default_value(o.dafka_retention_interval_ms),
+       "interval of the Dafka retention passes (a background thread)");
+}
+
 po::options_description describe(ServerOptions& o, Raw& raw) {
   po::options_description d("zstored options (also ZSTORE_<FLAG> env vars and --config INI keys)");
   d.add_options()
@@ -61,15 +75,6 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "interval at which an unanswered FETCH for a Dafka gap is sent again")
       ("dafka-fetch-retries", po::value(&o.dafka_fetch_retries)->default_value(o.dafka_fetch_retries),
        "FETCHes for one Dafka gap before it is skipped (the head moves over it)")
-      ("dafka-retain-ms", po::value(&o.dafka_retention.defaults.ms)->default_value(o.dafka_retention.defaults.ms),
-       "Dafka records older than this are deleted (per partition); 0 = no age limit")
-      ("dafka-retain-bytes", po::value(&o.dafka_retention.defaults.bytes)->default_value(o.dafka_retention.defaults.bytes),
-       "Dafka content bytes kept per partition, the oldest records deleted first; 0 = no limit")
-      ("dafka-retain-records", po::value(&o.dafka_retention.defaults.records)->default_value(o.dafka_retention.defaults.records),
-       "Dafka records kept per partition, the oldest deleted first; 0 = no limit")
-      ("dafka-retention-interval-ms",
-       po::value(&o.dafka_retention_interval_ms)->default_value(o.dafka_retention_interval_ms),
-       "interval of the Dafka retention passes (a background thread)")
       ("ha", po::value(&o.ha), "CHP high availability role: primary or backup (needs the three --ha-* endpoints)")
       ("ha-bind", po::value(&o.ha_bind), "our Binary Star state publisher, e.g. tcp://127.0.0.1:5003")
       ("ha-peer", po::value(&o.ha_peer), "the peer's state publisher, e.g. tcp://127.0.0.1:5004")
@@ -80,6 +85,7 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "CHP updates kept in the history (for an HA hand-over of what the peer lacks); 0 keeps none")
       ("ha-test-cut-file", po::value(&o.ha_test_cut_file),
        "testing only: the HA state link drops every message while this file exists (a partition)");
+  describe_retention(d, o);
   return d;
 }
 
