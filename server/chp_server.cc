@@ -156,7 +156,9 @@ void ChpServer::drain_collector() {
   ReceivedMessage msg;
   // Malformed messages count toward the batch: a flood of them cannot keep
   // the loop from HUGZ and HA heartbeats.
-  for (std::size_t n = 0; n < config_.max_batch && try_recv(collector_, &msg); ++n) {
+  std::size_t bytes = 0;
+  for (std::size_t n = 0; n < config_.max_batch && bytes < config_.max_batch_bytes && try_recv(collector_, &msg); ++n) {
+    bytes += msg.bytes();
     auto kv = chp::decode_kvset(msg.frames(), config_.limits);
     if (!kv) {
       report_malformed("KVSET", kv.error());
@@ -196,6 +198,7 @@ void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
   }
   for (const auto& w : writes) publish(w);
   metrics_.updates_applied.fetch_add(writes.size(), std::memory_order_relaxed);
+  metrics_.batches.fetch_add(1, std::memory_order_relaxed);
   metrics_.last_sequence = store_.last_sequence();
 }
 

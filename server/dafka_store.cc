@@ -167,7 +167,9 @@ bool DafkaStore::send(const protocol::Frames& frames) {
 void DafkaStore::drain_subscriber() {
   Turn turn;
   ReceivedMessage msg;
-  for (std::size_t i = 0; i < config_.max_batch && try_recv(sub_, &msg); ++i) {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < config_.max_batch && bytes < config_.max_batch_bytes && try_recv(sub_, &msg); ++i) {
+    bytes += msg.bytes();
     auto decoded = dafka::decode(msg.frames(), config_.limits);
     if (!decoded) {
       report_malformed("message", decoded.error());

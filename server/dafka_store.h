@@ -42,6 +42,7 @@ struct DafkaStoreConfig {
   std::chrono::milliseconds fetch_retry{1000};   // an unanswered FETCH is sent again
   int max_fetch_retries = 10;                     // per gap, by the timer; then the gap is skipped
   std::size_t max_batch = 4096;                  // messages drained per loop turn
+  std::size_t max_batch_bytes = 64u << 20;       // and their bytes: a turn stops after the message that reaches it
   std::size_t fetch_slice = 1024;                // DIRECT-RECORDs sent per loop turn
   std::uint32_t max_fetch_count = 1000000;       // larger FETCH counts are capped
   std::size_t max_fetch_sessions = 256;

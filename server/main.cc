@@ -41,6 +41,7 @@ ChpServerConfig chp_config(const ServerOptions& o) {
   c.limits.max_value_bytes = o.max_value_bytes;
   c.hugz_interval = std::chrono::milliseconds(o.hugz_interval_ms);
   c.snapshot_stall = std::chrono::milliseconds(o.snapshot_stall_ms);
+  c.max_batch_bytes = o.max_batch_bytes;
   if (!o.ha.empty()) {
     c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
                     std::chrono::milliseconds(o.ha_heartbeat_ms), o.ha_test_cut_file};
@@ -63,6 +64,7 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
   c.beacon_timeout = std::chrono::milliseconds(o.beacon_timeout_ms);
   c.fetch_retry = std::chrono::milliseconds(o.dafka_fetch_retry_ms);
   c.max_fetch_retries = static_cast<int>(o.dafka_fetch_retries);
+  c.max_batch_bytes = o.max_batch_bytes;
   return c;
 }
 

@@ -44,6 +44,8 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
   counter(w, "zstore_chp_updates_applied_total", "CHP updates (KVSET) persisted and published", get(m.updates_applied));
   counter(w, "zstore_chp_snapshots_served_total", "CHP snapshots (ICANHAZ?) answered", get(m.snapshots_served));
   counter(w, "zstore_chp_snapshot_keys_sent_total", "KVSYNC messages sent in snapshots", get(m.snapshot_keys_sent));
+  counter(w, "zstore_chp_batches_total", "CHP write batches committed (one per loop turn with updates)",
+          get(m.batches));
   counter(w, "zstore_chp_snapshots_stalled_total", "CHP snapshots dropped: the client read nothing for --snapshot-stall-ms",
           get(m.snapshots_stalled));
   counter(w, "zstore_chp_expiries_total", "CHP keys deleted because their ttl lapsed", get(m.expiries));

@@ -62,6 +62,11 @@ BOOST_AUTO_TEST_CASE(snapshot_stall_flag) {
   BOOST_REQUIRE(o.options);
   BOOST_TEST(o.options->snapshot_stall_ms == 250u);
   expect_refused({"--snapshot-stall-ms", "soon"}, "snapshot-stall-ms");
+  auto d2 = parse({"--max-batch-bytes", "1"});
+  BOOST_REQUIRE(d2.options);
+  BOOST_TEST(d2.options->max_batch_bytes == 1u);
+  BOOST_TEST(d.options->max_batch_bytes == (64ull << 20));
+  expect_refused({"--max-batch-bytes", "0"}, "--max-batch-bytes");
 }
 
 BOOST_AUTO_TEST_CASE(dafka_retention_flags_and_defaults) {
