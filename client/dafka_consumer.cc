@@ -29,6 +29,8 @@ struct Partition {
   std::optional<std::uint64_t> known;           // highest offset known to exist
   std::map<std::uint64_t, std::string> buffer;  // out-of-order records, all > next
   Clock::time_point fetch_due{};                // earliest time of the next FETCH
+  std::uint64_t fetched_from = 0;               // the gap of the last FETCH, and how often it was asked
+  int fetches = 0;
   bool has_gap() const { return known && *known >= next; }
 };
 
@@ -189,6 +191,11 @@ class Consumer::Impl final : public DafkaNode::Handler {
     std::vector<Record> out;
     out.push_back(Record{subject, part, seq, std::move(content)});
     ++p.next;
+    deliver_buffered(subject, part, p, std::move(out));
+  }
+
+  // Delivers out and the buffered records that follow p.next without a gap.
+  void deliver_buffered(const std::string& subject, const std::string& part, Partition& p, std::vector<Record> out) {
     while (!p.buffer.empty() && p.buffer.begin()->first <= p.next) {
       auto node = p.buffer.extract(p.buffer.begin());
       if (node.key() == p.next) {
@@ -197,6 +204,7 @@ class Consumer::Impl final : public DafkaNode::Handler {
       }
     }
     if (!p.has_gap()) p.fetch_due = {};
+    if (out.empty()) return;
     std::lock_guard lock(mu_);
     for (auto& r : out) delivered_.push_back(std::move(r));
     cv_.notify_all();
@@ -212,6 +220,16 @@ class Consumer::Impl final : public DafkaNode::Handler {
   }
 
   void fetch(const Key& key, Partition& p, Clock::time_point now) {
+    p.fetches = p.fetched_from == p.next ? p.fetches + 1 : 1;
+    p.fetched_from = p.next;
+    if (p.fetches > options_.skip_gap_after && !p.buffer.empty()) {
+      // Nobody has the gap (a store's retention deleted it, or it was lost):
+      // go on from the first record after it.
+      p.next = p.buffer.begin()->first;
+      p.fetches = 0;
+      deliver_buffered(key.first, key.second, p, {});
+      if (!p.has_gap()) return;
+    }
     std::uint64_t end = p.buffer.empty() ? *p.known + 1 : p.buffer.begin()->first;  // exclusive
     std::uint64_t count = std::min<std::uint64_t>(end - p.next, std::numeric_limits<std::uint32_t>::max());
     node_.send(wire::Fetch{key.second, address(), key.first, p.next, static_cast<std::uint32_t>(count)});

@@ -9,6 +9,11 @@
 // new partition starts at offset 0 and GET-HEADS is sent on subscribe (and
 // repeated until a DIRECT-HEAD for the topic arrives or get_heads_for
 // passes); with Reset::kLatest it starts at the first offset seen.
+// A gap still open after skip_gap_after FETCHes while later records are
+// buffered is skipped: delivery goes on from the first buffered record. A
+// store whose retention deleted the start of a partition answers a FETCH
+// below its floor from the floor on, so this is how the consumer moves past
+// what no longer exists instead of FETCHing it for ever.
 //
 // Thread-safety: every member function may be called from any thread. A
 // background agent thread owns the sockets; delivered records wait in an
@@ -35,6 +40,7 @@ struct ConsumerOptions {
   std::chrono::milliseconds get_heads_retry{1000};
   std::chrono::milliseconds get_heads_for{30000};
   std::size_t max_buffered = 10000;  // out-of-order records kept per partition
+  int skip_gap_after = 4;            // FETCHes of one gap, with records buffered after it, before it is skipped
 };
 
 struct Record {

@@ -14,6 +14,8 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> expiries{0};
   std::atomic<std::uint64_t> snapshots_served{0};
   std::atomic<std::uint64_t> snapshot_keys_sent{0};
+  std::atomic<std::uint64_t> snapshots_stalled{0};
+  std::atomic<std::uint64_t> batches{0};  // write batches committed (one per loop turn with updates)  // dropped after --snapshot-stall-ms without progress
   std::atomic<std::uint64_t> write_failures{0};
   std::atomic<std::uint64_t> last_sequence{0};
   std::atomic<std::uint64_t> loop_errors{0};         // events the reactor logged and skipped

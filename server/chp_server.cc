@@ -26,7 +26,8 @@ std::uint64_t system_now_ms() {
 
 ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
                      ChpMetrics& metrics)
-    : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics) {
+    : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
+      snapshots_(256, config_.snapshot_stall) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }
 
@@ -155,7 +156,9 @@ void ChpServer::drain_collector() {
   ReceivedMessage msg;
   // Malformed messages count toward the batch: a flood of them cannot keep
   // the loop from HUGZ and HA heartbeats.
-  for (std::size_t n = 0; n < config_.max_batch && try_recv(collector_, &msg); ++n) {
+  std::size_t bytes = 0;
+  for (std::size_t n = 0; n < config_.max_batch && bytes < config_.max_batch_bytes && try_recv(collector_, &msg); ++n) {
+    bytes += msg.bytes();
     auto kv = chp::decode_kvset(msg.frames(), config_.limits);
     if (!kv) {
       report_malformed("KVSET", kv.error());
@@ -195,6 +198,7 @@ void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
   }
   for (const auto& w : writes) publish(w);
   metrics_.updates_applied.fetch_add(writes.size(), std::memory_order_relaxed);
+  metrics_.batches.fetch_add(1, std::memory_order_relaxed);
   metrics_.last_sequence = store_.last_sequence();
 }
 
@@ -243,6 +247,15 @@ void ChpServer::pump_snapshots() {
   auto r = snapshots_.pump(router_, config_.snapshot_slice, config_.now_ms());
   metrics_.snapshot_keys_sent.fetch_add(r.keys_sent, std::memory_order_relaxed);
   metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
+  if (r.stalled > 0) {
+    metrics_.snapshots_stalled.fetch_add(r.stalled, std::memory_order_relaxed);
+    std::uint64_t suppressed = 0;
+    if (bad_input_log_.allow(&suppressed)) {
+      spdlog::warn("dropped {} snapshot(s) whose client read nothing for {} ms (--snapshot-stall-ms){}", r.stalled,
+                   config_.snapshot_stall.count(),
+                   suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
+    }
+  }
 }
 
 void ChpServer::expire_due() {

@@ -50,9 +50,13 @@ struct ChpServerConfig {
   std::chrono::milliseconds hugz_interval{1000};
   std::chrono::milliseconds expiry_interval{100};
   std::size_t max_batch = 4096;          // KVSETs drained per loop turn
+  std::size_t max_batch_bytes = 64u << 20;  // and their bytes: a turn stops after the message that reaches it
   // KVSYNCs sent per loop turn: small enough that KVSETs arriving during a
   // large snapshot wait little for the reactor (docs/benchmarks.md).
   std::size_t snapshot_slice = 256;
+  // A snapshot whose client read nothing this long is dropped (its RocksDB
+  // snapshot released); 0 = never.
+  std::chrono::milliseconds snapshot_stall{30000};
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
   std::optional<HaConfig> ha;
 };

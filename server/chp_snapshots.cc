@@ -49,7 +49,7 @@ bool SnapshotPump::start(std::string identity, std::string subtree,
   }
   if (sessions_.size() >= max_sessions_) return false;
   sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor),
-                              std::move(kthxbai_properties), exact_expiry, {}, false, false});
+                              std::move(kthxbai_properties), exact_expiry, {}, false, false, Clock::now()});
   return true;
 }
 
@@ -102,7 +102,8 @@ bool SnapshotPump::ready() const {
   return false;
 }
 
-SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budget, std::uint64_t now_ms) {
+SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budget, std::uint64_t now_ms,
+                                        Clock::time_point now) {
   Result result;
   if (sessions_.empty()) return result;
   std::size_t quota = std::max<std::size_t>(1, budget / sessions_.size());
@@ -110,7 +111,13 @@ SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budge
     std::size_t sent = 0;
     Step st = step(router, *it, quota, now_ms, &sent);
     result.keys_sent += sent;
+    if (sent > 0) it->progress_at = now;
     it->blocked = st == Step::kBlocked;
+    if (it->blocked && stall_.count() > 0 && now - it->progress_at >= stall_) {
+      ++result.stalled;
+      it = sessions_.erase(it);  // releases the cursor and its snapshot
+      continue;
+    }
     result.blocked |= it->blocked;
     if (st == Step::kDone || st == Step::kAborted) {
       (st == Step::kDone ? result.completed : result.aborted)++;

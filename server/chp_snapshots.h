@@ -3,9 +3,12 @@
 // session per client identity: a new ICANHAZ? replaces the running one.
 // A key with a TTL is sent with "ttl=<seconds remaining>", so whoever loads
 // the snapshot computes the same absolute expiry. Sends on a ROUTER with ZMQ_ROUTER_MANDATORY: a full pipe pauses the
-// session, a vanished client ends it.
+// session, a vanished client ends it, and a session that could send nothing
+// for `stall` (a client that stopped reading) is dropped, its cursor (and
+// so its RocksDB snapshot) released.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -20,7 +23,10 @@ namespace zstore::server {
 
 class SnapshotPump {
  public:
-  explicit SnapshotPump(std::size_t max_sessions = 256) : max_sessions_(max_sessions) {}
+  using Clock = std::chrono::steady_clock;
+  // stall: 0 = never drop a paused session.
+  explicit SnapshotPump(std::size_t max_sessions = 256, std::chrono::milliseconds stall = std::chrono::seconds(30))
+      : max_sessions_(max_sessions), stall_(stall) {}
 
   // Starts streaming cursor to identity, ending with a KTHXBAI that carries
   // kthxbai_properties. exact_expiry: each key with a TTL also carries
@@ -34,11 +40,16 @@ class SnapshotPump {
     std::size_t keys_sent = 0;
     std::size_t completed = 0;  // snapshots finished with KTHXBAI
     std::size_t aborted = 0;    // client gone or read error
+    std::size_t stalled = 0;    // dropped: nothing could be sent for the stall time
     bool blocked = false;       // some session waits for its pipe to drain
   };
   // Sends up to budget KVSYNCs round-robin over sessions. now_ms: the wall
   // clock, to send each TTL as the seconds remaining (rounded up).
-  Result pump(zmq::socket_t& router, std::size_t budget, std::uint64_t now_ms);
+  Result pump(zmq::socket_t& router, std::size_t budget, std::uint64_t now_ms) {
+    return pump(router, budget, now_ms, Clock::now());
+  }
+  // The same at steady time now (tests).
+  Result pump(zmq::socket_t& router, std::size_t budget, std::uint64_t now_ms, Clock::time_point now);
 
   void clear() { sessions_.clear(); }
   bool active() const { return !sessions_.empty(); }
@@ -57,11 +68,13 @@ class SnapshotPump {
     storage::ChpRecord record;  // the last record read
     bool pending = false;       // record is read but not yet sent
     bool blocked = false;
+    Clock::time_point progress_at{};  // start, or the last time something was sent
   };
   enum class Step { kContinue, kBlocked, kDone, kAborted };
   Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms, std::size_t* sent);
 
   std::size_t max_sessions_;
+  std::chrono::milliseconds stall_;
   std::list<Session> sessions_;
 };
 

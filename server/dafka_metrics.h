@@ -13,6 +13,8 @@ struct DafkaMetrics {
   std::atomic<std::uint64_t> records_stored{0};
   std::atomic<std::uint64_t> duplicates{0};
   std::atomic<std::uint64_t> too_far{0};         // refused: too far beyond the head
+  std::atomic<std::uint64_t> gaps_skipped{0};    // gaps given up after their FETCH retries
+  std::atomic<std::uint64_t> offsets_skipped{0};  // offsets in those gaps
   std::atomic<std::uint64_t> acks_sent{0};
   std::atomic<std::uint64_t> fetches_sent{0};
   std::atomic<std::uint64_t> fetches_served{0};

@@ -167,7 +167,9 @@ bool DafkaStore::send(const protocol::Frames& frames) {
 void DafkaStore::drain_subscriber() {
   Turn turn;
   ReceivedMessage msg;
-  for (std::size_t i = 0; i < config_.max_batch && try_recv(sub_, &msg); ++i) {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < config_.max_batch && bytes < config_.max_batch_bytes && try_recv(sub_, &msg); ++i) {
+    bytes += msg.bytes();
     auto decoded = dafka::decode(msg.frames(), config_.limits);
     if (!decoded) {
       report_malformed("message", decoded.error());
@@ -294,7 +296,10 @@ void DafkaStore::request_missing(const Key& key, bool from_timer) {
   bool same = g.asked_from == from;
   if (same && now - g.asked_at < config_.fetch_retry) return;
   if (!same) g.retries = 0;
-  if (from_timer && g.retries >= config_.max_fetch_retries) return;
+  if (from_timer && g.retries >= config_.max_fetch_retries) {
+    give_up(it, from, end);
+    return;
+  }
   std::uint64_t count = std::min<std::uint64_t>({end - from, log_.max_ahead(), std::numeric_limits<std::uint32_t>::max()});
   if (!send(dafka::encode(dafka::Fetch{key.second, address_, key.first, from, static_cast<std::uint32_t>(count)}))) return;
   metrics_.fetches_sent.fetch_add(1, std::memory_order_relaxed);
@@ -306,7 +311,10 @@ void DafkaStore::request_missing(const Key& key, bool from_timer) {
 void DafkaStore::on_fetch(dafka::Fetch&& fetch) {
   if (fetch.count == 0 || !log_.known(fetch.subject, fetch.topic)) return;
   std::uint32_t count = std::min(fetch.count, config_.max_fetch_count);
-  auto cursor = log_.read(fetch.subject, fetch.topic, fetch.sequence, count);
+  // Below the floor, retention deleted the records: answered from the floor
+  // on (the requester sees the gap, as Kafka's auto.offset.reset=earliest).
+  std::uint64_t from = std::max(fetch.sequence, log_.floor(fetch.subject, fetch.topic));
+  auto cursor = log_.read(fetch.subject, fetch.topic, from, count);
   if (!fetches_.start(std::move(fetch.address), std::move(cursor))) {
     report_invalid("FETCH: too many FETCHes being answered");
     return;
@@ -365,6 +373,34 @@ void DafkaStore::apply(const std::vector<PeerChange>& changes) {
                    c.endpoint, e.what());
     }
   }
+}
+
+// A gap still open after max_fetch_retries FETCHes is given up by policy
+// rather than wedging its partition: the head moves to the first record kept
+// after it (ACKed, and the next gap, if any, is asked for). A gap known only
+// from a HEAD (nothing kept after it) is forgotten until the next HEAD.
+void DafkaStore::give_up(std::map<Key, Gap>::iterator it, std::uint64_t from, std::uint64_t end) {
+  Key key = it->first;
+  std::uint64_t skipped = 0;
+  storage::Status s = log_.skip_gap(key.first, key.second, &skipped);
+  if (!s.ok()) {
+    std::uint64_t suppressed = 0;
+    if (write_error_log_.allow(&suppressed)) spdlog::error("Dafka store: skipping a gap: {}", s.message());
+    return;  // the next timer tries again
+  }
+  if (skipped == 0) {
+    spdlog::info("Dafka partition {} of '{}': no answer for offsets {}..{} after {} FETCHes; waiting for its next HEAD",
+                 key.second, key.first, from, end - 1, config_.max_fetch_retries);
+    gaps_.erase(it);
+    return;
+  }
+  metrics_.gaps_skipped.fetch_add(1, std::memory_order_relaxed);
+  metrics_.offsets_skipped.fetch_add(skipped, std::memory_order_relaxed);
+  spdlog::warn("Dafka partition {} of '{}': offsets {}..{} still missing after {} FETCHes: skipped, head now {}",
+               key.second, key.first, from, from + skipped - 1, config_.max_fetch_retries,
+               log_.head(key.first, key.second).value_or(0));
+  it->second.retries = 0;
+  after_commit(key);
 }
 
 void DafkaStore::on_timer() {

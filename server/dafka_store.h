@@ -40,8 +40,9 @@ struct DafkaStoreConfig {
   std::chrono::milliseconds beacon_interval{1000};
   std::chrono::milliseconds beacon_timeout{4000};
   std::chrono::milliseconds fetch_retry{1000};   // an unanswered FETCH is sent again
-  int max_fetch_retries = 10;                     // per gap, by the timer (HEADs ask again)
+  int max_fetch_retries = 10;                     // per gap, by the timer; then the gap is skipped
   std::size_t max_batch = 4096;                  // messages drained per loop turn
+  std::size_t max_batch_bytes = 64u << 20;       // and their bytes: a turn stops after the message that reaches it
   std::size_t fetch_slice = 1024;                // DIRECT-RECORDs sent per loop turn
   std::uint32_t max_fetch_count = 1000000;       // larger FETCH counts are capped
   std::size_t max_fetch_sessions = 256;
@@ -95,6 +96,7 @@ class DafkaStore {
   void apply(const std::vector<PeerChange>& changes);
   void note_seen(const Key& key, std::uint64_t offset);
   void request_missing(const Key& key, bool from_timer);
+  void give_up(std::map<Key, Gap>::iterator it, std::uint64_t from, std::uint64_t end);
   void pump_fetches();
   // Sends without blocking; a message that would block is dropped and counted
   // (every message but a DIRECT-RECORD is one the protocol sends again).

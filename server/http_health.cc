@@ -28,11 +28,19 @@ Health check_health(const ServerView& view, std::chrono::milliseconds stale_afte
   if (view.dafka) healthy = check_loop(&loops, "dafka", view.dafka->loop_heartbeat_ms, stale_after) && healthy;
   if (view.tower) healthy = check_loop(&loops, "tower", view.tower->loop_heartbeat_ms, stale_after) && healthy;
   auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - view.started).count();
-  nlohmann::json body = {{"status", healthy ? "ok" : "unhealthy"},
+  // Low disk degrades but does not fail the check: reads go on, and a
+  // restart would not free any space.
+  bool disk_low = view.disk != nullptr && view.disk->low();
+  nlohmann::json body = {{"status", !healthy ? "unhealthy" : disk_low ? "degraded" : "ok"},
                          {"role", view.ha_state ? view.ha_state() : "standalone"},
                          {"database", view.db != nullptr && view.db->db() != nullptr ? "open" : "closed"},
                          {"uptime_seconds", static_cast<std::int64_t>(uptime)},
                          {"loops", loops}};
+  if (view.disk) {
+    body["disk"] = {{"state", disk_low ? "low: writes refused" : "ok"},
+                    {"free_bytes", view.disk->free_bytes()},
+                    {"min_free_bytes", view.disk->min_free_bytes()}};
+  }
   return {healthy, body.dump() + "\n"};
 }
 

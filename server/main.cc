@@ -18,7 +18,9 @@
 
 #include "protocol/dafka_codec.h"
 #include "server/chp_server.h"
+#include "server/dafka_retainer.h"
 #include "server/dafka_store.h"
+#include "server/disk_watch.h"
 #include "server/http_server.h"
 #include "server/tower.h"
 #include "server/wal_syncer.h"
@@ -40,6 +42,8 @@ ChpServerConfig chp_config(const ServerOptions& o) {
   c.port = o.chp_port;
   c.limits.max_value_bytes = o.max_value_bytes;
   c.hugz_interval = std::chrono::milliseconds(o.hugz_interval_ms);
+  c.snapshot_stall = std::chrono::milliseconds(o.snapshot_stall_ms);
+  c.max_batch_bytes = o.max_batch_bytes;
   if (!o.ha.empty()) {
     c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
                     std::chrono::milliseconds(o.ha_heartbeat_ms), o.ha_test_cut_file};
@@ -60,13 +64,19 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
   }
   c.beacon_interval = std::chrono::milliseconds(o.beacon_interval_ms);
   c.beacon_timeout = std::chrono::milliseconds(o.beacon_timeout_ms);
+  c.fetch_retry = std::chrono::milliseconds(o.dafka_fetch_retry_ms);
+  c.max_fetch_retries = static_cast<int>(o.dafka_fetch_retries);
+  c.max_batch_bytes = o.max_batch_bytes;
   return c;
 }
 
 ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* chp_metrics,
-                       const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics) {
+                       const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics, const DiskWatch* disk,
+                       const storage::DafkaLog* dafka_log) {
   ServerView v;
   v.db = db;
+  v.dafka_log = dafka_log;
+  v.disk = disk->enabled() ? disk : nullptr;
   v.chp = chp ? chp_metrics : nullptr;
   v.dafka = dafka_metrics;
   v.tower = tower_metrics;
@@ -103,51 +113,34 @@ storage::Status start_own_history(storage::ChpStore& store) {
   return store.begin_epoch(0, static_cast<std::uint64_t>(now.count()), salt);
 }
 
-int run(const ServerOptions& o) {
-  // Block the stop signals in every thread; main waits for them.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-
+// What zstored serves from: the database, the CHP map and the Dafka log.
+struct Storage {
   std::unique_ptr<storage::Database> db;
+  std::unique_ptr<storage::ChpStore> chp;
+  std::unique_ptr<storage::DafkaLog> dafka;  // null with --dafka-port 0
+  std::string node_address;
+};
+
+// Opens it all; false (after a critical log line) when it cannot.
+bool open_storage(const ServerOptions& o, Storage* st) {
   storage::DatabaseOptions dbo;
   dbo.sync = o.sync;
-  if (auto s = storage::Database::Open(o.data_dir, dbo, &db); !s.ok()) {
-    spdlog::critical("cannot start: {}", s.message());
-    return 1;
+  storage::Status s = storage::Database::Open(o.data_dir, dbo, &st->db);
+  if (s.ok()) s = storage::ChpStore::Open(st->db.get(), &st->chp, o.chp_history);
+  if (s.ok() && o.ha.empty()) s = start_own_history(*st->chp);
+  if (s.ok() && o.dafka_port != 0) {
+    storage::DafkaLogOptions dlo;
+    dlo.retention = o.dafka_retention;
+    s = storage::DafkaLog::Open(st->db.get(), &st->dafka, dlo);
+    if (s.ok()) s = storage::load_or_store_node_address(st->db.get(), new_node_address(), &st->node_address);
   }
-  std::unique_ptr<storage::ChpStore> chp_store;
-  if (auto s = storage::ChpStore::Open(db.get(), &chp_store, o.chp_history); !s.ok()) {
-    spdlog::critical("cannot start: {}", s.message());
-    return 1;
-  }
-  if (auto s = o.ha.empty() ? start_own_history(*chp_store) : storage::Status::Ok(); !s.ok()) {
-    spdlog::critical("cannot start: {}", s.message());
-    return 1;
-  }
+  if (!s.ok()) spdlog::critical("cannot start: {}", s.message());
+  return s.ok();
+}
 
-  std::unique_ptr<storage::DafkaLog> dafka_log;
-  std::string node_address;
-  if (o.dafka_port != 0) {
-    if (auto s = storage::DafkaLog::Open(db.get(), &dafka_log); !s.ok()) {
-      spdlog::critical("cannot start: {}", s.message());
-      return 1;
-    }
-    if (auto s = storage::load_or_store_node_address(db.get(), new_node_address(), &node_address); !s.ok()) {
-      spdlog::critical("cannot start: {}", s.message());
-      return 1;
-    }
-  }
-
-  // Declared after db (destroyed first) and stopped after the reactors.
-  std::unique_ptr<WalSyncer> syncer;
-  if (o.sync == storage::SyncPolicy::kBatch) {
-    syncer = std::make_unique<WalSyncer>(*db, std::chrono::milliseconds(o.sync_interval_ms));
-    syncer->start();
-  }
-
+// The sockets' side of zstored: the CHP server, the tower, the Dafka store
+// and the HTTP server, with their metrics.
+struct Reactors {
   zmq::context_t ctx;
   ChpMetrics chp_metrics;
   DafkaMetrics dafka_metrics;
@@ -156,9 +149,28 @@ int run(const ServerOptions& o) {
   std::unique_ptr<Tower> tower;
   std::unique_ptr<DafkaStore> dafka;
   std::unique_ptr<HttpServer> http;
-  try {
+
+  // Starts what the options enable; false (after a critical log line) on a failure.
+  bool start(const ServerOptions& o, Storage& st, const DiskWatch& disk) {
+    try {
+      start_reactors(o, st);
+      if (o.http_port != 0) start_http(o, st, disk);
+    } catch (const zmq::error_t& e) {
+      spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
+      return false;
+    } catch (const std::runtime_error& e) {
+      spdlog::critical("cannot start: {}", e.what());
+      return false;
+    } catch (const std::invalid_argument& e) {
+      spdlog::critical("cannot start: {}", e.what());
+      return false;
+    }
+    return true;
+  }
+
+  void start_reactors(const ServerOptions& o, Storage& st) {
     if (o.chp_port != 0) {
-      chp = std::make_unique<ChpServer>(ctx, *chp_store, chp_config(o), chp_metrics);
+      chp = std::make_unique<ChpServer>(ctx, *st.chp, chp_config(o), chp_metrics);
       chp->start();
     }
     if (o.tower_port != 0) {
@@ -166,52 +178,92 @@ int run(const ServerOptions& o) {
       tower->start();
     }
     if (o.dafka_port != 0) {
-      dafka = std::make_unique<DafkaStore>(ctx, *dafka_log, node_address, dafka_config(o), dafka_metrics);
+      dafka = std::make_unique<DafkaStore>(ctx, *st.dafka, st.node_address, dafka_config(o), dafka_metrics);
       dafka->start();
     }
-    if (o.http_port != 0) {
-      http = std::make_unique<HttpServer>(
-          HttpConfig{o.bind, o.http_port},
-          server_view(db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr, tower ? &tower_metrics : nullptr));
-      http->start();
-      if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
-        spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "
-                     "it has no authentication, keep the port off untrusted networks",
-                     http->endpoint());
-      }
+  }
+
+  void start_http(const ServerOptions& o, Storage& st, const DiskWatch& disk) {
+    http = std::make_unique<HttpServer>(
+        HttpConfig{o.bind, o.http_port},
+        server_view(st.db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr,
+                    tower ? &tower_metrics : nullptr, &disk, st.dafka.get()));
+    http->start();
+    if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
+      spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "
+                   "it has no authentication, keep the port off untrusted networks",
+                   http->endpoint());
     }
-  } catch (const zmq::error_t& e) {
-    spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
-    return 1;
-  } catch (const std::invalid_argument& e) {
-    spdlog::critical("cannot start: {}", e.what());
-    return 1;
-  } catch (const std::runtime_error& e) {
-    spdlog::critical("cannot start: {}", e.what());
-    return 1;
   }
-  std::string eps;
-  if (chp) {
-    for (const auto& ep : chp->endpoints()) eps += " " + ep;
+
+  std::string endpoints(const ServerOptions& o) const {
+    std::string eps;
+    if (chp) {
+      for (const auto& ep : chp->endpoints()) eps += " " + ep;
+    }
+    if (tower) eps += " tower " + tower->endpoints()[0] + " " + tower->endpoints()[1];
+    if (http) eps += " http " + http->endpoint();
+    if (dafka) eps += " dafka " + dafka->endpoint() + " (node " + dafka->address() + ")";
+    if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
+    return eps.empty() ? " (none)" : eps;
   }
-  if (tower) eps += " tower " + tower->endpoints()[0] + " " + tower->endpoints()[1];
-  if (http) eps += " http " + http->endpoint();
-  if (dafka) eps += " dafka " + dafka->endpoint() + " (node " + dafka->address() + ")";
-  if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
+
+  // HTTP first (it reads the reactors' state), then the reactors. Idempotent.
+  void stop() {
+    if (http) http->stop();
+    if (dafka) dafka->stop();
+    if (tower) tower->stop();
+    if (chp) chp->stop();
+    http.reset();
+    dafka.reset();
+    tower.reset();
+    chp.reset();
+  }
+};
+
+int run(const ServerOptions& o) {
+  // Block the stop signals in every thread; main waits for them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  Storage st;
+  if (!open_storage(o, &st)) return 1;
+  auto& db = st.db;
+  auto& chp_store = st.chp;
+  auto& dafka_log = st.dafka;
+
+  // Declared after db (destroyed first) and stopped after the reactors.
+  std::unique_ptr<WalSyncer> syncer;
+  if (o.sync == storage::SyncPolicy::kBatch) {
+    syncer = std::make_unique<WalSyncer>(*db, std::chrono::milliseconds(o.sync_interval_ms));
+    syncer->start();
+  }
+
+  DiskWatch disk(*db, o.min_free_bytes, std::chrono::seconds(1));
+  disk.start();
+
+  std::unique_ptr<DafkaRetainer> retainer;
+  if (dafka_log) {
+    retainer = std::make_unique<DafkaRetainer>(*db, *dafka_log, o.dafka_retention,
+                                               std::chrono::milliseconds(o.dafka_retention_interval_ms));
+    retainer->start();
+  }
+
+  Reactors reactors;
+  if (!reactors.start(o, st, disk)) return 1;
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
-               eps.empty() ? " (none)" : eps);
+               reactors.endpoints(o));
 
   int sig = wait_for_signal();
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
-  if (http) http->stop();  // first: it reads the database and the reactors' state
-  if (dafka) dafka->stop();
-  if (tower) tower->stop();
-  if (chp) chp->stop();
+  reactors.stop();              // HTTP first: it reads the database and the reactors' state
   if (syncer) syncer->stop();  // syncs what the reactors wrote last
-  http.reset();
-  dafka.reset();
-  tower.reset();
-  chp.reset();
+  disk.stop();
+  if (retainer) retainer->stop();
+  retainer.reset();
   dafka_log.reset();
   chp_store.reset();
   if (auto s = db->close(); !s.ok()) {

@@ -44,6 +44,10 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
   counter(w, "zstore_chp_updates_applied_total", "CHP updates (KVSET) persisted and published", get(m.updates_applied));
   counter(w, "zstore_chp_snapshots_served_total", "CHP snapshots (ICANHAZ?) answered", get(m.snapshots_served));
   counter(w, "zstore_chp_snapshot_keys_sent_total", "KVSYNC messages sent in snapshots", get(m.snapshot_keys_sent));
+  counter(w, "zstore_chp_batches_total", "CHP write batches committed (one per loop turn with updates)",
+          get(m.batches));
+  counter(w, "zstore_chp_snapshots_stalled_total", "CHP snapshots dropped: the client read nothing for --snapshot-stall-ms",
+          get(m.snapshots_stalled));
   counter(w, "zstore_chp_expiries_total", "CHP keys deleted because their ttl lapsed", get(m.expiries));
   counter(w, "zstore_chp_write_failures_total", "CHP updates the database refused (not published)",
           get(m.write_failures));
@@ -61,7 +65,24 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
 }
 
-void dafka_metrics(PromWriter& w, const DafkaMetrics& m, storage::Database& db) {
+// From counters the log maintains (no scan): one sample per topic.
+void dafka_log_metrics(PromWriter& w, const storage::DafkaLog& log) {
+  gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored", log.partition_count());
+  auto topics = log.topic_totals();
+  w.family("zstore_dafka_topic_records", "gauge", "Dafka records held, by topic");
+  for (const auto& t : topics) w.sample(t.records, {{"topic", t.topic}});
+  w.family("zstore_dafka_topic_bytes", "gauge", "Dafka record content bytes held, by topic");
+  for (const auto& t : topics) w.sample(t.bytes, {{"topic", t.topic}});
+  w.family("zstore_dafka_topic_partitions", "gauge", "Dafka partitions, by topic");
+  for (const auto& t : topics) w.sample(t.partitions, {{"topic", t.topic}});
+  counter(w, "zstore_dafka_retention_deleted_records_total", "Dafka records deleted by retention",
+          log.records_retained_away());
+  counter(w, "zstore_dafka_retention_dropped_partitions_total",
+          "idle Dafka partitions removed by retention (nothing left, silent longer than the age limit)",
+          log.partitions_dropped());
+}
+
+void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog* log) {
   counter(w, "zstore_dafka_records_stored_total", "Dafka records persisted", get(m.records_stored));
   counter(w, "zstore_dafka_duplicates_total", "Dafka records received again (already stored)", get(m.duplicates));
   counter(w, "zstore_dafka_acks_sent_total", "Dafka ACKs sent after a commit", get(m.acks_sent));
@@ -72,9 +93,10 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, storage::Database& db) 
           get(m.loop_errors));
   counter(w, "zstore_dafka_sends_dropped_total", "Dafka messages dropped on a full send queue", get(m.sends_dropped));
   counter(w, "zstore_dafka_invalid_total", "Dafka messages decoded but unusable", get(m.invalid));
+  counter(w, "zstore_dafka_gaps_skipped_total", "Dafka gaps given up after their FETCH retries", get(m.gaps_skipped));
+  counter(w, "zstore_dafka_offsets_skipped_total", "Dafka offsets in the gaps given up", get(m.offsets_skipped));
   malformed(w, "zstore_dafka_malformed_total", "malformed Dafka messages dropped, by kind", m);
-  gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored",
-        count_keys(db, storage::Column::kDafkaHeads));
+  if (log) dafka_log_metrics(w, *log);
   gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));
 }
 
@@ -123,7 +145,7 @@ std::string render_metrics(const ServerView& view) {
   w.family("zstore_uptime_seconds", "gauge", "seconds since zstored started");
   w.sample(uptime);
   if (view.chp) chp_metrics(w, *view.chp, *view.db);
-  if (view.dafka) dafka_metrics(w, *view.dafka, *view.db);
+  if (view.dafka) dafka_metrics(w, *view.dafka, view.dafka_log);
   if (view.tower) {
     counter(w, "zstore_tower_beacons_forwarded_total", "beacons the embedded tower forwarded",
             get(view.tower->beacons_forwarded));
@@ -132,6 +154,13 @@ std::string render_metrics(const ServerView& view) {
             get(view.tower->loop_errors));
   }
   ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
+  if (view.disk) {
+    gauge(w, "zstore_disk_free_bytes", "free bytes on the data dir's file system (last check)", view.disk->free_bytes());
+    gauge(w, "zstore_disk_min_free_bytes", "--min-free-bytes: writes are refused below it", view.disk->min_free_bytes());
+    gauge(w, "zstore_disk_writes_refused", "1 while writes are refused for lack of disk space",
+          view.disk->low() ? 1u : 0u);
+    counter(w, "zstore_disk_low_total", "times the free space fell below --min-free-bytes", view.disk->low_episodes());
+  }
   w.family("zstore_rocksdb_sst_bytes", "gauge", "size of the live SST files, by column family");
   auto columns = column_sizes(*view.db);
   for (const auto& c : columns) w.sample(c.sst_bytes, {{"column_family", c.name}});

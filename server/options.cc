@@ -19,6 +19,20 @@ struct Raw {
   unsigned chp_port = 5556, dafka_port = 5582, tower_port = 5580, http_port = 0;
 };
 
+void describe_retention(po::options_description& d, ServerOptions& o) {
+  auto& r = o.dafka_retention.defaults;
+  d.add_options()
+      ("dafka-retain-ms", po::value(&r.ms)->default_value(r.ms),
+       "Dafka records older than this are deleted (per partition); 0 = no age limit")
+      ("dafka-retain-bytes", po::value(&r.bytes)->default_value(r.bytes),
+       "Dafka content bytes kept per partition, the oldest records deleted first; 0 = no limit")
+      ("dafka-retain-records", po::value(&r.records)->default_value(r.records),
+       "Dafka records kept per partition, the oldest deleted first; 0 = no limit")
+      ("dafka-retention-interval-ms",
+       po::value(&o.dafka_retention_interval_ms)->default_value(o.dafka_retention_interval_ms),
+       "interval of the Dafka retention passes (a background thread)");
+}
+
 po::options_description describe(ServerOptions& o, Raw& raw) {
   po::options_description d("zstored options (also ZSTORE_<FLAG> env vars and --config INI keys)");
   d.add_options()
@@ -37,7 +51,14 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "largest CHP value accepted (bytes)")
       ("hugz-interval-ms", po::value(&o.hugz_interval_ms)->default_value(o.hugz_interval_ms),
        "CHP HUGZ heartbeat interval when idle")
+      ("max-batch-bytes", po::value(&o.max_batch_bytes)->default_value(o.max_batch_bytes),
+       "bytes of CHP updates or Dafka messages read per loop turn into one write batch (at least one message)")
+      ("snapshot-stall-ms", po::value(&o.snapshot_stall_ms)->default_value(o.snapshot_stall_ms),
+       "a CHP snapshot whose client reads nothing for this long is dropped and its RocksDB snapshot released; 0 = never")
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error")
+      ("min-free-bytes", po::value(&o.min_free_bytes)->default_value(o.min_free_bytes),
+       "free bytes below which, on the data dir's file system, CHP updates and Dafka records are refused "
+       "(checked every second); 0 disables")
       ("dafka-port", po::value(&raw.dafka_port)->default_value(raw.dafka_port),
        "Dafka store publisher (XPUB) port; 0 disables the store")
       ("tower-port", po::value(&raw.tower_port)->default_value(raw.tower_port),
@@ -52,6 +73,10 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "Dafka beacon interval")
       ("beacon-timeout-ms", po::value(&o.beacon_timeout_ms)->default_value(o.beacon_timeout_ms),
        "drop Dafka peers silent for this long")
+      ("dafka-fetch-retry-ms", po::value(&o.dafka_fetch_retry_ms)->default_value(o.dafka_fetch_retry_ms),
+       "interval at which an unanswered FETCH for a Dafka gap is sent again")
+      ("dafka-fetch-retries", po::value(&o.dafka_fetch_retries)->default_value(o.dafka_fetch_retries),
+       "FETCHes for one Dafka gap before it is skipped (the head moves over it)")
       ("ha", po::value(&o.ha), "CHP high availability role: primary or backup (needs the three --ha-* endpoints)")
       ("ha-bind", po::value(&o.ha_bind), "our Binary Star state publisher, e.g. tcp://127.0.0.1:5003")
       ("ha-peer", po::value(&o.ha_peer), "the peer's state publisher, e.g. tcp://127.0.0.1:5004")
@@ -62,6 +87,7 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "CHP updates kept in the history (for an HA hand-over of what the peer lacks); 0 keeps none")
       ("ha-test-cut-file", po::value(&o.ha_test_cut_file),
        "testing only: the HA state link drops every message while this file exists (a partition)");
+  describe_retention(d, o);
   return d;
 }
 
@@ -85,6 +111,46 @@ std::string env_flag(const po::options_description& d, const std::string& name) 
   for (char c : name.substr(7)) flag.push_back(c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   if (flag == "help" || d.find_nothrow(flag, false) == nullptr) flag.clear();
   return flag;
+}
+
+// "[dafka-topic PREFIX]" sections of the config file: options named
+// "dafka-topic PREFIX.dafka-retain-ms" (or -bytes, -records) override the
+// defaults for topics starting with PREFIX. Anything else unknown is an error.
+constexpr std::string_view kTopicSection = "dafka-topic ";
+
+std::optional<std::string> topic_override(ServerOptions& o, const po::option& opt) {
+  const std::string& name = opt.string_key;
+  auto dot = name.rfind('.');
+  if (name.rfind(kTopicSection, 0) != 0 || dot == std::string::npos || dot <= kTopicSection.size() ||
+      opt.value.size() != 1) {
+    return "--config: unknown option '" + name + "'";
+  }
+  std::string prefix = name.substr(kTopicSection.size(), dot - kTopicSection.size());
+  std::string key = name.substr(dot + 1);
+  std::uint64_t value = 0;
+  try {
+    std::size_t used = 0;
+    value = std::stoull(opt.value[0], &used);
+    if (used != opt.value[0].size() || opt.value[0][0] == '-') throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    return "--config: [dafka-topic " + prefix + "] " + key + ": not a number: '" + opt.value[0] + "'";
+  }
+  auto it = std::find_if(o.dafka_retention.overrides.begin(), o.dafka_retention.overrides.end(),
+                         [&](const auto& e) { return e.first == prefix; });
+  if (it == o.dafka_retention.overrides.end()) {
+    o.dafka_retention.overrides.emplace_back(prefix, o.dafka_retention.defaults);
+    it = std::prev(o.dafka_retention.overrides.end());
+  }
+  if (key == "dafka-retain-ms") {
+    it->second.ms = value;
+  } else if (key == "dafka-retain-bytes") {
+    it->second.bytes = value;
+  } else if (key == "dafka-retain-records") {
+    it->second.records = value;
+  } else {
+    return "--config: [dafka-topic " + prefix + "]: unknown key '" + key + "'";
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> check_port(const char* flag, unsigned value, unsigned span) {
@@ -131,10 +197,16 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   }
   if (o.data_dir.empty()) return std::string("--data-dir must not be empty");
   if (o.max_value_bytes == 0) return std::string("--max-value-bytes must be positive");
+  if (o.max_batch_bytes == 0) return std::string("--max-batch-bytes must be positive");
   if (o.sync_interval_ms == 0) return std::string("--sync-interval-ms must be positive");
   if (o.hugz_interval_ms == 0) return std::string("--hugz-interval-ms must be positive");
   if (o.beacon_interval_ms == 0 || o.beacon_timeout_ms <= o.beacon_interval_ms) {
     return std::string("--beacon-timeout-ms must exceed a positive --beacon-interval-ms");
+  }
+  if (o.dafka_fetch_retry_ms == 0) return std::string("--dafka-fetch-retry-ms must be positive");
+  if (o.dafka_retention_interval_ms == 0) return std::string("--dafka-retention-interval-ms must be positive");
+  if (o.dafka_fetch_retries == 0 || o.dafka_fetch_retries > 1000000) {
+    return std::string("--dafka-fetch-retries must be 1..1000000");
   }
   if (auto e = check_ha(o)) return e;
   static const char* levels[] = {"trace", "debug", "info", "warn", "error"};
@@ -151,6 +223,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* const*
   Raw raw;
   po::options_description d = describe(o, raw);
   po::variables_map vm;
+  std::vector<po::option> unrecognized;
   try {
     po::store(po::command_line_parser(argc, argv).options(d).run(), vm);
     for (const char* const* e = env; e != nullptr && *e != nullptr; ++e) {
@@ -172,11 +245,18 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* const*
     if (vm.count("config")) {
       std::ifstream in(vm["config"].as<std::string>());
       if (!in) return {std::nullopt, 2, "--config: cannot read '" + vm["config"].as<std::string>() + "'"};
-      po::store(po::parse_config_file(in, d, false), vm);
+      auto parsed = po::parse_config_file(in, d, true);
+      po::store(parsed, vm);
+      unrecognized = parsed.options;
     }
     po::notify(vm);
   } catch (const po::error& e) {
     return {std::nullopt, 2, std::string("zstored: ") + e.what() + " (see --help)"};
+  }
+  // Overrides start from the final defaults (flags, environment, file).
+  for (const auto& opt : unrecognized) {
+    if (!opt.unregistered) continue;
+    if (auto e = topic_override(o, opt)) return {std::nullopt, 2, "zstored: " + *e};
   }
   if (auto e = finish(o, raw)) return {std::nullopt, 2, "zstored: " + *e};
   return {o, 0, ""};

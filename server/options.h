@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/dafka_retention_policy.h"
 #include "storage/sync_policy.h"
 
 namespace zstore::server {
@@ -20,7 +21,10 @@ struct ServerOptions {
   std::uint32_t sync_interval_ms = 100;
   std::size_t max_value_bytes = 16u << 20;
   std::uint32_t hugz_interval_ms = 1000;
+  std::uint32_t snapshot_stall_ms = 30000;
+  std::uint64_t max_batch_bytes = 64ull << 20;  // bytes drained per loop turn (CHP updates, Dafka messages)  // a snapshot client reading nothing this long is dropped; 0 = never
   std::string log_level = "info";
+  std::uint64_t min_free_bytes = 1ull << 30;  // below it writes are refused; 0 = no watermark
 
   // Dafka store and tower.
   std::uint16_t dafka_port = 5582;  // 0 disables the store
@@ -30,6 +34,12 @@ struct ServerOptions {
   std::vector<std::string> towers;  // tcp://host:T of other towers
   std::uint32_t beacon_interval_ms = 1000;
   std::uint32_t beacon_timeout_ms = 4000;
+  std::uint32_t dafka_fetch_retry_ms = 1000;  // an unanswered gap FETCH is sent again
+  std::uint32_t dafka_fetch_retries = 10;     // then the gap is skipped
+  // Retention per partition (defaults: 7 days, 1 GiB, no record limit) and
+  // per topic prefix ([dafka-topic PREFIX] sections of the config file).
+  storage::DafkaRetentionRules dafka_retention{{7ull * 24 * 3600 * 1000, 1ull << 30, 0}, {}};
+  std::uint32_t dafka_retention_interval_ms = 5000;  // between retention passes
 
   // CHP high availability (Binary Star); ha empty = standalone.
   std::string ha;           // "primary" or "backup"

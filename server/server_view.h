@@ -1,6 +1,7 @@
 // ServerView: what the HTTP side (health, metrics, admin) may look at in a
 // running zstored. Every member is safe to read from another thread: the
-// metrics are atomics, ha_state reads an atomic, the Database is RocksDB.
+// metrics are atomics, ha_state reads an atomic, the Database is RocksDB,
+// the Dafka log is read only through its atomic partition count.
 // The viewed objects must outlive every HttpServer using the view.
 #pragma once
 
@@ -10,7 +11,9 @@
 
 #include "server/chp_metrics.h"
 #include "server/dafka_metrics.h"
+#include "server/disk_watch.h"
 #include "server/tower.h"
+#include "storage/dafka_log.h"
 #include "storage/database.h"
 
 namespace zstore::server {
@@ -20,6 +23,8 @@ struct ServerView {
   const ChpMetrics* chp = nullptr;      // null when CHP is disabled
   const DafkaMetrics* dafka = nullptr;  // null when the Dafka store is disabled
   const TowerMetrics* tower = nullptr;  // null when the embedded tower is disabled
+  const DiskWatch* disk = nullptr;      // null when --min-free-bytes is 0
+  const storage::DafkaLog* dafka_log = nullptr;  // partition_count() only (atomic)
   std::function<std::string()> ha_state;  // standalone, primary, backup, active, passive
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };

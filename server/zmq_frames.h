@@ -17,6 +17,11 @@ struct ReceivedMessage {
   std::vector<zmq::message_t> parts;
   std::vector<std::string_view> views;
   protocol::FrameViews frames() const { return views; }
+  std::size_t bytes() const {
+    std::size_t n = 0;
+    for (const auto& v : views) n += v.size();
+    return n;
+  }
 };
 
 // Receives one whole multipart message without blocking. False when none is

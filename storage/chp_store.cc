@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
@@ -96,6 +97,10 @@ Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_
   store->history_max_ = history_entries;
   Status s = store->load_meta();
   if (!s.ok()) return s;
+  std::unique_ptr<rocksdb::Iterator> index(db->db()->NewIterator(rocksdb::ReadOptions(), db->handle(Column::kChpExpiry)));
+  index->SeekToFirst();
+  store->may_have_ttls_ = index->Valid() || !index->status().ok();
+  index.reset();
   *out = std::move(store);
   return Status::Ok();
 }
@@ -162,6 +167,9 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   auto* map = db_->handle(Column::kChpMap);
   auto* expiry = db_->handle(Column::kChpExpiry);
   std::uint64_t seq = last_sequence_;
+  std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
+  std::unordered_map<std::string, std::uint64_t> in_batch;  // key -> expiry written earlier in this batch
+  bool had_ttls = may_have_ttls_;
   for (auto& w : writes) {
     if (w.sequence == 0) {
       w.sequence = ++seq;
@@ -170,14 +178,22 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
     } else {
       seq = w.sequence;
     }
+    Status s = drop_old_expiry(batch, w.key, in_batch);
+    if (!s.ok()) return s;
     ChpEntryPieces pieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
     if (history_max_ > 0) put_history(batch, db_, w.sequence, w.written_ms, w.key, pieces);
     if (w.value.empty()) {
       batch.Delete(map, slice(w.key));
+      if (may_have_ttls_) in_batch[w.key] = 0;
       continue;
     }
     put_entry(batch, map, w.key, pieces);
-    if (w.expires_at_ms != 0) batch.Put(expiry, encode_expiry_key(w.expires_at_ms, w.key), rocksdb::Slice());
+    if (w.expires_at_ms != 0) {
+      batch.Put(expiry, encode_expiry_key(w.expires_at_ms, w.key), rocksdb::Slice());
+      may_have_ttls_ = true;
+      lowest = std::min(lowest, w.expires_at_ms);
+    }
+    if (may_have_ttls_) in_batch[w.key] = w.expires_at_ms;
   }
   std::uint64_t count = history_max_ > 0 ? history_count_ + writes.size() : 0;
   std::string seq_bytes;
@@ -189,12 +205,35 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   Status s = db_->write(batch);
   if (!s.ok()) {
     for (auto& w : writes) w.sequence = 0;
+    may_have_ttls_ = had_ttls;
     return s;
   }
   last_sequence_ = seq;
   epochs_.back().last = seq;
   history_count_ = count;
   if (history_count_ > history_max_ + history_max_ / 16) (void)trim_history();  // retried at the next apply
+  sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
+  return Status::Ok();
+}
+
+// The previous version of key (earlier in this batch, else on disk) had an
+// expiry: its index entry goes in the same batch, so the index holds
+// exactly one entry per key with a TTL and the sweep meets no stale ones.
+Status ChpStore::drop_old_expiry(rocksdb::WriteBatch& batch, const std::string& key,
+                                 const std::unordered_map<std::string, std::uint64_t>& in_batch) {
+  if (!may_have_ttls_) return Status::Ok();  // no TTL was ever written: nothing to look up
+  std::uint64_t old = 0;
+  if (auto it = in_batch.find(key); it != in_batch.end()) {
+    old = it->second;
+  } else {
+    rocksdb::PinnableSlice bytes;
+    rocksdb::Status rs = db_->db()->Get(rocksdb::ReadOptions(), db_->handle(Column::kChpMap), slice(key), &bytes);
+    if (rs.IsNotFound()) return Status::Ok();
+    if (!rs.ok()) return Status::Error("read of the previous entry failed: " + rs.ToString());
+    if (bytes.size() < 16) return Status::Error("corrupt CHP entry");
+    old = protocol::get_be<std::uint64_t>(std::string_view(bytes.data() + 8, 8));
+  }
+  if (old != 0) batch.Delete(db_->handle(Column::kChpExpiry), encode_expiry_key(old, key));
   return Status::Ok();
 }
 
@@ -251,6 +290,9 @@ std::unique_ptr<ChpSnapshotCursor> ChpStore::snapshot(std::string_view prefix) {
   return std::make_unique<RocksSnapshotCursor>(db_, prefix, last_sequence_);
 }
 
+// Starts at sweep_floor_ms_, below which the index holds nothing live, so
+// the entries this sweep or an earlier one deleted (tombstones until a
+// compaction) are not walked again: a sweep costs O(keys due).
 Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vector<Due>* out) {
   out->clear();
   std::string upper;
@@ -261,9 +303,13 @@ Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vect
     upper_slice = rocksdb::Slice(upper);
     ro.iterate_upper_bound = &upper_slice;
   }
+  if (limit == 0) return Status::Ok();
   std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(ro, db_->handle(Column::kChpExpiry)));
+  std::string floor;
+  protocol::put_be<std::uint64_t>(floor, sweep_floor_ms_);
   rocksdb::WriteBatch stale;
-  for (it->SeekToFirst(); it->Valid() && out->size() < limit; it->Next()) {
+  std::uint64_t first_live = 0;
+  for (it->Seek(floor); it->Valid() && out->size() < limit; it->Next()) {
     std::uint64_t at = 0;
     std::string_view key;
     if (!decode_expiry_key(std::string_view(it->key().data(), it->key().size()), &at, &key)) {
@@ -275,13 +321,22 @@ Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vect
     Status s = get(key, &entry, &found);
     if (!s.ok()) return s;
     if (found && entry.expires_at_ms == at) {
+      if (out->empty()) first_live = at;
       out->push_back({std::string(key), at});
-    } else {
+    } else {  // left by an older zstore, which did not remove index entries in apply()
       stale.Delete(db_->handle(Column::kChpExpiry), it->key());
     }
   }
   if (!it->status().ok()) return Status::Error("expiry scan failed: " + it->status().ToString());
-  if (stale.Count() > 0) return db_->write(stale);
+  if (stale.Count() > 0) {
+    Status s = db_->write(stale);
+    if (!s.ok()) return s;
+  }
+  if (!out->empty()) {
+    sweep_floor_ms_ = first_live;
+  } else if (now_ms != std::numeric_limits<std::uint64_t>::max()) {
+    sweep_floor_ms_ = std::max(sweep_floor_ms_, now_ms + 1);  // nothing live at or below now
+  }
   return Status::Ok();
 }
 
@@ -322,14 +377,21 @@ Status ChpStore::clear() {
 
 Status ChpStore::load(std::span<const ChpRecord> records) {
   rocksdb::WriteBatch batch;
+  std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
   for (const auto& r : records) {
     put_entry(batch, db_->handle(Column::kChpMap), r.key,
               ChpEntryPieces(r.entry.sequence, r.entry.expires_at_ms, r.entry.uuid, r.entry.properties, r.entry.value));
     if (r.entry.expires_at_ms != 0) {
       batch.Put(db_->handle(Column::kChpExpiry), encode_expiry_key(r.entry.expires_at_ms, r.key), rocksdb::Slice());
+      lowest = std::min(lowest, r.entry.expires_at_ms);
     }
   }
-  return db_->write(batch);
+  Status s = db_->write(batch);
+  if (s.ok() && lowest != std::numeric_limits<std::uint64_t>::max()) {
+    may_have_ttls_ = true;
+    sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
+  }
+  return s;
 }
 
 Status ChpStore::adopt(std::uint64_t sequence, ChpEpochs epochs) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "storage/chp_entry.h"
@@ -90,8 +91,11 @@ class ChpStore {
   std::unique_ptr<ChpSnapshotCursor> snapshot(std::string_view prefix);
 
   // Keys whose expiry is <= now_ms, oldest first, at most limit of them,
-  // each with the expiry found in the index. Stale index entries (key
-  // rewritten or deleted since) are removed on the way.
+  // each with the expiry found in the index. apply() removes a key's old
+  // index entry when it rewrites or deletes the key; stale entries an older
+  // zstore left behind are removed on the way. The scan starts at the
+  // lowest expiry that can still be live (remembered from the last sweep,
+  // lowered by writes), so it costs O(keys due), not O(entries deleted).
   struct Due {
     std::string key;
     std::uint64_t expires_at_ms;
@@ -142,6 +146,8 @@ class ChpStore {
   void put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs, std::uint64_t history_from,
                 std::uint64_t history_count);
   Status trim_history();
+  Status drop_old_expiry(rocksdb::WriteBatch& batch, const std::string& key,
+                         const std::unordered_map<std::string, std::uint64_t>& in_batch);
 
   Database* db_;
   std::uint64_t last_sequence_ = 0;
@@ -150,6 +156,8 @@ class ChpStore {
   std::uint64_t history_from_ = 0;
   std::uint64_t history_count_ = 0;
   std::uint64_t history_max_ = kDefaultHistoryEntries;
+  bool may_have_ttls_ = false;      // false: no key has a TTL, apply() skips the old-entry lookup
+  std::uint64_t sweep_floor_ms_ = 0;  // no live index entry below it
 };
 
 }  // namespace zstore::storage

@@ -1,17 +1,27 @@
 // DafkaLog: the durable Dafka partition logs on a Database. A record is kept
 // under (subject, partition, offset) in kDafkaRecords, so one partition's
 // records are contiguous and in offset order; kDafkaHeads holds, per
-// (subject, partition), the next offset expected (head + 1; 0 while offset 0
-// is missing). Records after a gap are kept, up to max_ahead offsets past
-// the next expected one; the head only advances over contiguous offsets, also over
-// records stored earlier once the gap before them is filled.
-// Not thread-safe: one owner thread (the Dafka store reactor) calls
-// everything. Cursors are read from that same thread while appends go on.
+// (subject, partition), a DafkaHeadValue: the next offset expected (head + 1;
+// 0 while offset 0 is missing), the floor (lowest offset retention kept),
+// the records and content bytes held, and the time of the last append.
+// Records after a gap are kept, up to max_ahead offsets past the next
+// expected one; the head only advances over contiguous offsets, also over
+// records stored earlier once the gap before them is filled. kDafkaTimes
+// holds time marks (first offset appended at ms), one per partition every
+// mark interval (DafkaRetentionRules), so retention finds records by age.
+// Thread-safety: the Dafka store reactor appends and reads; a retention
+// thread may call partitions_after(), trim() and drop() at the same time,
+// and metrics may read the counters: the in-memory state is under a mutex,
+// held by the writers for one small write (never a scan). Cursors are read
+// by one thread while appends go on.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
@@ -20,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "storage/dafka_retention_policy.h"
 #include "storage/database.h"
 #include "storage/status.h"
 
@@ -71,12 +82,40 @@ class DafkaCursor {
   virtual Status status() const = 0;
 };
 
+// One partition as retention sees it (a copy, taken under the log's mutex).
+struct DafkaPartitionStats {
+  std::string subject;
+  std::string partition;
+  std::uint64_t next = 0;   // head + 1
+  std::uint64_t floor = 0;  // lowest offset not deleted by retention (records below it are gone)
+  std::uint64_t records = 0;  // records held (also those beyond a gap)
+  std::uint64_t bytes = 0;    // their content bytes
+  std::int64_t last_write_ms = 0;  // wall clock of the last append (of the load, for a legacy entry)
+  bool gap = false;                // records are held beyond the head
+};
+
+struct DafkaTopicTotals {
+  std::string topic;
+  std::uint64_t partitions = 0;
+  std::uint64_t records = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct DafkaLogOptions {
+  std::uint64_t max_ahead = 100000;
+  DafkaRetentionRules retention;            // for the interval of time marks
+  std::function<std::int64_t()> now_ms;     // wall clock (ms since the epoch); null: the system clock
+};
+
 class DafkaLog {
  public:
   static constexpr std::uint64_t kDefaultMaxAhead = 100000;
 
-  // Loads the heads and the records stored beyond them. db must outlive the log.
+  // Loads the heads and the records stored beyond them. db must outlive the
+  // log. A head entry of the first format (8 bytes: next only) gets floor 0
+  // and its counters from one scan of its records, at open.
   static Status Open(Database* db, std::unique_ptr<DafkaLog>* out, std::uint64_t max_ahead = kDefaultMaxAhead);
+  static Status Open(Database* db, std::unique_ptr<DafkaLog>* out, DafkaLogOptions options);
 
   // Highest contiguous offset stored from 0; nullopt while offset 0 is missing.
   std::optional<std::uint64_t> head(std::string_view subject, std::string_view partition) const;
@@ -90,6 +129,41 @@ class DafkaLog {
   // failure nothing is stored and the in-memory state is unchanged.
   Status append(std::span<const DafkaRecord> records, std::vector<DafkaAppend>* outcomes);
 
+  // Gives up on the missing offsets before the first record kept after a
+  // gap: the head moves to that record and over every contiguous record
+  // stored after it, persisted. *skipped = how many offsets were given up
+  // (0, and nothing written, when the partition has no gap). A FETCH of
+  // the skipped offsets later returns the records that exist.
+  Status skip_gap(std::string_view subject, std::string_view partition, std::uint64_t* skipped);
+
+  // Lowest offset retention kept (0 for an unknown partition). A FETCH
+  // below it is answered from it on.
+  std::uint64_t floor(std::string_view subject, std::string_view partition) const;
+
+  // Up to limit partitions after `after` (from the first when null), in
+  // key order. Thread-safe; costs O(limit + log partitions) under the mutex.
+  std::vector<DafkaPartitionStats> partitions_after(const DafkaPartitionKey* after, std::size_t limit) const;
+
+  // Retention: deletes (one RocksDB range delete, with the time marks)
+  // every record below new_floor and persists the floor with the counters
+  // minus removed_records / removed_bytes, atomically. Applied only if the
+  // partition still has seen.floor as its floor and new_floor <= its next
+  // (*applied says). Thread-safe.
+  Status trim(const DafkaPartitionStats& seen, std::uint64_t new_floor, std::uint64_t removed_records,
+              std::uint64_t removed_bytes, bool* applied);
+  // Retention of an idle partition: removes it (head, records, marks) from
+  // disk and memory if it is still as seen: nothing held below or beyond
+  // its head and no append since. Thread-safe.
+  Status drop(const DafkaPartitionStats& seen, bool* applied);
+
+  // Per topic: partitions, records and content bytes held (maintained
+  // counters, no scan). Thread-safe.
+  std::vector<DafkaTopicTotals> topic_totals() const;
+  // Records deleted by trim() and partitions removed by drop() since open. Thread-safe.
+  std::uint64_t records_retained_away() const { return retained_away_.load(std::memory_order_relaxed); }
+  std::uint64_t partitions_dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  std::int64_t now_ms() const;
+
   // Records of a partition with offsets in [from, from + count), ascending;
   // offsets not stored are skipped.
   std::unique_ptr<DafkaCursor> read(std::string_view subject, std::string_view partition, std::uint64_t from,
@@ -98,22 +172,53 @@ class DafkaLog {
   // Partitions of exactly this subject that have a head.
   std::vector<DafkaHead> heads(std::string_view subject) const;
 
-  std::uint64_t max_ahead() const { return max_ahead_; }
+  std::uint64_t max_ahead() const { return options_.max_ahead; }
+  // Partitions known; the one member safe to read from any thread (metrics).
+  std::size_t partition_count() const { return partition_count_.load(std::memory_order_relaxed); }
 
  private:
   struct PartitionState {
     std::uint64_t next = 0;            // head + 1
+    std::uint64_t floor = 0;
+    std::uint64_t records = 0;
+    std::uint64_t bytes = 0;
+    std::int64_t last_write_ms = 0;
+    std::int64_t last_mark_ms = 0;     // not persisted: a restart writes a new mark
     std::set<std::uint64_t> beyond;    // offsets stored above next
   };
-  DafkaLog(Database* db, std::uint64_t max_ahead) : db_(db), max_ahead_(max_ahead) {}
+  struct AppendPlan;
+  explicit DafkaLog(Database* db, DafkaLogOptions options);
   Status load();
-  Status load_beyond(const DafkaPartitionKey& key, PartitionState* state);
+  Status load_partition(const DafkaPartitionKey& key, std::string_view value, PartitionState* state);
   const PartitionState* find(std::string_view subject, std::string_view partition) const;
+  void plan_records(std::span<const DafkaRecord> records, AppendPlan* plan, std::vector<DafkaAppend>* outcomes);
+  void plan_heads(AppendPlan* plan);
+  void apply_plan(const AppendPlan& plan);
+  void count(const std::string& topic, std::int64_t partitions, std::int64_t records, std::int64_t bytes);
 
   Database* db_;
-  std::uint64_t max_ahead_;
+  DafkaLogOptions options_;
+  mutable std::mutex mu_;  // guards partitions_ and topics_
   std::map<DafkaPartitionKey, PartitionState, DafkaPartitionOrder> partitions_;
+  std::map<std::string, DafkaTopicTotals, std::less<>> topics_;
+  std::atomic<std::size_t> partition_count_{0};
+  std::atomic<std::uint64_t> retained_away_{0};
+  std::atomic<std::uint64_t> dropped_{0};
 };
+
+// The kDafkaHeads value: next, floor, records, bytes, last_write_ms, each
+// u64 BE (40 bytes). The first format was next alone (8 bytes): decoded
+// with has_counters false.
+struct DafkaHeadValue {
+  std::uint64_t next = 0;
+  std::uint64_t floor = 0;
+  std::uint64_t records = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t last_write_ms = 0;
+  bool has_counters = true;
+};
+std::string encode_dafka_head(const DafkaHeadValue& v);
+bool decode_dafka_head(std::string_view bytes, DafkaHeadValue* out);
 
 // Key encodings of the two column families, exposed for tests and tools.
 // partition prefix = len8(subject) subject len8(partition) partition

@@ -38,9 +38,9 @@ struct IgnoreRocksdbWriteGroup {
 };
 
 constexpr std::array<std::string_view, kColumnCount> kColumnNames = {
-    "meta", "chp_map", "chp_expiry", "dafka_records", "dafka_heads", "chp_history"};
+    "meta", "chp_map", "chp_expiry", "dafka_records", "dafka_heads", "chp_history", "dafka_times"};
 // Added to layout 1 after its first release: created when missing.
-constexpr std::string_view kAddedColumn = "chp_history";
+bool is_added_column(std::string_view name) { return name == "chp_history" || name == "dafka_times"; }
 
 Status from_rocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return Status::Ok();
@@ -56,7 +56,17 @@ class PartitionOfRecordKey : public rocksdb::SliceTransform {
   rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
     return rocksdb::Slice(key.data(), key.size() - 8);
   }
-  bool InDomain(const rocksdb::Slice& key) const override { return key.size() > 8; }
+  // Only keys shaped as a record key (len8 subject len8 partition offset):
+  // a range delete starts at the bare partition prefix, so it gets no hint
+  // (RocksDB shares one hint per prefix between the point and the range
+  // tombstone tables of a memtable, and a hint from one corrupts the other).
+  bool InDomain(const rocksdb::Slice& key) const override {
+    if (key.size() < 2) return false;
+    std::size_t n = static_cast<unsigned char>(key[0]);
+    if (key.size() < n + 2) return false;
+    std::size_t m = static_cast<unsigned char>(key[1 + n]);
+    return key.size() == 2 + n + m + 8;
+  }
 };
 
 rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
@@ -116,6 +126,12 @@ rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
   // level-0 tables, which then started compactions that a Dafka replay or
   // CHP snapshot right after the restart ran behind (docs/benchmarks.md).
   db.avoid_flush_during_recovery = true;
+  // The write-ahead log is bounded: past kMaxTotalWalBytes RocksDB flushes
+  // the column families that keep the oldest log alive. Without it the
+  // small `meta` family (the CHP sequence, written with every batch) never
+  // filled its memtable, so it pinned every log: 860 MB of logs after 6.4M
+  // keys, all replayed by a restart after kill -9 (docs/benchmarks.md).
+  db.max_total_wal_size = options.max_total_wal_bytes;
   if (options.env) db.env = options.env.get();
   db.listeners.push_back(std::make_shared<ManualRecovery>());
   return db;
@@ -169,7 +185,7 @@ Status Database::Open(const std::string& dir, const DatabaseOptions& options, st
 Status Database::open_impl(const std::string& dir, const DatabaseOptions& options) {
   dir_ = dir;
   options_ = options;
-  bool add_history = false;
+  std::vector<std::string_view> missing;  // added columns the database lacks
   std::error_code ec;
   bool fresh = !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
   if (fresh && has_rocksdb_files(dir)) {
@@ -191,8 +207,8 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
     }
     for (auto name : kColumnNames) {
       if (std::find(existing.begin(), existing.end(), name) == existing.end()) {
-        if (name == kAddedColumn) {
-          add_history = true;
+        if (is_added_column(name)) {
+          missing.push_back(name);
           continue;
         }
         return Status::Error("damaged database in '" + dir + "': no '" + std::string(name) + "' column family");
@@ -203,14 +219,17 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
     std::filesystem::create_directories(dir, ec);
   }
   rocksdb::DBOptions db = db_options(options, fresh);
-  if (add_history && !options.read_only) db.create_missing_column_families = true;
+  if (!missing.empty() && !options.read_only) db.create_missing_column_families = true;
   if (!options.read_only) db.info_log = make_info_log(dir, db.keep_log_file_num);
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
-  for (auto name : kColumnNames) {
-    if (name == kAddedColumn && add_history && options.read_only) continue;
+  std::vector<std::size_t> column_of;  // descriptors[i + 1] is column column_of[i]
+  for (std::size_t c = 0; c < kColumnCount; ++c) {
+    auto name = kColumnNames[c];
+    if (options.read_only && std::find(missing.begin(), missing.end(), name) != missing.end()) continue;
     descriptors.emplace_back(std::string(name), column_options(name));
+    column_of.push_back(c);
   }
 
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
@@ -226,7 +245,7 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   }
   db_.reset(raw);
   default_handle_ = handles[0];
-  for (std::size_t i = 0; i + 1 < handles.size(); ++i) handles_[i] = handles[i + 1];
+  for (std::size_t i = 0; i + 1 < handles.size(); ++i) handles_[column_of[i]] = handles[i + 1];
   return check_layout(fresh);
 }
 
@@ -249,9 +268,15 @@ Status Database::check_layout(bool fresh) {
 
 Database::~Database() { (void)close(); }
 
-Status Database::write(rocksdb::WriteBatch& batch) {
+Status Database::write(rocksdb::WriteBatch& batch) { return write(batch, WriteKind::kGrows); }
+
+Status Database::write(rocksdb::WriteBatch& batch, WriteKind kind) {
   if (!db_) return Status::Error("database is closed");
   if (options_.read_only) return Status::Error("database is open read-only");
+  if (kind == WriteKind::kGrows && refused_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(refusal_mutex_);
+    return Status::Error(refusal_);
+  }
   Status s = recover_if_failing();
   if (!s.ok()) return s;
   // RocksDB's per-thread perf counters (on by default) cost ~15% of a small
@@ -267,6 +292,14 @@ Status Database::write(rocksdb::WriteBatch& batch) {
   if (s.ok() && options_.sync == SyncPolicy::kBatch) unsynced_.store(true, std::memory_order_release);
   return s;
 }
+
+void Database::refuse_writes(std::string reason) {
+  std::lock_guard lock(refusal_mutex_);
+  refusal_ = std::move(reason);
+  refused_.store(true, std::memory_order_release);
+}
+
+void Database::accept_writes() { refused_.store(false, std::memory_order_release); }
 
 Status Database::sync_wal() {
   if (!db_ || options_.read_only) return Status::Ok();
@@ -343,6 +376,10 @@ Status Database::close() {
   if (!options_.read_only && !write_failing()) {
     rocksdb::Status s = db_->SyncWAL();
     if (!s.ok()) result = from_rocks(s, "WAL sync at close failed");
+    // Memtables to tables, so the next open replays (almost) no log.
+    std::vector<rocksdb::ColumnFamilyHandle*> all(handles_.begin(), handles_.end());
+    s = db_->Flush(rocksdb::FlushOptions(), all);
+    if (!s.ok() && result.ok()) result = from_rocks(s, "flush at close failed");
   }
   for (auto*& h : handles_) {
     if (h != nullptr) (void)db_->DestroyColumnFamilyHandle(h);

@@ -31,21 +31,27 @@ class WriteBatch;
 
 namespace zstore::storage {
 
-// Column families of layout version 1. chp_history came later: opening a
-// database without it creates it (read-only opens go on without it, and
-// handle(kChpHistory) is then null).
+// Column families of layout version 1. chp_history and dafka_times came
+// later: opening a database without them creates them (read-only opens go
+// on without them, and their handle() is then null).
 enum class Column : std::uint8_t {
   kMeta,          // small metadata: layout version, last CHP sequence, node address
   kChpMap,        // CHP key -> entry (see chp_entry.h)
   kChpExpiry,     // (expiry ms BE, key) -> "" : TTL index
   kDafkaRecords,  // (subject, partition, offset BE) -> record content
-  kDafkaHeads,    // (subject, partition) -> head offset
+  kDafkaHeads,    // (subject, partition) -> head offset, floor, counters (dafka_log.h)
   kChpHistory,    // sequence BE -> the update applied at it (chp_history.h)
+  kDafkaTimes,    // (subject, partition, offset BE) -> ms BE: time marks for retention (dafka_log.h)
 };
-inline constexpr std::size_t kColumnCount = 6;
+inline constexpr std::size_t kColumnCount = 7;
 std::string_view column_name(Column column);
 
 inline constexpr std::string_view kLayoutVersion = "1";
+
+// Bound of the write-ahead log's total size (RocksDB max_total_wal_size):
+// beyond it the families pinning the oldest log are flushed. It bounds what
+// a restart after kill -9 replays (docs/benchmarks.md, restart).
+inline constexpr std::uint64_t kMaxTotalWalBytes = 64ull << 20;
 inline constexpr std::string_view kMetaLayoutVersion = "layout_version";
 
 struct DatabaseOptions {
@@ -54,6 +60,7 @@ struct DatabaseOptions {
   bool create_if_missing = true;  // ignored when read_only
   std::shared_ptr<rocksdb::Env> env;  // null: the default; tests inject faults (fault_env.h)
   std::chrono::milliseconds resume_interval{100};  // between recovery attempts after a failed write
+  std::uint64_t max_total_wal_bytes = kMaxTotalWalBytes;  // tests use a small one
 };
 
 class Database {
@@ -69,7 +76,17 @@ class Database {
 
   // Applies batch atomically, honouring the sync policy (kAlways fsyncs).
   // On failure nothing of batch is applied; see the recovery note above.
+  // While writes are refused (refuse_writes) it fails at once with the reason.
   Status write(rocksdb::WriteBatch& batch);
+  // kReclaims: a batch that deletes more than it adds (Dafka retention);
+  // it goes through while writes are refused, since it is what frees space.
+  enum class WriteKind : std::uint8_t { kGrows, kReclaims };
+  Status write(rocksdb::WriteBatch& batch, WriteKind kind);
+  // Makes write() fail with reason until accept_writes() (the disk
+  // watermark, server/disk_watch.h). Reads go on. Thread-safe.
+  void refuse_writes(std::string reason);
+  void accept_writes();
+  bool writes_refused() const { return refused_.load(std::memory_order_acquire); }
   // Whether writes are failing (the last write or sync failed).
   bool write_failing() const;
   // Whether they fail until the database is reopened.
@@ -80,7 +97,8 @@ class Database {
   // Whether something was written since the last call (kBatch only; a
   // failed sync_wal() counts as unsynced again). Clears the flag.
   bool take_unsynced() { return unsynced_.exchange(false, std::memory_order_acq_rel); }
-  // Flushes memtables and closes; further use is an error. Idempotent.
+  // Syncs the log, flushes every memtable to tables (unless writes are
+  // failing) and closes; further use is an error. Idempotent.
   Status close();
 
   rocksdb::DB* db() { return db_.get(); }
@@ -106,6 +124,9 @@ class Database {
   rocksdb::ColumnFamilyHandle* default_handle_ = nullptr;
 
   std::atomic<bool> unsynced_{false};
+  std::atomic<bool> refused_{false};
+  mutable std::mutex refusal_mutex_;
+  std::string refusal_;  // guarded by refusal_mutex_
   std::mutex sync_mutex_;  // SyncWAL and Resume never run at once
   mutable std::mutex recovery_mutex_;
   bool failing_ = false;  // guarded by recovery_mutex_, as the three below

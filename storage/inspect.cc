@@ -44,10 +44,11 @@ Status dafka_partitions(Database* db, std::vector<DafkaPartitionInfo>* out) {
   auto it = scan(db, Column::kDafkaHeads);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     DafkaPartitionKey key;
-    if (!parse_dafka_partition_prefix(view(it->key()), &key) || it->value().size() != 8) {
+    DafkaHeadValue head;
+    if (!parse_dafka_partition_prefix(view(it->key()), &key) || !decode_dafka_head(view(it->value()), &head)) {
       return Status::Error("corrupt Dafka head entry (" + std::to_string(it->key().size()) + "-byte key)");
     }
-    out->push_back({std::move(key.first), std::move(key.second), protocol::get_be<std::uint64_t>(view(it->value()))});
+    out->push_back({std::move(key.first), std::move(key.second), head.next, head.floor, head.records, head.bytes});
   }
   if (!it->status().ok()) return Status::Error("read of Dafka heads: " + it->status().ToString());
   return Status::Ok();

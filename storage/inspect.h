@@ -29,6 +29,9 @@ struct DafkaPartitionInfo {
   std::string subject;
   std::string partition;
   std::uint64_t next = 0;  // next offset expected: head + 1; 0 while offset 0 is missing
+  std::uint64_t floor = 0;    // lowest offset retention kept
+  std::uint64_t records = 0;  // records held (0 in a first-format head entry: not counted there)
+  std::uint64_t bytes = 0;    // their content bytes (same)
 };
 
 // Every partition with a kDafkaHeads entry, in (subject, partition) key

@@ -139,6 +139,19 @@ BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {
   BOOST_TEST(replay.last["ratio_vs_relay"].get<double>() > 0.0);
 }
 
+BOOST_AUTO_TEST_CASE(restart_mode) {
+  Run run = bench({"restart", "--keys", "20000", "--json"});
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["keys"].get<double>() == 20000.0);
+  BOOST_TEST(run.last["restart_seconds"].get<double>() > 0.0);
+  BOOST_TEST(run.last["second_restart_seconds"].get<double>() > 0.0);
+  BOOST_TEST(run.last["wal_bytes_before"].get<double>() > 20000.0 * 100);  // the keys were in the log
+  BOOST_TEST(run.last["wal_bytes_after"].get<double>() >= 0.0);
+  BOOST_TEST(run.last["data_dir_bytes"].get<double>() >= run.last["wal_bytes_before"].get<double>());
+  BOOST_TEST(bench({"restart", "--server", "127.0.0.1:5556"}).code == 2);
+}
+
 BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {
   BOOST_TEST(bench({"warp"}).code == 2);
   BOOST_TEST(bench({"chp", "--value-bytes", "5"}).code == 2);

@@ -189,7 +189,7 @@ BOOST_AUTO_TEST_CASE(text_formats_are_aligned_and_escape_binary) {
   BOOST_TEST(chp.out.find("expires_at  2026-11-23T07:49:47.088Z (1795420187088)\n") != std::string::npos, chp.out);
   DumpRun dafka = w.dump({"dafka", "--topic", "t1", "--partition", "P1"});
   BOOST_REQUIRE_EQUAL(dafka.exit_code, 0);
-  BOOST_TEST(dafka.out.find("subject t1  partition P1  head 9\n     0  c0\n     1  c1\n") != std::string::npos,
+  BOOST_TEST(dafka.out.find("subject t1  partition P1  head 9  floor 0\n     0  c0\n     1  c1\n") != std::string::npos,
              dafka.out);
   DumpRun stats = w.dump({"stats"});
   BOOST_REQUIRE_EQUAL(stats.exit_code, 0);
@@ -339,4 +339,38 @@ BOOST_AUTO_TEST_CASE(stats_tell_an_incomplete_chp_map) {
   BOOST_TEST(w.json({"stats"}).at(0)["chp_synced"] == false);
   DumpRun text = w.dump({"stats"});
   BOOST_TEST(text.out.find("chp map complete    no") != std::string::npos, text.out);
+}
+
+BOOST_AUTO_TEST_CASE(floors_left_by_retention_are_shown_by_stats_and_dafka) {
+  Written w;
+  {
+    auto db = open_rw(w.dir.str());
+    std::unique_ptr<DafkaLog> log;
+    BOOST_REQUIRE(DafkaLog::Open(db.get(), &log).ok());
+    DafkaPartitionStats seen;
+    for (const auto& p : log->partitions_after(nullptr, 10))
+      if (p.subject == "t1" && p.partition == "P1") seen = p;
+    bool applied = false;
+    BOOST_REQUIRE(log->trim(seen, 7, 7, 14, &applied).ok());  // c0..c6: 2 bytes each
+    BOOST_REQUIRE(applied);
+    log.reset();
+    BOOST_REQUIRE(db->close().ok());
+  }
+  auto stats = w.json({"stats"});
+  BOOST_REQUIRE_EQUAL(stats.size(), 1u);
+  bool found = false;
+  for (const auto& p : stats[0]["dafka_partitions"]) {
+    if (p["subject"] != "t1" || p["partition"] != "P1") continue;
+    found = true;
+    BOOST_TEST(p["floor"] == 7);
+    BOOST_TEST(p["head"] == 9);
+    BOOST_TEST(p["records"] == 3);
+    BOOST_TEST(p["bytes"] == 6);
+  }
+  BOOST_TEST(found);
+  DumpRun dafka = w.dump({"dafka", "--topic", "t1", "--partition", "P1"});
+  BOOST_REQUIRE_EQUAL(dafka.exit_code, 0);
+  BOOST_TEST(dafka.out.find("subject t1  partition P1  head 9  floor 7\n     7  c7\n") != std::string::npos, dafka.out);
+  DumpRun text = w.dump({"stats"});
+  BOOST_TEST(text.out.find("floor") != std::string::npos, text.out);
 }

@@ -1,6 +1,7 @@
 // SnapshotPump over an inproc ROUTER: the reactor may poll without waiting
-// exactly while some session can send (ready()), and a session paused on a
-// full pipe resumes once the client reads.
+// exactly while some session can send (ready()), a session paused on a
+// full pipe resumes once the client reads, and one paused for the stall
+// time is dropped with its cursor.
 #include "server/chp_snapshots.h"
 
 #include <boost/test/unit_test.hpp>
@@ -18,7 +19,10 @@ namespace {
 // A cursor over keys k0 .. k(n-1) with 100-byte values.
 class FakeCursor final : public zstore::storage::ChpSnapshotCursor {
  public:
-  explicit FakeCursor(std::size_t n) : n_(n) {}
+  explicit FakeCursor(std::size_t n, bool* destroyed = nullptr) : n_(n), destroyed_(destroyed) {}
+  ~FakeCursor() override {
+    if (destroyed_) *destroyed_ = true;
+  }
   std::uint64_t sequence() const override { return 42; }
   bool next(zstore::storage::ChpRecord* out) override {
     if (i_ == n_) return false;
@@ -32,6 +36,7 @@ class FakeCursor final : public zstore::storage::ChpSnapshotCursor {
  private:
   std::size_t n_;
   std::size_t i_ = 0;
+  bool* destroyed_;
 };
 
 struct Sockets {
@@ -106,4 +111,40 @@ BOOST_AUTO_TEST_CASE(a_session_paused_on_a_full_pipe_is_not_ready_until_the_clie
   BOOST_CHECK_EQUAL(received, kKeys);
   BOOST_CHECK(!pump.active());
   BOOST_CHECK(!pump.ready());
+}
+
+BOOST_AUTO_TEST_CASE(a_session_paused_longer_than_the_stall_time_is_dropped_and_its_cursor_released) {
+  Sockets s;
+  SnapshotPump pump(256, std::chrono::milliseconds(500));
+  bool destroyed = false;
+  BOOST_REQUIRE(pump.start("client", "", std::make_unique<FakeCursor>(5000, &destroyed)));
+  auto t0 = SnapshotPump::Clock::now();
+  auto r = pump.pump(s.router, 5000, 0, t0);
+  BOOST_REQUIRE(r.blocked);
+  r = pump.pump(s.router, 5000, 0, t0 + std::chrono::milliseconds(400));  // still within the stall time
+  BOOST_CHECK_EQUAL(r.stalled, 0u);
+  BOOST_CHECK(pump.active());
+  BOOST_CHECK(!destroyed);
+  r = pump.pump(s.router, 5000, 0, t0 + std::chrono::seconds(2));
+  BOOST_CHECK_EQUAL(r.stalled, 1u);
+  BOOST_CHECK(!pump.active());
+  BOOST_CHECK(destroyed);
+}
+
+BOOST_AUTO_TEST_CASE(a_slow_reader_that_keeps_reading_is_not_dropped) {
+  Sockets s;
+  SnapshotPump pump(256, std::chrono::milliseconds(500));
+  BOOST_REQUIRE(pump.start("client", "", std::make_unique<FakeCursor>(5000)));
+  auto t = SnapshotPump::Clock::now();
+  bool done = false;
+  std::size_t stalled = 0;
+  for (int turn = 0; turn < 10000 && pump.active(); ++turn) {
+    t += std::chrono::milliseconds(100);  // 100 ms per turn: far slower than the pipe, never stalled 500 ms
+    s.drain(&done);
+    (void)s.router.get(zmq::sockopt::events);
+    stalled += pump.pump(s.router, 64, 0, t).stalled;
+  }
+  s.drain(&done);
+  BOOST_CHECK_EQUAL(stalled, 0u);
+  BOOST_CHECK(done);
 }

@@ -43,10 +43,14 @@ struct Store {
   Zstored zstored;
   std::string address;
 
-  explicit Store(std::optional<std::uint16_t> tower = std::nullopt)
-      : base(zstore::testing::free_port_range(3)), zstored(args(base, tower)) {
+  explicit Store(std::optional<std::uint16_t> tower = std::nullopt, const std::vector<std::string>& extra = {})
+      : base(zstore::testing::free_port_range(3)), zstored(with(args(base, tower), extra)) {
     BOOST_REQUIRE_MESSAGE(zstored.start(), "zstored did not start: " + zstored.log());
     address = node_address();
+  }
+  static std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& extra) {
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
   }
   static std::vector<std::string> args(std::uint16_t base, std::optional<std::uint16_t> tower) {
     std::vector<std::string> a = {"--dafka-port", std::to_string(base + 2), "--beacon-interval-ms", "100",
@@ -71,6 +75,8 @@ struct Store {
 struct Env {
   zmq::context_t ctx;
   Store store;
+  Env() = default;
+  explicit Env(const std::vector<std::string>& extra) : store(std::nullopt, extra) {}
   std::unique_ptr<FakeNode> producer() {
     auto p = std::make_unique<FakeNode>(ctx, store.tower(), std::vector<char>{'K', 'F'});
     p->connect(store.endpoint());
@@ -308,6 +314,25 @@ BOOST_AUTO_TEST_CASE(an_unanswered_fetch_is_sent_again) {
   auto first = Clock::now();
   BOOST_REQUIRE(p->wait_for(is_fetch, 5s));
   BOOST_CHECK(Clock::now() - first >= 500ms);  // on the retry timer, not a flood
+}
+
+// A producer that never answers the FETCH for offset 1: after the retries
+// the store skips it (head 3 ACKed, a log line says so) instead of
+// refusing everything more than the look-ahead past offset 0 for ever.
+BOOST_AUTO_TEST_CASE(a_gap_nobody_fills_is_skipped_after_its_fetch_retries) {
+  Env env({"--dafka-fetch-retry-ms", "100", "--dafka-fetch-retries", "3"});
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));
+  p->send(record(*p, 2));
+  p->send(record(*p, 3));
+  auto ack = p->wait_for(is<dafka::Ack>([](const dafka::Ack& a) { return a.sequence == 3; }), 15s);
+  BOOST_REQUIRE_MESSAGE(ack, env.store.zstored.log());
+  BOOST_CHECK(env.store.zstored.log().find("offsets 1..1 still missing after 3 FETCHes: skipped, head now 3") !=
+              std::string::npos);
+  // The partition goes on: the next record is ACKed at once.
+  BOOST_CHECK(produce_until_acked(*p, {4}, 4));
+  auto c = env.consumer();
+  BOOST_CHECK(wait_head(*c, p->address(), 4));
 }
 
 BOOST_AUTO_TEST_CASE(duplicates_are_acked_again) {

@@ -19,124 +19,14 @@
 #include <vector>
 
 #include "storage/database.h"
+#include "tests/storage/chp_store_fixture.h"
 #include "tests/support/test_support.h"
 
 namespace fs = std::filesystem;
-using zstore::storage::ChpEntry;
-using zstore::storage::ChpRecord;
-using zstore::storage::ChpSnapshotCursor;
-using zstore::storage::ChpStore;
-using zstore::storage::ChpWrite;
-using zstore::storage::Column;
-using zstore::storage::Database;
-using zstore::storage::DatabaseOptions;
-using zstore::storage::Status;
-using zstore::storage::SyncPolicy;
 using zstore::testing::TempDir;
 using namespace std::string_literals;
 
 namespace {
-
-std::string failure(const Status& s) { return s.ok() ? std::string() : s.message(); }
-
-// A database and the CHP store on it; the store goes first on destruction.
-struct Opened {
-  std::unique_ptr<Database> db;
-  std::unique_ptr<ChpStore> store;
-  ChpStore& operator*() { return *store; }
-  ChpStore* operator->() { return store.get(); }
-};
-
-Opened open_store(const std::string& dir, DatabaseOptions options = {}) {
-  Opened o;
-  Status s = Database::Open(dir, options, &o.db);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "open database: " << failure(s));
-  s = ChpStore::Open(o.db.get(), &o.store);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "open store: " << failure(s));
-  return o;
-}
-
-void close_store(Opened& o) {
-  o.store.reset();
-  BOOST_REQUIRE(o.db->close().ok());
-  o.db.reset();
-}
-
-ChpWrite put(std::string key, std::string value, std::uint64_t expires_at_ms = 0, std::uint64_t sequence = 0) {
-  ChpWrite w;
-  w.key = std::move(key);
-  w.value = std::move(value);
-  w.expires_at_ms = expires_at_ms;
-  w.sequence = sequence;
-  return w;
-}
-
-ChpWrite del(std::string key, std::uint64_t sequence = 0) { return put(std::move(key), "", 0, sequence); }
-
-// Applies writes, requiring success; returns the sequences used.
-std::vector<std::uint64_t> apply(ChpStore& store, std::vector<ChpWrite> writes) {
-  Status s = store.apply(writes);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "apply: " << failure(s));
-  std::vector<std::uint64_t> sequences;
-  for (const auto& w : writes) sequences.push_back(w.sequence);
-  return sequences;
-}
-
-std::optional<ChpEntry> get(ChpStore& store, std::string_view key) {
-  ChpEntry entry;
-  bool found = true;
-  Status s = store.get(key, &entry, &found);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "get: " << failure(s));
-  if (!found) return std::nullopt;
-  return entry;
-}
-
-std::vector<ChpRecord> drain(ChpSnapshotCursor& cursor) {
-  std::vector<ChpRecord> records;
-  ChpRecord r;
-  while (cursor.next(&r)) records.push_back(r);
-  BOOST_CHECK_MESSAGE(cursor.status().ok(), "cursor: " << failure(cursor.status()));
-  BOOST_CHECK(!cursor.next(&r));  // stays at the end
-  return records;
-}
-
-std::vector<std::string> keys_under(ChpStore& store, std::string_view prefix) {
-  auto cursor = store.snapshot(prefix);
-  std::vector<std::string> keys;
-  for (auto& r : drain(*cursor)) keys.push_back(r.key);
-  return keys;
-}
-
-// The (expiry, key) pairs of the TTL index, in index order.
-std::vector<std::pair<std::uint64_t, std::string>> expiry_index(Database& db) {
-  std::vector<std::pair<std::uint64_t, std::string>> out;
-  std::unique_ptr<rocksdb::Iterator> it(db.db()->NewIterator(rocksdb::ReadOptions(), db.handle(Column::kChpExpiry)));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::uint64_t at = 0;
-    std::string_view key;
-    BOOST_REQUIRE(zstore::storage::decode_expiry_key(std::string_view(it->key().data(), it->key().size()), &at, &key));
-    out.emplace_back(at, std::string(key));
-  }
-  BOOST_REQUIRE(it->status().ok());
-  return out;
-}
-
-using Dues = std::vector<std::pair<std::string, std::uint64_t>>;
-
-Dues due(ChpStore& store, std::uint64_t now_ms, std::size_t limit = 100) {
-  std::vector<ChpStore::Due> out{{"stale", 1}};
-  Status s = store.due_expiries(now_ms, limit, &out);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "due_expiries: " << failure(s));
-  Dues dues;
-  for (auto& d : out) dues.emplace_back(d.key, d.expires_at_ms);
-  return dues;
-}
-
-std::string key_n(int i) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "key%08d", i);
-  return buf;
-}
 
 const char* const kCrashChildTest = "crash_child_applies_without_close_then_is_killed";
 constexpr int kCrashChildBatches = 10;
@@ -490,87 +380,6 @@ BOOST_AUTO_TEST_CASE(snapshot_of_100k_keys_yields_every_key_once_in_order) {
   BOOST_CHECK(cursor->status().ok());
   BOOST_CHECK(in_order);
   BOOST_CHECK_EQUAL(count, kKeys + 1);
-}
-
-// ---- TTL index -----------------------------------------------------------------
-
-BOOST_AUTO_TEST_CASE(due_expiries_returns_keys_due_at_now_in_expiry_order) {
-  TempDir dir;
-  auto s = open_store(dir.str());
-  apply(*s, {put("k300", "v", 300), put("k100", "v", 100), put("k200", "v", 200), put("k1000", "v", 1000),
-             put("forever", "v"), put("z100", "v", 100), put("a100", "v", 100)});
-  BOOST_CHECK(due(*s, 99).empty());
-  BOOST_CHECK(due(*s, 100) == (Dues{{"a100", 100}, {"k100", 100}, {"z100", 100}}));  // expiry == now is due
-  BOOST_CHECK(due(*s, 250) == (Dues{{"a100", 100}, {"k100", 100}, {"z100", 100}, {"k200", 200}}));
-  BOOST_CHECK(due(*s, 999).size() == 5u);
-  BOOST_CHECK(due(*s, std::numeric_limits<std::uint64_t>::max() - 1).size() == 6u);
-  BOOST_CHECK(due(*s, std::numeric_limits<std::uint64_t>::max()).size() == 6u);  // no wrap to "nothing is due"
-  // Reporting a key as due does not remove it: the caller deletes it.
-  BOOST_CHECK(get(*s, "k100"));
-  BOOST_CHECK_EQUAL(expiry_index(*s.db).size(), 6u);
-}
-
-BOOST_AUTO_TEST_CASE(due_expiries_respects_the_limit) {
-  TempDir dir;
-  auto s = open_store(dir.str());
-  std::vector<ChpWrite> writes;
-  for (int i = 0; i < 10; ++i) writes.push_back(put("k" + std::to_string(i), "v", 100 + static_cast<std::uint64_t>(i)));
-  apply(*s, writes);
-  BOOST_CHECK(due(*s, 1000, 3) == (Dues{{"k0", 100}, {"k1", 101}, {"k2", 102}}));
-  BOOST_CHECK(due(*s, 1000, 0).empty());
-  BOOST_CHECK_EQUAL(due(*s, 1000, 10).size(), 10u);
-  BOOST_CHECK_EQUAL(due(*s, 1000, 11).size(), 10u);
-
-  // Expire the first three the way the server does, then ask again.
-  apply(*s, {del("k0"), del("k1"), del("k2")});
-  BOOST_CHECK(due(*s, 1000, 3) == (Dues{{"k3", 103}, {"k4", 104}, {"k5", 105}}));
-}
-
-BOOST_AUTO_TEST_CASE(due_expiries_skips_and_removes_stale_index_entries) {
-  TempDir dir;
-  auto s = open_store(dir.str());
-  apply(*s, {put("no_ttl_now", "v", 100), put("later_ttl", "v", 100), put("deleted", "v", 100),
-             put("earlier_ttl", "v", 500), put("same_ttl", "v", 100), put("live", "v", 150)});
-  apply(*s, {put("no_ttl_now", "v2"), put("later_ttl", "v2", 400), del("deleted"), put("earlier_ttl", "v2", 120),
-             put("same_ttl", "v2", 100)});
-  BOOST_CHECK_EQUAL(expiry_index(*s.db).size(), 8u);  // stale ones still there
-
-  // The stale entries at 100 come first but do not use up the limit.
-  BOOST_CHECK(due(*s, 200, 2) == (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}}));
-  BOOST_CHECK(due(*s, 200) == (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}, {"live", 150}}));
-  BOOST_CHECK(expiry_index(*s.db) == (std::vector<std::pair<std::uint64_t, std::string>>{
-                                         {100, "same_ttl"}, {120, "earlier_ttl"}, {150, "live"}, {400, "later_ttl"},
-                                         {500, "earlier_ttl"}}));
-
-  // The old, later entry of earlier_ttl goes once its own time comes.
-  BOOST_CHECK(due(*s, 1000) ==
-              (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}, {"live", 150}, {"later_ttl", 400}}));
-  BOOST_CHECK_EQUAL(expiry_index(*s.db).size(), 4u);
-  BOOST_CHECK_EQUAL(get(*s, "no_ttl_now")->expires_at_ms, 0u);
-}
-
-BOOST_AUTO_TEST_CASE(due_expiries_removes_stale_entries_found_before_the_limit_stops) {
-  TempDir dir;
-  auto s = open_store(dir.str());
-  apply(*s, {put("gone", "v", 10), put("due", "v", 20), put("stale_after", "v", 30)});
-  apply(*s, {del("gone"), del("stale_after")});
-  BOOST_CHECK(due(*s, 100, 1) == (Dues{{"due", 20}}));
-  // "gone" was passed over and removed; the scan stopped before "stale_after".
-  BOOST_CHECK(expiry_index(*s.db) ==
-              (std::vector<std::pair<std::uint64_t, std::string>>{{20, "due"}, {30, "stale_after"}}));
-}
-
-BOOST_AUTO_TEST_CASE(expiry_survives_reopen) {
-  TempDir dir;
-  {
-    auto s = open_store(dir.str());
-    apply(*s, {put("soon", "v", 100), put("late", "v", 900), put("never", "v")});
-    close_store(s);
-  }
-  auto s = open_store(dir.str());
-  BOOST_CHECK(due(*s, 500) == (Dues{{"soon", 100}}));
-  BOOST_CHECK_EQUAL(get(*s, "late")->expires_at_ms, 900u);
-  BOOST_CHECK(due(*s, 900) == (Dues{{"soon", 100}, {"late", 900}}));
 }
 
 // ---- clear, load, sequence administration -------------------------------------

@@ -161,3 +161,55 @@ BOOST_AUTO_TEST_CASE(node_address_is_stored_once_and_kept) {
   BOOST_REQUIRE(zstore::storage::load_or_store_node_address(f.db.get(), kQ, &b).ok());
   BOOST_CHECK_EQUAL(b, kP);
 }
+
+BOOST_AUTO_TEST_CASE(skip_gap_moves_the_head_over_the_missing_offsets_and_persists_it) {
+  Fixture f;
+  f.append({rec(0), rec(1), rec(5), rec(6), rec(9)});
+  std::uint64_t skipped = 99;
+  BOOST_REQUIRE(f.log->skip_gap("hello", kP, &skipped).ok());
+  BOOST_CHECK_EQUAL(skipped, 3u);  // 2, 3, 4
+  BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 6u);
+  BOOST_CHECK_EQUAL(*f.log->first_after_gap("hello", kP), 9u);
+  BOOST_CHECK((f.offsets("hello", kP, 0, 10) == std::vector<std::uint64_t>{0, 1, 5, 6, 9}));
+  f.append({rec(7)});
+  BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 7u);
+  f.open();  // the new head is on disk
+  BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 7u);
+  BOOST_CHECK_EQUAL(*f.log->first_after_gap("hello", kP), 9u);
+  BOOST_CHECK(f.append({rec(3)})[0] == DafkaAppend::kDuplicate);  // below the head: given up for good
+}
+
+BOOST_AUTO_TEST_CASE(skip_gap_without_a_gap_changes_nothing) {
+  Fixture f;
+  std::uint64_t skipped = 99;
+  BOOST_REQUIRE(f.log->skip_gap("hello", kP, &skipped).ok());  // unknown partition
+  BOOST_CHECK_EQUAL(skipped, 0u);
+  f.append({rec(0), rec(1)});
+  BOOST_REQUIRE(f.log->skip_gap("hello", kP, &skipped).ok());
+  BOOST_CHECK_EQUAL(skipped, 0u);
+  BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 1u);
+}
+
+BOOST_AUTO_TEST_CASE(skip_gap_of_a_partition_missing_offset_zero_gives_it_a_head) {
+  Fixture f;
+  f.open(10);
+  f.append({rec(4), rec(5)});
+  BOOST_CHECK(!f.log->head("hello", kP));
+  BOOST_CHECK(f.append({rec(20)})[0] == DafkaAppend::kTooFar);  // the wedge: 0 never comes
+  std::uint64_t skipped = 0;
+  BOOST_REQUIRE(f.log->skip_gap("hello", kP, &skipped).ok());
+  BOOST_CHECK_EQUAL(skipped, 4u);
+  BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 5u);
+  BOOST_CHECK(f.append({rec(12)})[0] == DafkaAppend::kStored);  // within reach again
+}
+
+BOOST_AUTO_TEST_CASE(partition_count_is_kept_without_a_scan) {
+  Fixture f;
+  BOOST_CHECK_EQUAL(f.log->partition_count(), 0u);
+  f.append({rec(0), rec(1), rec(0, "hello", kQ), rec(3, "other")});
+  BOOST_CHECK_EQUAL(f.log->partition_count(), 3u);
+  f.append({rec(2), rec(1, "hello", kQ)});
+  BOOST_CHECK_EQUAL(f.log->partition_count(), 3u);
+  f.open();
+  BOOST_CHECK_EQUAL(f.log->partition_count(), 3u);
+}

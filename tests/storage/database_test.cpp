@@ -227,38 +227,6 @@ BOOST_AUTO_TEST_CASE(reopen_without_close_keeps_acknowledged_writes) {
   BOOST_CHECK_EQUAL(read(*db, Column::kChpMap, "k"), "v");
 }
 
-// Table files of a column family, as RocksDB reports them.
-int table_files(Database& db, Column c) {
-  std::string count;
-  BOOST_REQUIRE(db.db()->GetProperty(db.handle(c), "rocksdb.num-files-at-level0", &count));
-  return std::stoi(count);
-}
-
-// A restart replays the write-ahead log into memory instead of writing it
-// out as new level-0 tables first: a store serves its first reads (a
-// replay, a snapshot) without a compaction the open itself started, and
-// the log stays until a normal flush, so a second crash loses nothing.
-BOOST_AUTO_TEST_CASE(reopen_recovers_the_log_into_memory_and_keeps_it) {
-  TempDir dir;
-  {
-    auto db = open_db(dir.str());
-    for (int i = 0; i < 100; ++i) put(*db, Column::kChpMap, "k" + std::to_string(i), "v" + std::to_string(i));
-    put(*db, Column::kDafkaRecords, "r", "record");
-    BOOST_REQUIRE(db->close().ok());
-  }
-  for (int reopen = 0; reopen < 2; ++reopen) {
-    auto db = open_db(dir.str());
-    BOOST_TEST(table_files(*db, Column::kChpMap) == 0);
-    BOOST_TEST(table_files(*db, Column::kDafkaRecords) == 0);
-    for (int i = 0; i < 100; ++i) {
-      BOOST_TEST(read(*db, Column::kChpMap, "k" + std::to_string(i)) == "v" + std::to_string(i));
-    }
-    BOOST_TEST(read(*db, Column::kDafkaRecords, "r") == "record");
-    // The destructor closes without a flush: the next open recovers from
-    // the same log.
-  }
-}
-
 BOOST_AUTO_TEST_CASE(read_only_open_of_missing_dir_fails_clearly_and_creates_nothing) {
   TempDir dir;
   fs::path missing = dir.path() / "missing";

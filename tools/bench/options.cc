@@ -14,7 +14,7 @@ namespace {
 
 po::options_description describe(Options& o) {
   po::options_description desc(
-      "Usage: zstore-bench relay|chp|snapshot|dafka|replay [options]\n"
+      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart [options]\n"
       "Measures zstored (started on a temp dir unless --server) or the in-process relay.\nOptions");
   desc.add_options()
       ("help,h", "this text")
@@ -27,7 +27,7 @@ po::options_description describe(Options& o) {
       ("rate-fraction", po::value(&o.rate_fraction)->default_value(o.rate_fraction),
        "chp/dafka: then run again at this fraction (0..1) of the measured rate")
       ("shape", po::value(&o.shape)->default_value(o.shape), "relay: message shape, chp or dafka")
-      ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot: keys loaded")
+      ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart: keys loaded")
       ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp: distinct keys written (0: all new)")
       ("subtree", po::value(&o.subtree)->default_value(o.subtree), "snapshot: prefix of the subtree snapshot")
       ("writer-rate", po::value(&o.writer_rate)->default_value(o.writer_rate),
@@ -52,9 +52,9 @@ void check(bool ok, const std::string& message) {
 }
 
 void validate(const Options& o) {
-  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay"};
+  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay", "restart"};
   check(std::find(modes.begin(), modes.end(), o.mode) != modes.end(),
-        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka or replay)");
+        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka, replay or restart)");
   check(o.writers >= 1 && o.writers <= 256, "--writers must be 1..256");
   check(o.value_bytes >= kMinValueBytes && o.value_bytes <= (16u << 20), "--value-bytes must be 20..16777216");
   check(o.duration_s > 0 && o.duration_s <= 3600, "--duration must be in (0, 3600] seconds");
@@ -69,6 +69,7 @@ void validate(const Options& o) {
   check(o.server_cpu >= -1 && o.client_cpu >= -1, "--server-cpu and --client-cpu must be >= -1");
   bool dafka = o.mode == "dafka" || o.mode == "replay";
   check(!dafka || o.dafka_server.empty() == o.tower.empty(), "--dafka-server and --tower go together");
+  check(o.mode != "restart" || o.server.empty(), "restart kills and restarts the server itself: it cannot use --server");
   check(o.mode != "replay" || o.dafka_server.empty(),
         "replay restarts the store itself: it cannot use --dafka-server");
 }
@@ -93,7 +94,7 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, std::
     out << desc << '\n';
     return std::nullopt;
   }
-  check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka or replay");
+  check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka, replay or restart");
   validate(o);
   return o;
 }

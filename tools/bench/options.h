@@ -10,7 +10,7 @@
 namespace zstore::bench {
 
 struct Options {
-  std::string mode;  // relay | chp | snapshot | dafka | replay
+  std::string mode;  // relay | chp | snapshot | dafka | replay | restart
   int writers = 2;
   std::size_t value_bytes = 100;
   double duration_s = 5.0;

@@ -64,6 +64,24 @@ bool wait_chp_ready(const ServerPorts& ports, std::chrono::milliseconds timeout,
   return false;
 }
 
+double time_first_kthxbai(const ServerPorts& ports, std::chrono::milliseconds timeout,
+                          const std::function<bool()>& alive) {
+  auto start = std::chrono::steady_clock::now();
+  zmq::context_t context(1);
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.set(zmq::sockopt::reconnect_ivl, 1);
+  dealer.connect(ports.endpoint(ports.chp));
+  send_frames(dealer, chp::encode_icanhaz({"\x01ready?"}));  // queued until connected
+  zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+  while (std::chrono::steady_clock::now() - start < timeout && alive()) {
+    if (zmq::poll(&item, 1, std::chrono::milliseconds(1)) > 0) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
+  return -1;
+}
+
 ServerProcess::ServerProcess(std::filesystem::path zstored, int cpu, std::vector<std::string> extra)
     : zstored_(std::move(zstored)), cpu_(cpu), extra_(std::move(extra)), root_(make_temp_root()) {
   std::uint16_t base = testing::free_port_range(6);  // reserved until zstore-bench exits
@@ -79,6 +97,24 @@ ServerProcess::~ServerProcess() {
 }
 
 void ServerProcess::start() {
+  launch();
+  int status = -1;
+  auto alive = [&] { return (status = wait_for_exit(pid_, std::chrono::milliseconds(0))) == -1; };
+  if (!wait_chp_ready(ports_, std::chrono::seconds(30), alive)) {
+    if (status == -1) {
+      stop();
+    } else {
+      pid_ = -1;  // already reaped
+    }
+    std::string log = (root_ / "zstored.log").string();
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    throw std::runtime_error("zstored (" + zstored_.string() + ") did not start (log " + log + "): " +
+                             text.substr(0, 2000));
+  }
+}
+
+void ServerProcess::launch() {
   std::vector<std::string> args = {zstored_.string(),       "--data-dir",  data_dir().string(),
                                    "--chp-port",            std::to_string(ports_.chp),
                                    "--dafka-port",          std::to_string(ports_.dafka),
@@ -111,19 +147,20 @@ void ServerProcess::start() {
     ::dprintf(2, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
-  int status = -1;
-  auto alive = [&] { return (status = wait_for_exit(pid_, std::chrono::milliseconds(0))) == -1; };
-  if (!wait_chp_ready(ports_, std::chrono::seconds(30), alive)) {
-    if (status == -1) {
-      stop();
-    } else {
-      pid_ = -1;  // already reaped
-    }
-    std::ifstream in(log);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    throw std::runtime_error("zstored (" + zstored_.string() + ") did not start (log " + log + "): " +
-                             text.substr(0, 2000));
-  }
+}
+
+void ServerProcess::kill_hard() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  (void)wait_for_exit(pid_, std::chrono::seconds(30));
+  pid_ = -1;
+}
+
+bool ServerProcess::running() {
+  if (pid_ <= 0) return false;
+  if (wait_for_exit(pid_, std::chrono::milliseconds(0)) == -1) return true;
+  pid_ = -1;
+  return false;
 }
 
 int ServerProcess::stop() {

@@ -23,6 +23,12 @@ struct ServerPorts {
   std::string endpoint(std::uint16_t port) const { return "tcp://" + host + ":" + std::to_string(port); }
 };
 
+// Sends one ICANHAZ? (a subtree no benchmark key has) right away, retrying
+// the connection every millisecond, and returns the seconds until its
+// KTHXBAI, or a negative value on time-out or once `alive` returns false.
+double time_first_kthxbai(const ServerPorts& ports, std::chrono::milliseconds timeout,
+                          const std::function<bool()>& alive);
+
 // Waits until a CHP server answers an ICANHAZ with KTHXBAI. False on time-out
 // or as soon as `alive` (when given) returns false.
 bool wait_chp_ready(const ServerPorts& ports, std::chrono::milliseconds timeout,
@@ -39,8 +45,14 @@ class ServerProcess {
   // Starts it and waits until CHP answers. Throws std::runtime_error when it
   // exits or does not answer within 30 s (the message names the log).
   void start();
+  // Starts it without waiting for CHP (restart timing probes it itself).
+  void launch();
   // SIGTERM and wait for the exit (SIGKILL after 30 s). Returns the status.
   int stop();
+  // SIGKILL (a crash) and reap it.
+  void kill_hard();
+  // Whether it still runs (false once it exited; reaps it then).
+  bool running();
 
   pid_t pid() const { return pid_; }
   const ServerPorts& ports() const { return ports_; }

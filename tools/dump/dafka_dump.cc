@@ -38,7 +38,7 @@ int offset_width(const storage::DafkaPartitionInfo& p, std::uint64_t max_ahead) 
 
 void partition_header(const storage::DafkaPartitionInfo& p, std::ostream& out) {
   out << "subject " << text(p.subject) << "  partition " << text(p.partition) << "  head "
-      << (p.next == 0 ? std::string("-") : std::to_string(p.next - 1)) << "\n";
+      << (p.next == 0 ? std::string("-") : std::to_string(p.next - 1)) << "  floor " << p.floor << "\n";
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace {
 
 constexpr storage::Column kColumns[] = {storage::Column::kMeta, storage::Column::kChpMap, storage::Column::kChpExpiry,
                                         storage::Column::kDafkaRecords, storage::Column::kDafkaHeads,
-                                        storage::Column::kChpHistory};
+                                        storage::Column::kChpHistory, storage::Column::kDafkaTimes};
 
 struct Stats {
   std::string layout_version;
@@ -37,7 +37,7 @@ storage::Status collect(storage::Database* db, Stats* out, Progress& progress) {
   out->chp_synced = chp->synced();
   for (auto column : kColumns) {
     storage::ColumnStats c;
-    if (db->handle(column) == nullptr) {  // chp_history, in a database older than it
+    if (db->handle(column) == nullptr) {  // chp_history or dafka_times, in a database older than it
       out->columns.push_back(c);
       continue;
     }
@@ -71,6 +71,9 @@ nlohmann::ordered_json stats_json(const Stats& st) {
     put_bytes(pj, "partition", p.partition);
     pj["head"] = head_json(p);
     pj["next"] = p.next;
+    pj["floor"] = p.floor;
+    pj["records"] = p.records;
+    pj["bytes"] = p.bytes;
     j["dafka_partitions"].push_back(std::move(pj));
   }
   return j;
@@ -96,11 +99,12 @@ void partitions_text(const Stats& st, std::ostream& out) {
   if (st.partitions.empty()) return;
   out << std::left << std::setw(static_cast<int>(subject_width) + 2) << "subject"
       << std::setw(static_cast<int>(partition_width) + 2) << "partition" << std::right << std::setw(20) << "head"
-      << "\n";
+      << std::setw(20) << "floor" << std::setw(14) << "records" << std::setw(16) << "bytes" << "\n";
   for (const auto& p : st.partitions) {
     out << std::left << std::setw(static_cast<int>(subject_width) + 2) << text(p.subject)
         << std::setw(static_cast<int>(partition_width) + 2) << text(p.partition) << std::right << std::setw(20)
-        << (p.next == 0 ? std::string("-") : std::to_string(p.next - 1)) << "\n";
+        << (p.next == 0 ? std::string("-") : std::to_string(p.next - 1)) << std::setw(20) << p.floor
+        << std::setw(14) << p.records << std::setw(16) << p.bytes << "\n";
   }
 }
 
