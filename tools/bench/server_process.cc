@@ -72,7 +72,7 @@ double time_first_kthxbai(const ServerPorts& ports, std::chrono::milliseconds ti
   dealer.set(zmq::sockopt::linger, 0);
   dealer.set(zmq::sockopt::reconnect_ivl, 1);
   dealer.connect(ports.endpoint(ports.chp));
-  send_frames(dealer, chp::encode_icanhaz({"\x01ready?"}));  // queued until connected
+  send_frames(dealer, chp::encode_icanhaz({"\x01ready?", std::nullopt}));  // queued until connected
   zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
   while (std::chrono::steady_clock::now() - start < timeout && alive()) {
     if (zmq::poll(&item, 1, std::chrono::milliseconds(1)) > 0) {
