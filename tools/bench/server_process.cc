@@ -78,12 +78,12 @@ ServerProcess::~ServerProcess() {
   std::filesystem::remove_all(root_, ignored);
 }
 
-void ServerProcess::start() {
+void ServerProcess::launch() {
   std::vector<std::string> args = {zstored_.string(),       "--data-dir",  data_dir().string(),
                                    "--chp-port",            std::to_string(ports_.chp),
                                    "--dafka-port",          std::to_string(ports_.dafka),
                                    "--tower-port",          std::to_string(ports_.tower),
-                                   "--log-level",           "warn"};
+                                   "--log-level",           log_level_};
   args.insert(args.end(), extra_.begin(), extra_.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
@@ -111,6 +111,10 @@ void ServerProcess::start() {
     ::dprintf(2, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
+}
+
+void ServerProcess::start() {
+  launch();
   int status = -1;
   auto alive = [&] { return (status = wait_for_exit(pid_, std::chrono::milliseconds(0))) == -1; };
   if (!wait_chp_ready(ports_, std::chrono::seconds(30), alive)) {
@@ -119,10 +123,8 @@ void ServerProcess::start() {
     } else {
       pid_ = -1;  // already reaped
     }
-    std::ifstream in(log);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    throw std::runtime_error("zstored (" + zstored_.string() + ") did not start (log " + log + "): " +
-                             text.substr(0, 2000));
+    throw std::runtime_error("zstored (" + zstored_.string() + ") did not start (log " +
+                             (root_ / "zstored.log").string() + "): " + log_text().substr(0, 2000));
   }
 }
 
@@ -136,6 +138,18 @@ int ServerProcess::stop() {
   }
   pid_ = -1;
   return status;
+}
+
+void ServerProcess::kill_now() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  wait_for_exit(pid_, std::chrono::seconds(10));
+  pid_ = -1;
+}
+
+std::string ServerProcess::log_text() const {
+  std::ifstream in(root_ / "zstored.log");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 std::filesystem::path default_zstored_path() {

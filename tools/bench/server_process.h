@@ -36,11 +36,21 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
+  // Appends flags for every later start (e.g. an HA pair naming each other).
+  void add_args(const std::vector<std::string>& args) { extra_.insert(extra_.end(), args.begin(), args.end()); }
+  // --log-level of later starts (default warn).
+  void set_log_level(std::string level) { log_level_ = std::move(level); }
   // Starts it and waits until CHP answers. Throws std::runtime_error when it
   // exits or does not answer within 30 s (the message names the log).
   void start();
+  // Starts it without waiting (an HA backup alone never answers).
+  void launch();
   // SIGTERM and wait for the exit (SIGKILL after 30 s). Returns the status.
   int stop();
+  // SIGKILL (a crash) and reap it.
+  void kill_now();
+  // Its log, every start so far.
+  std::string log_text() const;
 
   pid_t pid() const { return pid_; }
   const ServerPorts& ports() const { return ports_; }
@@ -50,6 +60,7 @@ class ServerProcess {
   std::filesystem::path zstored_;
   int cpu_;
   std::vector<std::string> extra_;
+  std::string log_level_ = "warn";
   std::filesystem::path root_;
   ServerPorts ports_;
   pid_t pid_ = -1;
