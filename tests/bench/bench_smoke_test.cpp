@@ -152,9 +152,42 @@ BOOST_AUTO_TEST_CASE(restart_mode) {
   BOOST_TEST(bench({"restart", "--server", "127.0.0.1:5556"}).code == 2);
 }
 
+// Both storms with 5 clients of 3000 keys: the resume run really resumed
+// (every client's KTHXBAI said resumed=1) and sent fewer entries; the full
+// run sent every client the whole map.
+void check_storm(const Run& run) {
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  const json& j = run.last;
+  BOOST_TEST(j["mode"] == "storm");
+  BOOST_TEST(j["resume_resumed_clients"].get<double>() == 5.0);
+  BOOST_TEST(j["full_resumed_clients"].get<double>() == 0.0);
+  BOOST_TEST(j["full_keys_sent"].get<double>() >= 5.0 * 3000.0);
+  BOOST_TEST(j["resume_keys_sent"].get<double>() < j["full_keys_sent"].get<double>());
+  for (const char* run_name : {"resume_", "full_"}) {
+    std::string p = run_name;
+    BOOST_TEST(j[p + "seconds"].get<double>() > 0.0);
+    BOOST_TEST(j[p + "first_reply_seconds"].get<double>() <= j[p + "seconds"].get<double>());
+    BOOST_TEST(j[p + "server_cpu_s"].get<double>() >= 0.0);
+  }
+  BOOST_TEST(j["time_ratio"].get<double>() > 0.0);
+  BOOST_TEST(j["cpu_ratio"].get<double>() >= 0.0);
+  BOOST_TEST(j["writer_updates"].get<double>() > 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(storm_mode_restarting_one_server) {
+  check_storm(bench({"storm", "--clients", "5", "--keys", "3000", "--client-threads", "2", "--deadline", "30",
+                     "--json"}));
+}
+
+BOOST_AUTO_TEST_CASE(storm_mode_failing_over_an_ha_pair) {
+  check_storm(bench({"storm", "--clients", "5", "--keys", "3000", "--ha", "--deadline", "30", "--json"}));
+}
+
 BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {
   BOOST_TEST(bench({"warp"}).code == 2);
   BOOST_TEST(bench({"chp", "--value-bytes", "5"}).code == 2);
+  BOOST_TEST(bench({"storm", "--resume", "maybe"}).code == 2);
   Run missing = bench({"chp", "--zstored", "/nonexistent/zstored", "--duration", "1"});
   BOOST_TEST(missing.code == 1);
   BOOST_TEST(missing.output.find("did not start") != std::string::npos);

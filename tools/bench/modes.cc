@@ -11,6 +11,7 @@
 #include "tools/bench/relay.h"
 #include "tools/bench/restart.h"
 #include "tools/bench/server_process.h"
+#include "tools/bench/storm.h"
 #include "tools/bench/system.h"
 #include "tools/bench/transports.h"
 
@@ -313,6 +314,7 @@ Report run_mode(const Options& o, std::ostream& log) {
   if (o.mode == "dafka") return dafka_mode(o, log);
   if (o.mode == "replay") return replay_mode(o, log);
   if (o.mode == "restart") return restart_mode(o, log);
+  if (o.mode == "storm") return storm_mode(o, log);
   return snapshot_mode(o, log);
 }
 

@@ -1,4 +1,4 @@
-// The five zstore-bench modes. Each runs its measurement with the options
+// The zstore-bench modes (storm: tools/bench/storm.h). Each runs its measurement with the options
 // and returns the Report; progress notes go to `log` (stderr). Failures
 // (a server that does not start, a stalled run) throw std::runtime_error.
 #pragma once

@@ -14,7 +14,7 @@ namespace {
 
 po::options_description describe(Options& o) {
   po::options_description desc(
-      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart [options]\n"
+      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart|storm [options]\n"
       "Measures zstored (started on a temp dir unless --server) or the in-process relay.\nOptions");
   desc.add_options()
       ("help,h", "this text")
@@ -27,11 +27,19 @@ po::options_description describe(Options& o) {
       ("rate-fraction", po::value(&o.rate_fraction)->default_value(o.rate_fraction),
        "chp/dafka: then run again at this fraction (0..1) of the measured rate")
       ("shape", po::value(&o.shape)->default_value(o.shape), "relay: message shape, chp or dafka")
-      ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart: keys loaded")
+      ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart, storm: keys loaded")
       ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp: distinct keys written (0: all new)")
       ("subtree", po::value(&o.subtree)->default_value(o.subtree), "snapshot: prefix of the subtree snapshot")
       ("writer-rate", po::value(&o.writer_rate)->default_value(o.writer_rate),
-       "snapshot: updates/s of the concurrent writer")
+       "snapshot, storm: updates/s of the concurrent writer")
+      ("clients", po::value(&o.clients)->default_value(o.clients), "storm: clients mirroring the map")
+      ("client-threads", po::value(&o.client_threads)->default_value(o.client_threads),
+       "storm: threads running the clients")
+      ("resume", po::value(&o.resume)->default_value(o.resume),
+       "storm: clients reconnect with their last sequence (on), without (off), or both runs")
+      ("ha", po::bool_switch(&o.ha), "storm: fail over an HA pair (default: kill -9 and restart one zstored)")
+      ("deadline", po::value(&o.deadline_s)->default_value(o.deadline_s),
+       "storm: seconds for every client to be current after the kill")
       ("records", po::value(&o.records)->default_value(o.records), "replay: records produced then fetched")
       ("server", po::value(&o.server), "host:P, CHP base port of a running zstored")
       ("dafka-server", po::value(&o.dafka_server), "host:D, publisher of a running Dafka store")
@@ -52,9 +60,9 @@ void check(bool ok, const std::string& message) {
 }
 
 void validate(const Options& o) {
-  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay", "restart"};
+  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay", "restart", "storm"};
   check(std::find(modes.begin(), modes.end(), o.mode) != modes.end(),
-        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka, replay or restart)");
+        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka, replay, restart or storm)");
   check(o.writers >= 1 && o.writers <= 256, "--writers must be 1..256");
   check(o.value_bytes >= kMinValueBytes && o.value_bytes <= (16u << 20), "--value-bytes must be 20..16777216");
   check(o.duration_s > 0 && o.duration_s <= 3600, "--duration must be in (0, 3600] seconds");
@@ -66,6 +74,11 @@ void validate(const Options& o) {
   check(o.keys >= 1, "--keys must be >= 1");
   check(o.writer_rate > 0, "--writer-rate must be > 0");
   check(o.records >= 1, "--records must be >= 1");
+  check(o.clients >= 1 && o.clients <= 10000, "--clients must be 1..10000");
+  check(o.client_threads >= 1 && o.client_threads <= 64, "--client-threads must be 1..64");
+  check(o.resume == "on" || o.resume == "off" || o.resume == "both", "--resume must be on, off or both");
+  check(o.deadline_s > 0, "--deadline must be > 0");
+  check(o.mode != "storm" || o.server.empty(), "storm kills and restarts its own servers: it cannot use --server");
   check(o.server_cpu >= -1 && o.client_cpu >= -1, "--server-cpu and --client-cpu must be >= -1");
   bool dafka = o.mode == "dafka" || o.mode == "replay";
   check(!dafka || o.dafka_server.empty() == o.tower.empty(), "--dafka-server and --tower go together");
@@ -94,7 +107,7 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, std::
     out << desc << '\n';
     return std::nullopt;
   }
-  check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka, replay or restart");
+  check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka, replay, restart or storm");
   validate(o);
   return o;
 }

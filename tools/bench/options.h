@@ -10,7 +10,7 @@
 namespace zstore::bench {
 
 struct Options {
-  std::string mode;  // relay | chp | snapshot | dafka | replay | restart
+  std::string mode;  // relay | chp | snapshot | dafka | replay | restart | storm
   int writers = 2;
   std::size_t value_bytes = 100;
   double duration_s = 5.0;
@@ -24,6 +24,11 @@ struct Options {
   std::string subtree = "s0/";       // snapshot: subtree snapshot prefix
   double writer_rate = 1000;         // snapshot: concurrent writer updates/s
   std::uint64_t records = 1000000;   // replay: records produced then fetched
+  int clients = 200;                 // storm: clients mirroring the map
+  int client_threads = 4;            // storm: threads running them
+  std::string resume = "both";       // storm: on | off | both
+  bool ha = false;                   // storm: fail over an HA pair (else restart one server)
+  double deadline_s = 600;           // storm: every client current within this, else fail
   std::string server;                // host:P of a running zstored (CHP)
   std::string dafka_server;          // host:D of a running store publisher
   std::string tower;                 // host:T of its tower

@@ -96,30 +96,12 @@ ServerProcess::~ServerProcess() {
   std::filesystem::remove_all(root_, ignored);
 }
 
-void ServerProcess::start() {
-  launch();
-  int status = -1;
-  auto alive = [&] { return (status = wait_for_exit(pid_, std::chrono::milliseconds(0))) == -1; };
-  if (!wait_chp_ready(ports_, std::chrono::seconds(30), alive)) {
-    if (status == -1) {
-      stop();
-    } else {
-      pid_ = -1;  // already reaped
-    }
-    std::string log = (root_ / "zstored.log").string();
-    std::ifstream in(log);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    throw std::runtime_error("zstored (" + zstored_.string() + ") did not start (log " + log + "): " +
-                             text.substr(0, 2000));
-  }
-}
-
 void ServerProcess::launch() {
   std::vector<std::string> args = {zstored_.string(),       "--data-dir",  data_dir().string(),
                                    "--chp-port",            std::to_string(ports_.chp),
                                    "--dafka-port",          std::to_string(ports_.dafka),
                                    "--tower-port",          std::to_string(ports_.tower),
-                                   "--log-level",           "warn"};
+                                   "--log-level",           log_level_};
   args.insert(args.end(), extra_.begin(), extra_.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
@@ -163,6 +145,21 @@ bool ServerProcess::running() {
   return false;
 }
 
+void ServerProcess::start() {
+  launch();
+  int status = -1;
+  auto alive = [&] { return (status = wait_for_exit(pid_, std::chrono::milliseconds(0))) == -1; };
+  if (!wait_chp_ready(ports_, std::chrono::seconds(30), alive)) {
+    if (status == -1) {
+      stop();
+    } else {
+      pid_ = -1;  // already reaped
+    }
+    throw std::runtime_error("zstored (" + zstored_.string() + ") did not start (log " +
+                             (root_ / "zstored.log").string() + "): " + log_text().substr(0, 2000));
+  }
+}
+
 int ServerProcess::stop() {
   if (pid_ <= 0) return 0;
   ::kill(pid_, SIGTERM);
@@ -173,6 +170,11 @@ int ServerProcess::stop() {
   }
   pid_ = -1;
   return status;
+}
+
+std::string ServerProcess::log_text() const {
+  std::ifstream in(root_ / "zstored.log");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 std::filesystem::path default_zstored_path() {

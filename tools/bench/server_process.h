@@ -42,10 +42,15 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
+  // Appends flags for every later start (e.g. an HA pair naming each other).
+  void add_args(const std::vector<std::string>& args) { extra_.insert(extra_.end(), args.begin(), args.end()); }
+  // --log-level of later starts (default warn).
+  void set_log_level(std::string level) { log_level_ = std::move(level); }
   // Starts it and waits until CHP answers. Throws std::runtime_error when it
   // exits or does not answer within 30 s (the message names the log).
   void start();
-  // Starts it without waiting for CHP (restart timing probes it itself).
+  // Starts it without waiting (restart timing probes CHP itself; an HA
+  // backup alone never answers).
   void launch();
   // SIGTERM and wait for the exit (SIGKILL after 30 s). Returns the status.
   int stop();
@@ -53,6 +58,8 @@ class ServerProcess {
   void kill_hard();
   // Whether it still runs (false once it exited; reaps it then).
   bool running();
+  // Its log, every start so far.
+  std::string log_text() const;
 
   pid_t pid() const { return pid_; }
   const ServerPorts& ports() const { return ports_; }
@@ -62,6 +69,7 @@ class ServerProcess {
   std::filesystem::path zstored_;
   int cpu_;
   std::vector<std::string> extra_;
+  std::string log_level_ = "warn";
   std::filesystem::path root_;
   ServerPorts ports_;
   pid_t pid_ = -1;

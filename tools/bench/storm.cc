@@ -1,0 +1,267 @@
+#include "tools/bench/storm.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "protocol/chp_codec.h"
+#include "tools/bench/load.h"
+#include "tools/bench/server_process.h"
+#include "tools/bench/storm_clients.h"
+#include "tools/bench/system.h"
+#include "tools/bench/transports.h"
+#include "tools/harness/harness.h"
+
+namespace zstore::bench {
+
+namespace chp = protocol::chp;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+namespace {
+
+// The pair's heartbeat: its peer is dead after two, so a takeover waits
+// ~0.4 s instead of the default 2 s (the same in both runs).
+constexpr int kHaHeartbeatMs = 200;
+
+// The zstored(s) of a storm: one, or an HA pair whose `active` serves.
+struct Members {
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  int active = 0;
+  bool ha = false;
+  ServerProcess& at(int i) { return *servers[static_cast<std::size_t>(i)]; }
+  std::string endpoint(int i, int offset = 0) { return at(i).ports().endpoint(at(i).ports().chp + offset); }
+  std::vector<std::string> all(int offset) {
+    std::vector<std::string> out;
+    for (int i = 0; i < static_cast<int>(servers.size()); ++i) out.push_back(endpoint(i, offset));
+    return out;
+  }
+};
+
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Waits until `server` logged its `times`-th completed sync as a passive.
+void wait_synced(ServerProcess& server, int times, seconds timeout) {
+  auto synced = [&] { return count_of(server.log_text(), "HA follower: synced") >= times; };
+  if (!testing::wait_until(synced, timeout)) {
+    throw std::runtime_error("the HA passive did not sync within " + std::to_string(timeout.count()) +
+                             " s; its log: " + server.log_text().substr(0, 2000));
+  }
+}
+
+Members start_members(const Options& o, std::ostream& log) {
+  Members m;
+  m.ha = o.ha;
+  auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
+  for (int i = 0; i < (o.ha ? 2 : 1); ++i) m.servers.push_back(std::make_unique<ServerProcess>(path, o.server_cpu));
+  if (!o.ha) {
+    m.at(0).start();
+    log << "zstored " << m.at(0).pid() << '\n';
+    return m;
+  }
+  std::uint16_t state = testing::free_port_range(2);
+  auto ep = [](std::uint16_t port) { return "tcp://127.0.0.1:" + std::to_string(port); };
+  for (int i = 0; i < 2; ++i) {
+    m.at(i).set_log_level("info");
+    m.at(i).add_args({"--ha", i == 0 ? "primary" : "backup", "--ha-bind", ep(static_cast<std::uint16_t>(state + i)),
+                      "--ha-peer", ep(static_cast<std::uint16_t>(state + 1 - i)), "--ha-peer-chp", m.endpoint(1 - i),
+                      "--ha-heartbeat-ms", std::to_string(kHaHeartbeatMs)});
+    m.at(i).launch();
+  }
+  if (!wait_chp_ready(m.at(0).ports(), seconds(30))) throw std::runtime_error("the HA primary does not serve");
+  wait_synced(m.at(1), 1, seconds(60));
+  log << "HA pair: primary " << m.at(0).pid() << ", backup " << m.at(1).pid() << '\n';
+  return m;
+}
+
+// A paced writer updating the hot 1 % of the keys (keys 0..K/100-1, the
+// same names as the load) through a PUB to every member's collector.
+class StormWriter {
+ public:
+  StormWriter(const Options& o, std::vector<std::string> collectors) : socket_(context_, zmq::socket_type::pub) {
+    spec_.writers = 1;
+    spec_.value_bytes = o.value_bytes;
+    spec_.key_space = std::max<std::uint64_t>(1, o.keys / 100);
+    rate_ = o.writer_rate;
+    socket_.set(zmq::sockopt::sndhwm, 0);
+    socket_.set(zmq::sockopt::linger, 0);
+    for (const auto& endpoint : collectors) socket_.connect(endpoint);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~StormWriter() {
+    stop_ = true;
+    thread_.join();
+  }
+  std::uint64_t sent() const { return sent_.load(); }
+
+ private:
+  void run() {
+    std::int64_t start = now_ns();
+    while (!stop_) {
+      auto due = static_cast<std::uint64_t>(static_cast<double>(now_ns() - start) * 1e-9 * rate_);
+      for (std::uint64_t n = sent_; n < due; ++n) send_frames(socket_, update(n));
+      sent_ = std::max<std::uint64_t>(sent_, due);
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+  }
+  // KVSET n with a UUID, as a clone client sends it: an HA passive matches
+  // the active's KVPUBs to the updates it holds as pending by UUID.
+  protocol::Frames update(std::uint64_t n) {
+    protocol::Frames frames = make_message(spec_, 0, n, "");
+    frames[2] = std::string(chp::kUuidSize, '\0');
+    std::memcpy(frames[2].data(), &salt_, 8);
+    std::memcpy(frames[2].data() + 8, &n, 8);
+    return frames;
+  }
+  zmq::context_t context_{1};
+  zmq::socket_t socket_;
+  LoadSpec spec_;
+  std::uint64_t salt_ = static_cast<std::uint64_t>(now_ns());
+  double rate_ = 1000;
+  std::atomic<std::uint64_t> sent_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// The server's last sequence: the KTHXBAI of a snapshot of a subtree no key has.
+std::uint64_t server_sequence(const std::string& endpoint) {
+  zmq::context_t context(1);
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    zmq::socket_t dealer(context, zmq::socket_type::dealer);
+    dealer.set(zmq::sockopt::linger, 0);
+    dealer.connect(endpoint);
+    send_frames(dealer, chp::encode_icanhaz({"\x01sequence?", std::nullopt}));
+    zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, milliseconds(200)) <= 0) continue;
+    std::vector<zmq::message_t> frames;
+    (void)zmq::recv_multipart(dealer, std::back_inserter(frames));
+    std::vector<std::string_view> views;
+    for (auto& f : frames) views.emplace_back(f.data<char>(), f.size());
+    auto reply = chp::decode_snapshot_reply(views);
+    if (reply && std::holds_alternative<chp::Kthxbai>(*reply)) return std::get<chp::Kthxbai>(*reply).sequence;
+  }
+  throw std::runtime_error("no KTHXBAI from " + endpoint + " within 10 s");
+}
+
+void wait_round(const StormFleet& fleet, int clients, std::int64_t since_ns, double deadline_s) {
+  while (!fleet.all_done()) {
+    if (static_cast<double>(now_ns() - since_ns) * 1e-9 > deadline_s) {
+      throw std::runtime_error(std::to_string(fleet.clients_done()) + " of " + std::to_string(clients) +
+                               " clients current after " + std::to_string(deadline_s) + " s (--deadline)");
+    }
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+}
+
+// Every client's sequence reaches the server's current one through KVPUBs:
+// they follow the updates, not just the snapshot.
+void check_following(const StormFleet& fleet, const std::string& endpoint) {
+  std::uint64_t target = server_sequence(endpoint);
+  if (!testing::wait_until([&] { return fleet.min_sequence() >= target; }, seconds(60))) {
+    throw std::runtime_error("clients stopped following: lowest sequence " + std::to_string(fleet.min_sequence()) +
+                             " < server's " + std::to_string(target) + " after 60 s");
+  }
+}
+
+// Kills the serving member (restarts it when alone) and times the storm.
+void fail_over(Members& m, StormFleet& fleet, const Options& o, bool resume, Report& report) {
+  int survivor = m.ha ? 1 - m.active : m.active;
+  std::optional<double> cpu_before = m.ha ? cpu_seconds(m.at(survivor).pid()) : 0.0;
+  std::optional<double> bench_before = cpu_seconds(::getpid());
+  std::int64_t kill_ns = now_ns();
+  m.at(m.active).kill_hard();
+  if (!m.ha) m.at(survivor).launch();  // same data dir and ports
+  fleet.request(m.endpoint(survivor), resume);
+  wait_round(fleet, o.clients, kill_ns, o.deadline_s);
+  auto cpu_after = cpu_seconds(m.at(survivor).pid());
+  auto bench_after = cpu_seconds(::getpid());
+  m.active = survivor;
+  StormRound r = fleet.round();
+  std::string p = resume ? "resume_" : "full_";
+  report.set(p + "seconds", static_cast<double>(r.last_done_ns - kill_ns) * 1e-9, "s");
+  report.set(p + "first_reply_seconds", static_cast<double>(r.first_reply_ns - kill_ns) * 1e-9, "s");
+  report.set(p + "serve_seconds", static_cast<double>(r.last_done_ns - r.first_reply_ns) * 1e-9, "s");
+  if (cpu_before && cpu_after) report.set(p + "server_cpu_s", *cpu_after - *cpu_before, "s");
+  if (bench_before && bench_after) report.set(p + "bench_cpu_s", *bench_after - *bench_before, "s");
+  report.set(p + "keys_sent", static_cast<double>(r.keys));
+  report.set(p + "resumed_clients", r.resumed);
+  check_following(fleet, m.endpoint(m.active));
+}
+
+void load_keys(Members& m, const Options& o, Report& report, std::ostream& log) {
+  zmq::context_t context(1);
+  PubSubTransport transport(context, m.endpoint(m.active, 2), m.endpoint(m.active, 1));
+  LoadSpec load;
+  load.writers = o.writers;
+  load.value_bytes = o.value_bytes;
+  load.window = o.window;
+  load.total = o.keys;
+  load.warmup_s = 0;
+  log << "loading " << o.keys << " keys...\n";
+  report.set("load_per_s", run_load(load, transport).rate(), "msg/s");
+}
+
+void set_ratio(Report& report, const std::string& name, const std::string& field) {
+  double resume = report.number("resume_" + field);
+  report.set(name, resume > 0 ? report.number("full_" + field) / resume : 0);
+}
+
+}  // namespace
+
+Report storm_mode(const Options& o, std::ostream& log) {
+  Report report("storm");
+  report.set("clients", o.clients);
+  report.set("keys", static_cast<double>(o.keys));
+  report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
+  report.set("writer_rate", o.writer_rate, "msg/s");
+  report.set_text("failover", o.ha ? "ha-pair" : "restart");
+  Members m = start_members(o, log);
+  load_keys(m, o, report, log);
+  StormFleet fleet(o.clients, o.client_threads, m.all(1));
+  StormWriter writer(o, m.all(2));
+  log << o.clients << " clients take a full snapshot...\n";
+  std::int64_t start = now_ns();
+  fleet.request(m.endpoint(m.active), false);
+  wait_round(fleet, o.clients, start, o.deadline_s);
+  report.set("initial_seconds", static_cast<double>(now_ns() - start) * 1e-9, "s");
+  check_following(fleet, m.endpoint(m.active));
+  std::vector<bool> runs;
+  if (o.resume != "off") runs.push_back(true);
+  if (o.resume != "on") runs.push_back(false);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (i > 0 && m.ha) {  // the killed member comes back as the passive
+      ServerProcess& back = m.at(1 - m.active);
+      int synced = count_of(back.log_text(), "HA follower: synced");
+      back.launch();
+      wait_synced(back, synced + 1, seconds(std::max(60, static_cast<int>(o.deadline_s))));
+    }
+    std::this_thread::sleep_for(seconds(1));  // the writer's updates flow to the clients
+    log << "kill -9 " << m.at(m.active).pid() << ", clients reconnect " << (runs[i] ? "with resume" : "for full snapshots")
+        << "...\n";
+    fail_over(m, fleet, o, runs[i], report);
+  }
+  if (runs.size() == 2) {
+    set_ratio(report, "time_ratio", "seconds");
+    set_ratio(report, "cpu_ratio", "server_cpu_s");
+    set_ratio(report, "serve_ratio", "serve_seconds");
+  }
+  report.set("writer_updates", static_cast<double>(writer.sent()));
+  report.set("client_gaps", static_cast<double>(fleet.gaps()));
+  if (auto use = memory_use(m.at(m.active).pid())) {
+    report.set("server_rss_mib", static_cast<double>(use->rss_kib) / 1024.0, "MiB");
+  }
+  return report;
+}
+
+}  // namespace zstore::bench
