@@ -12,6 +12,9 @@ ZSTORE_PACKAGES=(
   libboost-program-options-dev libboost-test-dev uuid-dev
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
 )
+# Only tools/test needs these: pyzmq (for /usr/bin/python3) writes and reads
+# CURVE certificates against ours in tests/security.
+ZSTORE_TEST_PACKAGES=(python3-zmq)
 
 zstore_sudo() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
