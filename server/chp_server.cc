@@ -53,6 +53,9 @@ void ChpServer::start() {
   collector_.set(zmq::sockopt::maxmsgsize, max_frame + 64);
   collector_.set(zmq::sockopt::rcvhwm, 100000);
   collector_.set(zmq::sockopt::linger, 0);
+  config_.security.as_server(router_, "chp-snapshot");
+  config_.security.as_server(publisher_, "chp-updates");
+  config_.security.as_server(collector_, "chp-collector");
   auto eps = endpoints();
   router_.bind(eps[0]);
   publisher_.bind(eps[1]);
@@ -65,7 +68,8 @@ void ChpServer::start() {
   stop_tx_.connect(stop_ep);
   metrics_.last_sequence = store_.last_sequence();
   if (config_.ha) {
-    ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer, config_.ha->cut_file);
+    ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer, config_.ha->cut_file,
+                                        config_.security);
     bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
     published_state_ = config_.ha->role;
   }

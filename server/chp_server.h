@@ -19,6 +19,7 @@
 #include <zmq.hpp>
 
 #include "protocol/chp_codec.h"
+#include "security/curve_socket.h"
 #include "server/binary_star.h"
 #include "server/chp_follower.h"
 #include "server/chp_metrics.h"
@@ -55,6 +56,9 @@ struct ChpServerConfig {
   std::size_t snapshot_slice = 256;
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
   std::optional<HaConfig> ha;
+  // CURVE for every socket (bound ones as servers, the HA side's connections
+  // as clients of the peer, which shares our certificate); default plain.
+  security::SocketSecurity security;
 };
 
 class ChpServer {

@@ -20,6 +20,8 @@
 #include "server/http_server.h"
 #include "server/tower.h"
 #include "server/wal_syncer.h"
+#include "server/zap_handler.h"
+#include "security/curve_cert.h"
 #include "server/log.h"
 #include "server/options.h"
 #include "storage/chp_store.h"
@@ -32,8 +34,9 @@ extern char** environ;
 namespace zstore::server {
 namespace {
 
-ChpServerConfig chp_config(const ServerOptions& o) {
+ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurity& security) {
   ChpServerConfig c;
+  c.security = security;
   c.bind = o.bind;
   c.port = o.chp_port;
   c.limits.max_value_bytes = o.max_value_bytes;
@@ -78,22 +81,53 @@ std::string new_node_address() {
   return protocol::dafka::make_address(uuid);
 }
 
-int wait_for_signal() {
+sigset_t handled_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+// Waits for SIGINT or SIGTERM; a SIGHUP meanwhile re-reads the CURVE allow list.
+int wait_for_signal(ZapHandler* zap) {
+  sigset_t set = handled_signals();
   int sig = 0;
-  sigwait(&set, &sig);
+  while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
+    if (!zap) {
+      spdlog::info("SIGHUP: nothing to reload (no --curve-allow)");
+    } else if (auto err = zap->reload(); !err.empty()) {
+      spdlog::error("SIGHUP: {}; keeping the previous allow list", err);
+    }
+  }
   return sig;
 }
 
+// With --curve-cert: our certificate for every socket, and the ZAP handler
+// judging clients (started before any socket binds). False: cannot start.
+bool start_security(zmq::context_t& ctx, const ServerOptions& o, AuthMetrics& metrics,
+                    security::SocketSecurity* security, std::unique_ptr<ZapHandler>* zap) {
+  if (o.curve_cert.empty()) return true;
+  auto cert = security::load_cert(o.curve_cert, true);
+  if (!cert.cert) {
+    spdlog::critical("cannot start: --curve-cert: {}", cert.error);
+    return false;
+  }
+  security->cert = cert.cert;
+  security->server_key = cert.cert->public_key;  // a cluster shares one server certificate
+  *zap = std::make_unique<ZapHandler>(ctx, o.curve_allow, cert.cert->public_key, metrics);
+  if (auto err = (*zap)->start(); !err.empty()) {
+    spdlog::critical("cannot start: --curve-allow: {}", err);
+    return false;
+  }
+  spdlog::info("CURVE on every port; our public key {}", cert.cert->public_key);
+  return true;
+}
+
 int run(const ServerOptions& o) {
-  // Block the stop signals in every thread; main waits for them.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  // Block the handled signals in every thread; main waits for them.
+  sigset_t set = handled_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   std::unique_ptr<storage::Database> db;
@@ -130,6 +164,15 @@ int run(const ServerOptions& o) {
   }
 
   zmq::context_t ctx;
+  AuthMetrics auth_metrics;
+  security::SocketSecurity security;
+  std::unique_ptr<ZapHandler> zap;  // destroyed after the reactors below
+  try {
+    if (!start_security(ctx, o, auth_metrics, &security, &zap)) return 1;
+  } catch (const zmq::error_t& e) {
+    spdlog::critical("cannot start the ZAP handler: {}", e.what());
+    return 1;
+  }
   ChpMetrics chp_metrics;
   DafkaMetrics dafka_metrics;
   TowerMetrics tower_metrics;
@@ -139,7 +182,7 @@ int run(const ServerOptions& o) {
   std::unique_ptr<HttpServer> http;
   try {
     if (o.chp_port != 0) {
-      chp = std::make_unique<ChpServer>(ctx, *chp_store, chp_config(o), chp_metrics);
+      chp = std::make_unique<ChpServer>(ctx, *chp_store, chp_config(o, security), chp_metrics);
       chp->start();
     }
     if (o.tower_port != 0) {
@@ -182,7 +225,7 @@ int run(const ServerOptions& o) {
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
                eps.empty() ? " (none)" : eps);
 
-  int sig = wait_for_signal();
+  int sig = wait_for_signal(zap.get());
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
   if (http) http->stop();  // first: it reads the database and the reactors' state
   if (dafka) dafka->stop();
@@ -193,6 +236,7 @@ int run(const ServerOptions& o) {
   dafka.reset();
   tower.reset();
   chp.reset();
+  if (zap) zap->stop();
   dafka_log.reset();
   chp_store.reset();
   if (auto s = db->close(); !s.ok()) {

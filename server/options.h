@@ -39,6 +39,10 @@ struct ServerOptions {
   std::uint32_t ha_heartbeat_ms = 1000;
   std::string ha_test_cut_file;  // test seam: HA link cut while this file exists
   std::uint64_t chp_history = 1'000'000;  // updates kept in chp_history
+
+  // Security (CURVE, rfc 26/27): empty = plain.
+  std::string curve_cert;   // our secret certificate (NAME.key_secret)
+  std::string curve_allow;  // directory of the allowed clients' NAME.key
 };
 
 // Outcome of parsing: either options to run with, or an exit code (0 after
