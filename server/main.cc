@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 
@@ -17,6 +18,7 @@
 #include "protocol/dafka_codec.h"
 #include "server/chp_server.h"
 #include "server/dafka_store.h"
+#include "server/http_auth.h"
 #include "server/http_server.h"
 #include "server/tower.h"
 #include "server/wal_syncer.h"
@@ -75,6 +77,29 @@ ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* 
   return v;
 }
 
+// The HTTP settings; throws std::runtime_error on an unusable token file
+// or backup directory.
+HttpConfig http_config(const ServerOptions& o) {
+  HttpConfig c;
+  c.bind = o.bind;
+  c.port = o.http_port;
+  if (!o.http_token_file.empty()) {
+    if (auto err = load_token(o.http_token_file, &c.token); !err.empty()) throw std::runtime_error(err);
+  } else if (!is_loopback(o.bind)) {
+    spdlog::warn("HTTP /metrics and /admin are open to anyone reaching {}:{} (--insecure without --http-token-file)",
+                 o.bind, o.http_port);
+  }
+  if (!o.backup_dir.empty()) {
+    std::error_code ec;
+    auto dir = std::filesystem::absolute(o.backup_dir, ec);
+    if (ec || !std::filesystem::is_directory(dir, ec)) {
+      throw std::runtime_error("--backup-dir " + o.backup_dir + " is not a directory");
+    }
+    c.backup_dir = dir.lexically_normal().string();
+  }
+  return c;
+}
+
 std::string new_node_address() {
   uuid_t uuid;
   uuid_generate(uuid);
@@ -117,12 +142,43 @@ bool start_security(zmq::context_t& ctx, const ServerOptions& o, AuthMetrics& me
   security->cert = cert.cert;
   security->server_key = cert.cert->public_key;  // a cluster shares one server certificate
   *zap = std::make_unique<ZapHandler>(ctx, o.curve_allow, cert.cert->public_key, metrics);
-  if (auto err = (*zap)->start(); !err.empty()) {
-    spdlog::critical("cannot start: --curve-allow: {}", err);
+  try {
+    if (auto err = (*zap)->start(); !err.empty()) {
+      spdlog::critical("cannot start: --curve-allow: {}", err);
+      return false;
+    }
+  } catch (const zmq::error_t& e) {
+    spdlog::critical("cannot start the ZAP handler: {}", e.what());
     return false;
   }
   spdlog::info("CURVE on every port; our public key {}", cert.cert->public_key);
   return true;
+}
+
+// Opens the database and the stores the options enable.
+storage::Status open_storage(const ServerOptions& o, std::unique_ptr<storage::Database>* db,
+                             std::unique_ptr<storage::ChpStore>* chp_store,
+                             std::unique_ptr<storage::DafkaLog>* dafka_log, std::string* node_address) {
+  storage::DatabaseOptions dbo;
+  dbo.sync = o.sync;
+  if (auto s = storage::Database::Open(o.data_dir, dbo, db); !s.ok()) return s;
+  if (auto s = storage::ChpStore::Open(db->get(), chp_store, o.chp_history); !s.ok()) return s;
+  if (o.dafka_port == 0) return storage::Status::Ok();
+  if (auto s = storage::DafkaLog::Open(db->get(), dafka_log); !s.ok()) return s;
+  return storage::load_or_store_node_address(db->get(), new_node_address(), node_address);
+}
+
+// The endpoints line of the start-up log.
+std::string endpoints_text(const ServerOptions& o, ChpServer* chp, Tower* tower, DafkaStore* dafka, HttpServer* http) {
+  std::string eps;
+  if (chp) {
+    for (const auto& ep : chp->endpoints()) eps += " " + ep;
+  }
+  if (tower) eps += " tower " + tower->endpoints()[0] + " " + tower->endpoints()[1];
+  if (http) eps += " http " + http->endpoint();
+  if (dafka) eps += " dafka " + dafka->endpoint() + " (node " + dafka->address() + ")";
+  if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
+  return eps;
 }
 
 int run(const ServerOptions& o) {
@@ -131,29 +187,12 @@ int run(const ServerOptions& o) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   std::unique_ptr<storage::Database> db;
-  storage::DatabaseOptions dbo;
-  dbo.sync = o.sync;
-  if (auto s = storage::Database::Open(o.data_dir, dbo, &db); !s.ok()) {
-    spdlog::critical("cannot start: {}", s.message());
-    return 1;
-  }
   std::unique_ptr<storage::ChpStore> chp_store;
-  if (auto s = storage::ChpStore::Open(db.get(), &chp_store, o.chp_history); !s.ok()) {
-    spdlog::critical("cannot start: {}", s.message());
-    return 1;
-  }
-
   std::unique_ptr<storage::DafkaLog> dafka_log;
   std::string node_address;
-  if (o.dafka_port != 0) {
-    if (auto s = storage::DafkaLog::Open(db.get(), &dafka_log); !s.ok()) {
-      spdlog::critical("cannot start: {}", s.message());
-      return 1;
-    }
-    if (auto s = storage::load_or_store_node_address(db.get(), new_node_address(), &node_address); !s.ok()) {
-      spdlog::critical("cannot start: {}", s.message());
-      return 1;
-    }
+  if (auto s = open_storage(o, &db, &chp_store, &dafka_log, &node_address); !s.ok()) {
+    spdlog::critical("cannot start: {}", s.message());
+    return 1;
   }
 
   // Declared after db (destroyed first) and stopped after the reactors.
@@ -167,12 +206,7 @@ int run(const ServerOptions& o) {
   AuthMetrics auth_metrics;
   security::SocketSecurity security;
   std::unique_ptr<ZapHandler> zap;  // destroyed after the reactors below
-  try {
-    if (!start_security(ctx, o, auth_metrics, &security, &zap)) return 1;
-  } catch (const zmq::error_t& e) {
-    spdlog::critical("cannot start the ZAP handler: {}", e.what());
-    return 1;
-  }
+  if (!start_security(ctx, o, auth_metrics, &security, &zap)) return 1;
   ChpMetrics chp_metrics;
   DafkaMetrics dafka_metrics;
   TowerMetrics tower_metrics;
@@ -195,14 +229,9 @@ int run(const ServerOptions& o) {
     }
     if (o.http_port != 0) {
       http = std::make_unique<HttpServer>(
-          HttpConfig{o.bind, o.http_port},
-          server_view(db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr, tower ? &tower_metrics : nullptr));
+          http_config(o), server_view(db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr,
+                                      tower ? &tower_metrics : nullptr));
       http->start();
-      if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
-        spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "
-                     "it has no authentication, keep the port off untrusted networks",
-                     http->endpoint());
-      }
     }
   } catch (const zmq::error_t& e) {
     spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
@@ -214,14 +243,7 @@ int run(const ServerOptions& o) {
     spdlog::critical("cannot start: {}", e.what());
     return 1;
   }
-  std::string eps;
-  if (chp) {
-    for (const auto& ep : chp->endpoints()) eps += " " + ep;
-  }
-  if (tower) eps += " tower " + tower->endpoints()[0] + " " + tower->endpoints()[1];
-  if (http) eps += " http " + http->endpoint();
-  if (dafka) eps += " dafka " + dafka->endpoint() + " (node " + dafka->address() + ")";
-  if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
+  std::string eps = endpoints_text(o, chp.get(), tower.get(), dafka.get(), http.get());
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
                eps.empty() ? " (none)" : eps);
 

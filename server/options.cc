@@ -71,7 +71,35 @@ void describe_security(po::options_description& d, ServerOptions& o) {
        "CURVE: our secret certificate (zstore-cli keygen NAME writes NAME.key_secret); encrypts and "
        "authenticates every ZeroMQ port; needs --curve-allow")
       ("curve-allow", po::value(&o.curve_allow),
-       "CURVE: directory of the public certificates (NAME.key) of the clients allowed in; re-read on SIGHUP");
+       "CURVE: directory of the public certificates (NAME.key) of the clients allowed in; re-read on SIGHUP")
+      ("insecure", po::bool_switch(&o.insecure),
+       "allow binding beyond loopback without --curve-cert (ZeroMQ) or --http-token-file (HTTP)")
+      ("http-token-file", po::value(&o.http_token_file),
+       "file holding a token: GET /metrics and /admin/* need 'Authorization: Bearer TOKEN' (401 otherwise)")
+      ("backup-dir", po::value(&o.backup_dir),
+       "directory POST /admin/checkpoint writes under (dir=NAME: a new subdirectory); without it, checkpoints are off");
+}
+
+// Protected mode, like Redis's: nothing beyond loopback is served without
+// authentication unless --insecure says so.
+std::optional<std::string> check_exposure(const ServerOptions& o) {
+  if (o.insecure) return std::nullopt;
+  bool zmq_ports = o.chp_port != 0 || o.dafka_port != 0 || o.tower_port != 0;
+  auto ha_host = protocol::parse_tcp_endpoint(o.ha_bind);
+  bool zmq_exposed = (zmq_ports && !is_loopback(o.bind)) || (ha_host && !is_loopback(ha_host->host));
+  if (zmq_exposed && o.curve_cert.empty()) {
+    return "refusing to serve ZeroMQ ports beyond loopback (--bind " + o.bind + (o.ha_bind.empty() ? "" : ", --ha-bind " + o.ha_bind) +
+           ") without CURVE: anyone reaching them could read and write everything. Make keys: "
+           "'zstore-cli keygen server --dir keys' and, per client, 'zstore-cli keygen NAME' with NAME.key copied into "
+           "an allow directory; then give --curve-cert keys/server.key_secret --curve-allow DIR. Or accept the risk "
+           "with --insecure";
+  }
+  if (o.http_port != 0 && !is_loopback(o.bind) && o.http_token_file.empty()) {
+    return "refusing to serve HTTP (/metrics, /admin) beyond loopback (--bind " + o.bind +
+           ") without a token: put a secret in a file (e.g. 'head -c 32 /dev/urandom | base64 > token') and give "
+           "--http-token-file FILE, or accept the risk with --insecure";
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> check_security(const ServerOptions& o) {
@@ -157,6 +185,7 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   }
   if (auto e = check_ha(o)) return e;
   if (auto e = check_security(o)) return e;
+  if (auto e = check_exposure(o)) return e;
   static const char* levels[] = {"trace", "debug", "info", "warn", "error"};
   if (std::find(std::begin(levels), std::end(levels), o.log_level) == std::end(levels)) {
     return "--log-level: expected trace, debug, info, warn or error, got '" + o.log_level + "'";
@@ -165,6 +194,10 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
 }
 
 }  // namespace
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
 
 ParseOutcome parse_options(int argc, const char* const* argv, const char* const* env) {
   ServerOptions o;

@@ -43,6 +43,9 @@ struct ServerOptions {
   // Security (CURVE, rfc 26/27): empty = plain.
   std::string curve_cert;   // our secret certificate (NAME.key_secret)
   std::string curve_allow;  // directory of the allowed clients' NAME.key
+  bool insecure = false;    // allow plain ZeroMQ / open HTTP beyond loopback
+  std::string http_token_file;  // /metrics and /admin/* need its token
+  std::string backup_dir;       // checkpoints go only under it; empty: none
 };
 
 // Outcome of parsing: either options to run with, or an exit code (0 after
@@ -52,6 +55,9 @@ struct ParseOutcome {
   int exit_code = 0;
   std::string message;
 };
+
+// Whether host (of --bind or an endpoint) is reachable only from this machine.
+bool is_loopback(const std::string& host);
 
 // env: the process environment (environ), injectable for tests.
 ParseOutcome parse_options(int argc, const char* const* argv, const char* const* env);
