@@ -40,7 +40,7 @@ std::string sent_properties(const storage::ChpRecord& r, std::uint64_t now_ms, b
 
 bool SnapshotPump::start(std::string identity, std::string subtree,
                          std::unique_ptr<storage::ChpSnapshotCursor> cursor, std::string kthxbai_properties,
-                         bool exact_expiry) {
+                         bool exact_expiry, KeyFilter allow) {
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     if (it->identity == identity) {
       sessions_.erase(it);
@@ -49,18 +49,23 @@ bool SnapshotPump::start(std::string identity, std::string subtree,
   }
   if (sessions_.size() >= max_sessions_) return false;
   sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor),
-                              std::move(kthxbai_properties), exact_expiry, {}, false, false});
+                              std::move(kthxbai_properties), exact_expiry, std::move(allow), {}, false, false});
   return true;
 }
 
 SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms,
-                                      std::size_t* sent) {
+                                      Result* result) {
   for (std::size_t i = 0; i < quota; ++i) {
     if (!s.pending) {
       if (!s.cursor->next(&s.record)) break;  // reuses the record's buffers
       s.pending = true;
     }
     const auto& r = s.record;
+    if (s.allow && !s.allow(r.key)) {  // counts toward the quota: bounded work per turn
+      s.pending = false;
+      ++result->withheld;
+      continue;
+    }
     std::string props = sent_properties(r, now_ms, s.exact_expiry);
     chp::KvMsgFrames frames(r.key, r.entry.sequence, r.entry.uuid,
                             props.empty() ? std::string_view(r.entry.properties) : std::string_view(props),
@@ -71,7 +76,7 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
       case SendOutcome::kSent: break;
     }
     s.pending = false;
-    ++*sent;
+    ++result->keys_sent;
   }
   if (s.pending) return Step::kContinue;
   // The cursor may still have records: a full quota was sent.
@@ -103,9 +108,7 @@ SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budge
   if (sessions_.empty()) return result;
   std::size_t quota = std::max<std::size_t>(1, budget / sessions_.size());
   for (auto it = sessions_.begin(); it != sessions_.end();) {
-    std::size_t sent = 0;
-    Step st = step(router, *it, quota, now_ms, &sent);
-    result.keys_sent += sent;
+    Step st = step(router, *it, quota, now_ms, &result);
     it->blocked = st == Step::kBlocked;
     result.blocked |= it->blocked;
     if (st == Step::kDone || st == Step::kAborted) {

@@ -55,6 +55,7 @@ void HttpServer::routes() {
       return httplib::Server::HandlerResponse::Unhandled;
     }
     ++auth_failures_;
+    if (view_.auth) view_.auth->count_failure("http");
     {
       std::lock_guard lock(auth_log_mutex_);
       auth_log_.log(spdlog::level::warn, "HTTP {} {} from {}: missing or wrong bearer token", req.method, req.path,

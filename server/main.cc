@@ -36,9 +36,17 @@ extern char** environ;
 namespace zstore::server {
 namespace {
 
+// Throws std::runtime_error on an unreadable or malformed --acl file.
 ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurity& security) {
   ChpServerConfig c;
   c.security = security;
+  if (!o.acl.empty()) {
+    std::string error;
+    auto acl = ChpAcl::load(o.acl, &error);
+    if (!acl) throw std::runtime_error("--acl: " + error);
+    spdlog::info("CHP access rules: {} rule(s) from {}", acl->rules(), o.acl);
+    c.acl = std::make_shared<const ChpAcl>(std::move(*acl));
+  }
   c.bind = o.bind;
   c.port = o.chp_port;
   c.limits.max_value_bytes = o.max_value_bytes;
@@ -67,8 +75,9 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
 }
 
 ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* chp_metrics,
-                       const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics) {
+                       const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics, AuthMetrics* auth) {
   ServerView v;
+  v.auth = auth;
   v.db = db;
   v.chp = chp ? chp_metrics : nullptr;
   v.dafka = dafka_metrics;
@@ -230,7 +239,7 @@ int run(const ServerOptions& o) {
     if (o.http_port != 0) {
       http = std::make_unique<HttpServer>(
           http_config(o), server_view(db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr,
-                                      tower ? &tower_metrics : nullptr));
+                                      tower ? &tower_metrics : nullptr, &auth_metrics));
       http->start();
     }
   } catch (const zmq::error_t& e) {

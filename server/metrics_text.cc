@@ -55,6 +55,11 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
           "HA hand-overs whose peer history did not reach back (its deletes there were not taken over)",
           get(m.handovers_incomplete));
   malformed(w, "zstore_chp_malformed_total", "malformed CHP messages dropped, by kind", m);
+  w.family("zstore_chp_acl_denied_total", "counter", "CHP requests --acl denied, by kind");
+  w.sample(get(m.acl_denied_writes), {{"kind", "write"}});
+  w.sample(get(m.acl_withheld_snapshot_keys), {{"kind", "snapshot_key"}});
+  w.sample(get(m.acl_denied_subscriptions), {{"kind", "subscription"}});
+  w.sample(get(m.acl_denied_peer_requests), {{"kind", "peer_request"}});
   gauge(w, "zstore_chp_keys", "keys in the CHP map", count_keys(db, storage::Column::kChpMap));
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
 }
@@ -130,6 +135,11 @@ std::string render_metrics(const ServerView& view) {
             get(view.tower->loop_errors));
   }
   ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
+  if (view.auth) {
+    w.family("zstore_auth_failures_total", "counter",
+             "connections or requests refused for authentication (CURVE key not allowed, missing HTTP token), by port");
+    for (const auto& [port, n] : view.auth->failures()) w.sample(n, {{"port", port}});
+  }
   w.family("zstore_rocksdb_sst_bytes", "gauge", "size of the live SST files, by column family");
   auto columns = column_sizes(*view.db);
   for (const auto& c : columns) w.sample(c.sst_bytes, {{"column_family", c.name}});

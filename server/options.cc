@@ -76,6 +76,8 @@ void describe_security(po::options_description& d, ServerOptions& o) {
        "allow binding beyond loopback without --curve-cert (ZeroMQ) or --http-token-file (HTTP)")
       ("http-token-file", po::value(&o.http_token_file),
        "file holding a token: GET /metrics and /admin/* need 'Authorization: Bearer TOKEN' (401 otherwise)")
+      ("acl", po::value(&o.acl),
+       "CHP access rules, one 'NAME r|w|rw PREFIX' per line (NAME: a --curve-allow client); needs --curve-cert")
       ("backup-dir", po::value(&o.backup_dir),
        "directory POST /admin/checkpoint writes under (dir=NAME: a new subdirectory); without it, checkpoints are off");
 }
@@ -105,6 +107,9 @@ std::optional<std::string> check_exposure(const ServerOptions& o) {
 std::optional<std::string> check_security(const ServerOptions& o) {
   if (o.curve_cert.empty() != o.curve_allow.empty()) {
     return std::string("--curve-cert and --curve-allow go together (make keys with 'zstore-cli keygen NAME')");
+  }
+  if (!o.acl.empty() && o.curve_cert.empty()) {
+    return std::string("--acl needs --curve-cert and --curve-allow: clients are named by their keys");
   }
   if (!o.curve_cert.empty() && (o.dafka_port != 0 || o.tower_port != 0)) {
     return std::string("--curve-cert does not cover Dafka yet: add --dafka-port 0 --tower-port 0");

@@ -46,6 +46,7 @@ struct ServerOptions {
   bool insecure = false;    // allow plain ZeroMQ / open HTTP beyond loopback
   std::string http_token_file;  // /metrics and /admin/* need its token
   std::string backup_dir;       // checkpoints go only under it; empty: none
+  std::string acl;              // CHP access rules file (chp_acl.h); empty: none
 };
 
 // Outcome of parsing: either options to run with, or an exit code (0 after

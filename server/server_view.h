@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "server/auth_metrics.h"
 #include "server/chp_metrics.h"
 #include "server/dafka_metrics.h"
 #include "server/tower.h"
@@ -21,6 +22,7 @@ struct ServerView {
   const DafkaMetrics* dafka = nullptr;  // null when the Dafka store is disabled
   const TowerMetrics* tower = nullptr;  // null when the embedded tower is disabled
   std::function<std::string()> ha_state;  // standalone, primary, backup, active, passive
+  AuthMetrics* auth = nullptr;  // authentication failures (the HTTP server counts its 401s in it)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 

@@ -32,16 +32,6 @@ void reply(zmq::socket_t& socket, const std::string& request_id, const char* cod
 
 }  // namespace
 
-void AuthMetrics::count_failure(const std::string& domain) {
-  std::lock_guard lock(mutex_);
-  ++failures_[domain];
-}
-
-std::map<std::string, std::uint64_t> AuthMetrics::failures() const {
-  std::lock_guard lock(mutex_);
-  return failures_;
-}
-
 ZapHandler::ZapHandler(zmq::context_t& ctx, std::string allow_dir, std::string own_public_key, AuthMetrics& metrics)
     : ctx_(ctx), allow_dir_(std::move(allow_dir)), metrics_(metrics) {
   own_key_ = security::decode_key(own_public_key).value_or("");

@@ -20,20 +20,10 @@
 
 #include <zmq.hpp>
 
+#include "server/auth_metrics.h"
 #include "server/log.h"
 
 namespace zstore::server {
-
-// Authentication failures by ZAP domain; read by /metrics from any thread.
-class AuthMetrics {
- public:
-  void count_failure(const std::string& domain);
-  std::map<std::string, std::uint64_t> failures() const;
-
- private:
-  mutable std::mutex mutex_;
-  std::map<std::string, std::uint64_t> failures_;
-};
 
 class ZapHandler {
  public:

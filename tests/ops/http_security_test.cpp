@@ -71,6 +71,7 @@ BOOST_AUTO_TEST_CASE(token_guards_metrics_and_admin_but_not_healthz) {
   auto metrics = http_request(z.http_port, "GET", "/metrics", "", kToken);
   BOOST_TEST(metrics.status == 200);
   BOOST_TEST(contains(metrics.body, "zstore_chp_keys"));
+  BOOST_TEST(contains(metrics.body, "zstore_auth_failures_total{port=\"http\"} 2\n"), metrics.body);
   BOOST_TEST(http_request(z.http_port, "POST", "/admin/checkpoint", "dir=a").status == 401);
   BOOST_TEST(!fs::exists(dir.path() / "backups" / "a"));
   BOOST_TEST(http_request(z.http_port, "POST", "/admin/checkpoint", "dir=a", kToken).status == 201);

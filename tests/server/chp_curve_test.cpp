@@ -16,6 +16,7 @@
 
 #include "client/clone_client.h"
 #include "security/curve_cert.h"
+#include "tests/server/curve_keys.h"
 #include "tests/support/chp_peer.h"
 #include "tests/support/test_support.h"
 #include "tests/support/zstored.h"
@@ -24,6 +25,7 @@ namespace fs = std::filesystem;
 using zstore::security::CurveCert;
 using zstore::security::SocketSecurity;
 using zstore::testing::ChpPeer;
+using zstore::testing::CurveKeys;
 using zstore::testing::Process;
 using zstore::testing::TempDir;
 using zstore::testing::wait_until;
@@ -31,33 +33,6 @@ using zstore::testing::Zstored;
 using namespace std::chrono_literals;
 
 namespace {
-
-// A server key pair, an allow directory with alice and bob's public keys
-// (bob's only after allow("bob")), and mallory, known to nobody.
-struct Keys {
-  TempDir dir;
-  CurveCert server = zstore::security::generate_cert();
-  CurveCert alice = zstore::security::generate_cert();
-  CurveCert bob = zstore::security::generate_cert();
-  CurveCert mallory = zstore::security::generate_cert();
-
-  Keys() {
-    fs::create_directories(dir.path() / "allow");
-    for (auto [cert, name] : {std::pair{&server, "server"}, {&alice, "alice"}, {&bob, "bob"}, {&mallory, "mallory"}}) {
-      BOOST_REQUIRE_EQUAL(zstore::security::save_cert(*cert, dir.str(), name), "");
-    }
-    allow("alice");
-  }
-  void allow(const std::string& name) { fs::copy_file(dir.path() / (name + ".key"), allow_dir() / (name + ".key")); }
-  void forbid(const std::string& name) { fs::remove(allow_dir() / (name + ".key")); }
-  fs::path allow_dir() const { return dir.path() / "allow"; }
-  std::string file(const std::string& name) const { return (dir.path() / name).string(); }
-  std::vector<std::string> server_args() const {
-    return {"--curve-cert", file("server.key_secret"), "--curve-allow", allow_dir().string(), "--hugz-interval-ms",
-            "100"};
-  }
-  SocketSecurity as(const CurveCert& cert) const { return {cert, server.public_key}; }
-};
 
 std::size_t count(const std::string& text, const std::string& part) {
   std::size_t n = 0;
@@ -85,7 +60,7 @@ void expect_nothing(ChpPeer& intruder, ChpPeer& ally, const std::string& tag) {
 
 struct Fixture {
   zmq::context_t ctx;
-  Keys keys;
+  CurveKeys keys{{"alice", "bob", "mallory"}, {"alice"}};
   Zstored server{keys.server_args()};
   Fixture() { BOOST_REQUIRE(server.start()); }
   std::unique_ptr<ChpPeer> peer(const SocketSecurity& security = {}) {
@@ -96,7 +71,7 @@ struct Fixture {
 }  // namespace
 
 BOOST_FIXTURE_TEST_CASE(allowed_key_reads_and_writes_end_to_end, Fixture) {
-  auto alice = peer(keys.as(keys.alice));
+  auto alice = peer(keys.as("alice"));
   BOOST_REQUIRE(alice->wait_connected());
   alice->set("/a", "1");
   BOOST_REQUIRE(alice->wait_kvpub("/a", 5s));
@@ -107,7 +82,7 @@ BOOST_FIXTURE_TEST_CASE(allowed_key_reads_and_writes_end_to_end, Fixture) {
 
   zstore::client::Options o;
   o.servers = {server.chp_endpoint()};
-  o.security = keys.as(keys.alice);
+  o.security = keys.as("alice");
   zstore::client::CloneClient client(o);
   BOOST_REQUIRE(client.wait_synced(10s));
   BOOST_TEST(client.get("/a").value_or("") == "1");
@@ -115,33 +90,33 @@ BOOST_FIXTURE_TEST_CASE(allowed_key_reads_and_writes_end_to_end, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(plaintext_client_gets_nothing, Fixture) {
-  auto alice = peer(keys.as(keys.alice));
+  auto alice = peer(keys.as("alice"));
   auto plain = peer();
   expect_nothing(*plain, *alice, "plain");
 }
 
 BOOST_FIXTURE_TEST_CASE(unknown_key_gets_nothing_and_is_logged, Fixture) {
-  auto alice = peer(keys.as(keys.alice));
-  auto mallory = peer(keys.as(keys.mallory));
+  auto alice = peer(keys.as("alice"));
+  auto mallory = peer(keys.as("mallory"));
   expect_nothing(*mallory, *alice, "mallory");
-  BOOST_TEST(server.log().find("refused unknown client key " + keys.mallory.public_key) != std::string::npos);
+  BOOST_TEST(server.log().find("refused unknown client key " + keys.clients.at("mallory").public_key) != std::string::npos);
 }
 
 BOOST_FIXTURE_TEST_CASE(sighup_rereads_the_allow_list, Fixture) {
-  auto before = peer(keys.as(keys.bob));
+  auto before = peer(keys.as("bob"));
   BOOST_TEST(!before->snapshot("", 1s).has_value());  // bob is not allowed yet
   keys.forbid("alice");
   keys.allow("bob");
   server.kill(SIGHUP);
   BOOST_REQUIRE(wait_until([&] { return count(server.log(), "CURVE allow list: 1 client key(s)") == 2; }));
-  auto bob = peer(keys.as(keys.bob));
+  auto bob = peer(keys.as("bob"));
   BOOST_REQUIRE(bob->wait_connected());
-  auto alice = peer(keys.as(keys.alice));  // a new connection with a removed key
+  auto alice = peer(keys.as("alice"));  // a new connection with a removed key
   expect_nothing(*alice, *bob, "removed");
 }
 
 BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
-  Keys keys;
+  CurveKeys keys{{"alice", "bob", "mallory"}, {"alice"}};
   Zstored primary{keys.server_args()}, backup{keys.server_args()};
   std::uint16_t ha = zstore::testing::free_port_range(2);
   auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
@@ -153,7 +128,7 @@ BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
   BOOST_REQUIRE(backup.start());
   zstore::client::Options o;
   o.servers = {primary.chp_endpoint(), backup.chp_endpoint()};
-  o.security = keys.as(keys.alice);
+  o.security = keys.as("alice");
   o.failover_timeout = 1000ms;
   zstore::client::CloneClient client(o);
   BOOST_REQUIRE(client.wait_synced(10s));
@@ -164,7 +139,7 @@ BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
   BOOST_REQUIRE(primary.wait_exit() >= 0);
   BOOST_REQUIRE(client.wait_published(client.set("/ha", "after"), 20s));  // served by the backup now
   zmq::context_t ctx;
-  ChpPeer reader(ctx, "tcp://127.0.0.1", backup.chp_port(), keys.as(keys.alice));
+  ChpPeer reader(ctx, "tcp://127.0.0.1", backup.chp_port(), keys.as("alice"));
   auto snap = reader.snapshot("", 5s);
   BOOST_REQUIRE(snap);
   BOOST_TEST(snap->entries.at("/ha").body == "after");
@@ -195,7 +170,7 @@ BOOST_FIXTURE_TEST_CASE(cli_needs_the_right_keys, Fixture) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_security_flags_stop_startup) {
-  Keys keys;
+  CurveKeys keys{{"alice", "bob", "mallory"}, {"alice"}};
   TempDir data;
   auto start = [&](std::vector<std::string> extra) {
     std::vector<std::string> args{"--data-dir", data.str(), "--chp-port", "0", "--dafka-port", "0", "--tower-port", "0"};
