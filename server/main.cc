@@ -71,6 +71,7 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
   }
   c.beacon_interval = std::chrono::milliseconds(o.beacon_interval_ms);
   c.beacon_timeout = std::chrono::milliseconds(o.beacon_timeout_ms);
+  c.peers = o.dafka_peers;
   return c;
 }
 

@@ -76,6 +76,8 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, storage::Database& db) 
   counter(w, "zstore_dafka_sends_dropped_total", "Dafka messages dropped on a full send queue", get(m.sends_dropped));
   counter(w, "zstore_dafka_invalid_total", "Dafka messages decoded but unusable", get(m.invalid));
   malformed(w, "zstore_dafka_malformed_total", "malformed Dafka messages dropped, by kind", m);
+  counter(w, "zstore_dafka_peers_refused_total", "announced publishers not connected to: outside --dafka-peers",
+          get(m.peers_refused));
   gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored",
         count_keys(db, storage::Column::kDafkaHeads));
   gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));

@@ -16,6 +16,7 @@ struct Raw {
   std::string config;
   std::string sync = "batch";
   std::string towers;
+  std::string dafka_peers;
   unsigned chp_port = 5556, dafka_port = 5582, tower_port = 5580, http_port = 0;
 };
 
@@ -48,6 +49,9 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "host other Dafka nodes use to reach this store")
       ("towers", po::value(&raw.towers),
        "comma-separated towers tcp://host:T to beacon to (default: the embedded tower)")
+      ("dafka-peers", po::value(&raw.dafka_peers),
+       "comma-separated address ranges (10.0.0.0/8, 192.168.1.7, fd00::/8) the Dafka store may connect to; "
+       "default any")
       ("beacon-interval-ms", po::value(&o.beacon_interval_ms)->default_value(o.beacon_interval_ms),
        "Dafka beacon interval")
       ("beacon-timeout-ms", po::value(&o.beacon_timeout_ms)->default_value(o.beacon_timeout_ms),
@@ -180,6 +184,12 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   o.towers = split_list(raw.towers);
   for (const auto& t : o.towers) {
     if (t.rfind("tcp://", 0) != 0) return "--towers: '" + t + "' is not a tcp://host:port address";
+  }
+  if (!raw.dafka_peers.empty()) {
+    std::string error;
+    auto ranges = protocol::parse_cidr_list(raw.dafka_peers, &error);
+    if (!ranges) return "--dafka-peers: " + error;
+    o.dafka_peers = std::move(*ranges);
   }
   if (o.data_dir.empty()) return std::string("--data-dir must not be empty");
   if (o.max_value_bytes == 0) return std::string("--max-value-bytes must be positive");

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/cidr.h"
 #include "storage/sync_policy.h"
 
 namespace zstore::server {
@@ -47,6 +48,7 @@ struct ServerOptions {
   std::string http_token_file;  // /metrics and /admin/* need its token
   std::string backup_dir;       // checkpoints go only under it; empty: none
   std::string acl;              // CHP access rules file (chp_acl.h); empty: none
+  std::vector<protocol::Cidr> dafka_peers;  // hosts the Dafka store may connect to; empty: any
 };
 
 // Outcome of parsing: either options to run with, or an exit code (0 after
