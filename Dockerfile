@@ -1,8 +1,10 @@
 # zstore container: build with the project's own tools/, run zstored as a
 # non-root user on a volume. See docs/operations.md.
 #   docker build -t zstore .
-#   docker run -p 5556-5558:5556-5558 -p 5580-5582:5580-5582 -p 8080:8080 \
-#              -v zstore-data:/var/lib/zstore zstore
+#   docker run -p 5556-5558:5556-5558 -p 8080:8080 \
+#              -v zstore-data:/var/lib/zstore -v zstore-keys:/etc/zstore zstore
+# Secure by default: CURVE and an HTTP token, keys in /etc/zstore
+# (tools/docker-entrypoint); `docker run zstore --insecure` runs plain.
 # tools/docker-check verifies this file against a local build without Docker.
 
 FROM debian:bookworm AS build
@@ -22,10 +24,12 @@ RUN apt-get update -qq \
       libcpp-httplib0.11 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /var/lib/zstore --shell /usr/sbin/nologin zstore \
- && mkdir -p /var/lib/zstore && chown zstore:zstore /var/lib/zstore
+ && mkdir -p /var/lib/zstore /etc/zstore /backups \
+ && chown zstore:zstore /var/lib/zstore /etc/zstore /backups && chmod 0700 /etc/zstore
 COPY --from=build /src/build/bin/zstored /src/build/bin/zstore-cli /usr/local/bin/
+COPY tools/docker-entrypoint /usr/local/bin/zstore-entrypoint
 USER zstore
-VOLUME /var/lib/zstore
+VOLUME ["/var/lib/zstore", "/etc/zstore"]
 # CHP 5556-5558, Dafka tower 5580-5581, Dafka store 5582, HTTP (health, metrics, admin) 8080.
 EXPOSE 5556 5557 5558 5580 5581 5582 8080
 STOPSIGNAL SIGTERM
@@ -36,5 +40,9 @@ ENV ZSTORE_BIND=0.0.0.0 ZSTORE_DATA_DIR=/var/lib/zstore ZSTORE_HTTP_PORT=8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
   CMD /usr/local/bin/zstore-cli admin --server "http://127.0.0.1:${ZSTORE_HTTP_PORT}" --timeout-ms 4000 health
 # Every flag can be added after the image name (docker run zstore --ha primary ...)
-# or set as ZSTORE_<FLAG> in the environment.
-ENTRYPOINT ["/usr/local/bin/zstored"]
+# or set as ZSTORE_<FLAG> in the environment. The entry point makes the
+# server's keys and HTTP token on first start and runs
+# zstored --bind 0.0.0.0 --data-dir /var/lib/zstore --http-port 8080 with
+# CURVE (--curve-cert, --curve-allow /etc/zstore/allow), --http-token-file
+# and --backup-dir /backups; it logs the server's public key.
+ENTRYPOINT ["/usr/local/bin/zstore-entrypoint"]

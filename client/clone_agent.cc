@@ -185,6 +185,7 @@ void CloneAgent::on_collector(Collector& c) {
 zmq::socket_t CloneAgent::make_socket(zmq::socket_type type) {
   zmq::socket_t socket(ctx_, type);
   socket.set(zmq::sockopt::linger, 0);
+  options_.security.as_client(socket);
   return socket;
 }
 

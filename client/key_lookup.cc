@@ -28,9 +28,11 @@ struct Request {
   std::string value;
 };
 
-Request ask(zmq::context_t& ctx, const ServerEndpoints& server, std::string_view key) {
+Request ask(zmq::context_t& ctx, const ServerEndpoints& server, std::string_view key,
+            const security::SocketSecurity& security) {
   Request r{zmq::socket_t(ctx, zmq::socket_type::dealer), {}};
   r.dealer.set(zmq::sockopt::linger, 0);
+  security.as_client(r.dealer);
   r.dealer.connect(server.snapshot);
   const auto frames = chp::encode_icanhaz({std::string(key), std::nullopt});
   for (std::size_t i = 0; i < frames.size(); ++i) {
@@ -85,7 +87,7 @@ KeyLookup lookup_key(const Options& options, std::string_view key, milliseconds 
   KeyLookup out;
   for (std::size_t turn = 0; Clock::now() < deadline; ++turn) {
     const ServerEndpoints& server = servers[turn % servers.size()];
-    Request request = ask(ctx, server, key);
+    Request request = ask(ctx, server, key, options.security);
     Reply reply = await(request, key, failover, deadline);
     if (reply == Reply::kFound || reply == Reply::kAbsent) {
       out.result = reply == Reply::kFound ? KeyLookup::Result::kFound : KeyLookup::Result::kAbsent;

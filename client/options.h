@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client/change.h"
+#include "security/curve_socket.h"
 
 namespace zmq {
 class context_t;
@@ -57,6 +58,12 @@ struct Options {
   // ZeroMQ context to create sockets in; nullptr = the client owns one.
   // A borrowed context must outlive the client.
   zmq::context_t* context = nullptr;
+
+  // CURVE (rfc 26): our certificate (with its secret key) and the server's
+  // public key, for every connection; no cert = plain. A server that does
+  // not know our key, or a wrong server key, looks like a silent server:
+  // the client keeps retrying (and failing over) as for one that is down.
+  security::SocketSecurity security;
 };
 
 }  // namespace zstore::client

@@ -15,9 +15,9 @@ constexpr std::size_t kMaxBuffered = 1'000'000;
 }  // namespace
 
 ChpFollower::ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
-                         chp::Limits limits, std::function<std::uint64_t()> now_ms)
+                         chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security)
     : ctx_(ctx), store_(store), pending_(pending), leader_(std::move(leader)), limits_(limits),
-      now_ms_(std::move(now_ms)) {}
+      now_ms_(std::move(now_ms)), security_(std::move(security)) {}
 
 void ChpFollower::start() {
   auto colon = leader_.rfind(':');
@@ -26,6 +26,7 @@ void ChpFollower::start() {
   sub_.set(zmq::sockopt::linger, 0);
   sub_.set(zmq::sockopt::rcvhwm, 0);
   sub_.set(zmq::sockopt::subscribe, "");
+  security_.as_client(sub_);
   sub_.connect(leader_.substr(0, colon) + ":" + std::to_string(port + 1));
   request_snapshot();
 }
@@ -34,6 +35,7 @@ void ChpFollower::request_snapshot() {
   dealer_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);  // a fresh socket: no stale replies
   dealer_.set(zmq::sockopt::linger, 0);
   dealer_.set(zmq::sockopt::rcvhwm, 0);
+  security_.as_client(dealer_);
   dealer_.connect(leader_);
   (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerSnapshot), ""});
   phase_ = Phase::kRequested;

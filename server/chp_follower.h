@@ -15,6 +15,7 @@
 
 #include <zmq.hpp>
 
+#include "security/curve_socket.h"
 #include "protocol/chp_codec.h"
 #include "server/chp_pending.h"
 #include "storage/chp_store.h"
@@ -27,7 +28,7 @@ class ChpFollower {
 
   // leader: "tcp://host:P" of the active server's CHP ports.
   ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
-              protocol::chp::Limits limits, std::function<std::uint64_t()> now_ms);
+              protocol::chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {});
 
   // Connects and requests a snapshot.
   void start();
@@ -55,6 +56,7 @@ class ChpFollower {
   std::string leader_;
   protocol::chp::Limits limits_;
   std::function<std::uint64_t()> now_ms_;
+  security::SocketSecurity security_;  // CURVE client of the peer
 
   zmq::socket_t dealer_;
   zmq::socket_t sub_;

@@ -23,6 +23,12 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> handed_over{0};         // updates taken over from the HA peer
   std::atomic<std::uint64_t> handovers_incomplete{0};  // hand-overs without the peer's deletes
   MalformedCounts malformed;
+  // --acl denials by kind: KVSETs dropped, snapshot keys withheld,
+  // subscriptions narrowed or refused, HA peer requests from non-peers.
+  std::atomic<std::uint64_t> acl_denied_writes{0};
+  std::atomic<std::uint64_t> acl_withheld_snapshot_keys{0};
+  std::atomic<std::uint64_t> acl_denied_subscriptions{0};
+  std::atomic<std::uint64_t> acl_denied_peer_requests{0};
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
   // turn, 0 before the first and after the last one.
   std::atomic<std::int64_t> loop_heartbeat_ms{0};

@@ -23,6 +23,7 @@
 
 #include <zmq.hpp>
 
+#include "security/curve_socket.h"
 #include "protocol/chp_codec.h"
 #include "storage/chp_store.h"
 
@@ -36,7 +37,7 @@ class ChpReconciler {
 
   // peer_chp: "tcp://host:P" of the peer's CHP ports; after: the common point.
   ChpReconciler(zmq::context_t& ctx, std::string peer_chp, std::uint64_t after, protocol::chp::Limits limits,
-                std::function<std::uint64_t()> now_ms);
+                std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {});
 
   void start();  // connects and sends the request
   zmq::socket_t& socket() { return dealer_; }
@@ -68,6 +69,7 @@ class ChpReconciler {
   std::uint64_t after_;
   protocol::chp::Limits limits_;
   std::function<std::uint64_t()> now_ms_;
+  security::SocketSecurity security_;  // CURVE client of the peer
   zmq::socket_t dealer_;
   Clock::time_point last_progress_{};
   std::map<std::string, protocol::chp::KvMsg> latest_;  // the peer's latest update per key

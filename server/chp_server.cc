@@ -46,7 +46,9 @@ void ChpServer::start() {
   router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.limits.max_key_bytes + 64));
   router_.set(zmq::sockopt::sndhwm, 10000);
   router_.set(zmq::sockopt::linger, 0);
-  publisher_ = zmq::socket_t(ctx_, zmq::socket_type::pub);
+  // With an ACL the publisher is an XPUB whose subscriptions we set ourselves.
+  publisher_ = zmq::socket_t(ctx_, config_.acl ? zmq::socket_type::xpub : zmq::socket_type::pub);
+  if (config_.acl) publisher_.set(zmq::sockopt::xpub_manual, 1);
   publisher_.set(zmq::sockopt::sndhwm, 100000);
   publisher_.set(zmq::sockopt::linger, 1000);
   collector_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
@@ -54,6 +56,9 @@ void ChpServer::start() {
   collector_.set(zmq::sockopt::maxmsgsize, max_frame + 64);
   collector_.set(zmq::sockopt::rcvhwm, 100000);
   collector_.set(zmq::sockopt::linger, 0);
+  config_.security.as_server(router_, "chp-snapshot");
+  config_.security.as_server(publisher_, "chp-updates");
+  config_.security.as_server(collector_, "chp-collector");
   auto eps = endpoints();
   router_.bind(eps[0]);
   publisher_.bind(eps[1]);
@@ -66,7 +71,8 @@ void ChpServer::start() {
   stop_tx_.connect(stop_ep);
   metrics_.last_sequence = store_.last_sequence();
   if (config_.ha) {
-    ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer, config_.ha->cut_file);
+    ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer, config_.ha->cut_file,
+                                        config_.security);
     bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
     published_state_ = config_.ha->role;
   }
@@ -119,6 +125,8 @@ bool ChpServer::turn() {
   }
   ChpReconciler* reconciler = reconciler_.get();
   if (reconciler) items.push_back({reconciler->socket().handle(), 0, ZMQ_POLLIN, 0});
+  const std::size_t reconciler_item = items.size() - 1;
+  if (config_.acl) items.push_back({publisher_.handle(), 0, ZMQ_POLLIN, 0});
   zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
   if (items[0].revents & ZMQ_POLLIN) return false;
   // The peer's state first: a vote must never be judged on a stale view of
@@ -131,7 +139,8 @@ bool ChpServer::turn() {
     if (items[5].revents & ZMQ_POLLIN) follower->on_update_socket();
     follower->on_timer();
   }
-  if (reconciler && reconciler == reconciler_.get() && (items.back().revents & ZMQ_POLLIN)) {
+  if (config_.acl && (items.back().revents & ZMQ_POLLIN)) serve_subscriptions();
+  if (reconciler && reconciler == reconciler_.get() && (items[reconciler_item].revents & ZMQ_POLLIN)) {
     if (reconciler->on_socket() != ChpReconciler::Progress::kRunning) finish_reconcile();
   }
   if (ha_link_) ha_tick();
@@ -164,6 +173,7 @@ void ChpServer::drain_collector() {
       report_malformed("KVSET", kv.error());
       continue;
     }
+    if (!may_write(msg, kv->key)) continue;
     // decode_kvset validated the ttl already.
     std::uint64_t ttl = *chp::ttl_seconds(kv->properties, config_.limits);
     std::uint64_t now = config_.now_ms();
@@ -214,12 +224,14 @@ void ChpServer::serve_snapshot_requests() {
   for (int i = 0; i < 256 && try_recv(router_, &msg); ++i) {
     if (msg.views.empty()) continue;
     std::string identity(msg.views[0]);
-    if (msg.views.size() >= 2 && msg.views[1] == kReconcileCommand) {
+    bool reconcile = msg.views.size() >= 2 && msg.views[1] == kReconcileCommand;
+    // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
+    bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
+    if ((reconcile || peer) && !may_ask_as_peer(msg)) continue;
+    if (reconcile) {
       serve_reconcile(identity, msg);  // the HA peer's; answered in any state
       continue;
     }
-    // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
-    bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
     std::vector<std::string_view> frames(msg.views.begin() + 1, msg.views.end());
     if (peer) frames[0] = chp::kIcanhaz;
     auto req = chp::decode_icanhaz(frames, config_.limits);
@@ -235,7 +247,8 @@ void ChpServer::serve_snapshot_requests() {
     bool resumed = cursor != nullptr;
     if (resumed) metrics_.resumes.fetch_add(1, std::memory_order_relaxed);
     if (!cursor) cursor = store_.snapshot(req->subtree);
-    if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer)) {
+    if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer,
+                          read_filter(msg))) {
       std::uint64_t suppressed = 0;
       if (bad_input_log_.allow(&suppressed)) spdlog::warn("snapshot request refused: too many snapshots running");
     }
@@ -246,6 +259,7 @@ void ChpServer::pump_snapshots() {
   if (!snapshots_.active()) return;
   auto r = snapshots_.pump(router_, config_.snapshot_slice, config_.now_ms());
   metrics_.snapshot_keys_sent.fetch_add(r.keys_sent, std::memory_order_relaxed);
+  metrics_.acl_withheld_snapshot_keys.fetch_add(r.withheld, std::memory_order_relaxed);
   metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
   if (r.stalled > 0) {
     metrics_.snapshots_stalled.fetch_add(r.stalled, std::memory_order_relaxed);

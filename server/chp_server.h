@@ -19,7 +19,9 @@
 #include <zmq.hpp>
 
 #include "protocol/chp_codec.h"
+#include "security/curve_socket.h"
 #include "server/binary_star.h"
+#include "server/chp_acl.h"
 #include "server/chp_follower.h"
 #include "server/chp_metrics.h"
 #include "server/chp_pending.h"
@@ -59,6 +61,12 @@ struct ChpServerConfig {
   std::chrono::milliseconds snapshot_stall{30000};
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
   std::optional<HaConfig> ha;
+  // CURVE for every socket (bound ones as servers, the HA side's connections
+  // as clients of the peer, which shares our certificate); default plain.
+  security::SocketSecurity security;
+  // --acl (chp_acl.h): who may read and write which keys; null: everyone
+  // admitted may do everything. Needs CURVE (clients are named by key).
+  std::shared_ptr<const ChpAcl> acl;
 };
 
 class ChpServer {
@@ -114,6 +122,11 @@ class ChpServer {
   void commit_and_publish(std::vector<storage::ChpWrite>& writes);
   void publish(const storage::ChpWrite& w);
   void report_malformed(const char* where, const protocol::DecodeError& error);
+  // Access rules (chp_server_acl.cc; all pass without an ACL).
+  bool may_write(const ReceivedMessage& msg, std::string_view key);
+  bool may_ask_as_peer(const ReceivedMessage& msg);
+  SnapshotPump::KeyFilter read_filter(const ReceivedMessage& msg) const;
+  void serve_subscriptions();  // XPUB_MANUAL: subscriptions become the permitted topics
   int poll_timeout_ms() const;
 
   zmq::context_t& ctx_;
@@ -132,6 +145,7 @@ class ChpServer {
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
   RateLimiter loop_error_log_;
+  RateLimiter acl_log_;
   std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};
   Clock::time_point next_expiry_{};

@@ -40,7 +40,7 @@ std::string sent_properties(const storage::ChpRecord& r, std::uint64_t now_ms, b
 
 bool SnapshotPump::start(std::string identity, std::string subtree,
                          std::unique_ptr<storage::ChpSnapshotCursor> cursor, std::string kthxbai_properties,
-                         bool exact_expiry) {
+                         bool exact_expiry, KeyFilter allow) {
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     if (it->identity == identity) {
       sessions_.erase(it);
@@ -49,12 +49,13 @@ bool SnapshotPump::start(std::string identity, std::string subtree,
   }
   if (sessions_.size() >= max_sessions_) return false;
   sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor),
-                              std::move(kthxbai_properties), exact_expiry, {}, false, false, Clock::now()});
+                              std::move(kthxbai_properties), exact_expiry, std::move(allow), {}, false, false,
+                              Clock::now()});
   return true;
 }
 
 SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms,
-                                      std::size_t* sent) {
+                                      Result* result) {
   for (std::size_t i = 0; i < quota; ++i) {
     if (!s.pending) {
       if (!s.cursor->next(&s.record)) {  // reuses the record's buffers
@@ -64,6 +65,11 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
       s.pending = true;
     }
     const auto& r = s.record;
+    if (s.allow && !s.allow(r.key)) {  // counts toward the quota: bounded work per turn
+      s.pending = false;
+      ++result->withheld;
+      continue;
+    }
     std::string props = sent_properties(r, now_ms, s.exact_expiry);
     chp::KvMsgFrames frames(r.key, r.entry.sequence, r.entry.uuid,
                             props.empty() ? std::string_view(r.entry.properties) : std::string_view(props),
@@ -74,7 +80,7 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
       case SendOutcome::kSent: break;
     }
     s.pending = false;
-    ++*sent;
+    ++result->keys_sent;
   }
   if (s.pending) return Step::kContinue;
   // The cursor may still have records: a full quota was sent.
@@ -108,10 +114,9 @@ SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budge
   if (sessions_.empty()) return result;
   std::size_t quota = std::max<std::size_t>(1, budget / sessions_.size());
   for (auto it = sessions_.begin(); it != sessions_.end();) {
-    std::size_t sent = 0;
-    Step st = step(router, *it, quota, now_ms, &sent);
-    result.keys_sent += sent;
-    if (sent > 0) it->progress_at = now;
+    std::size_t sent_before = result.keys_sent;
+    Step st = step(router, *it, quota, now_ms, &result);
+    if (result.keys_sent > sent_before) it->progress_at = now;
     it->blocked = st == Step::kBlocked;
     if (it->blocked && stall_.count() > 0 && now - it->progress_at >= stall_) {
       ++result.stalled;

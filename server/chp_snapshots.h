@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <list>
 #include <memory>
 #include <string>
@@ -33,8 +35,11 @@ class SnapshotPump {
   // "expires-at=<ms since the epoch>" (an HA peer's hand-over; the ttl in
   // whole seconds would move the expiry). Returns false (and drops the
   // request) when max_sessions other clients are already being served.
+  // allow: when set, only keys it accepts are sent (the client's ACL); the
+  // others are counted in Result::withheld.
+  using KeyFilter = std::function<bool(std::string_view key)>;
   bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor,
-             std::string kthxbai_properties = {}, bool exact_expiry = false);
+             std::string kthxbai_properties = {}, bool exact_expiry = false, KeyFilter allow = {});
 
   struct Result {
     std::size_t keys_sent = 0;
@@ -42,6 +47,7 @@ class SnapshotPump {
     std::size_t aborted = 0;    // client gone or read error
     std::size_t stalled = 0;    // dropped: nothing could be sent for the stall time
     bool blocked = false;       // some session waits for its pipe to drain
+    std::size_t withheld = 0;   // keys a session's filter kept back
   };
   // Sends up to budget KVSYNCs round-robin over sessions. now_ms: the wall
   // clock, to send each TTL as the seconds remaining (rounded up).
@@ -65,13 +71,14 @@ class SnapshotPump {
     std::unique_ptr<storage::ChpSnapshotCursor> cursor;
     std::string kthxbai_properties;
     bool exact_expiry = false;
+    KeyFilter allow;
     storage::ChpRecord record;  // the last record read
     bool pending = false;       // record is read but not yet sent
     bool blocked = false;
     Clock::time_point progress_at{};  // start, or the last time something was sent
   };
   enum class Step { kContinue, kBlocked, kDone, kAborted };
-  Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms, std::size_t* sent);
+  Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms, Result* result);
 
   std::size_t max_sessions_;
   std::chrono::milliseconds stall_;

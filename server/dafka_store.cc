@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "protocol/endpoint.h"
 #include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
@@ -358,9 +359,22 @@ void DafkaStore::on_discovery() {
   apply(changes);
 }
 
+bool DafkaStore::peer_allowed(const std::string& endpoint) {
+  if (config_.peers.empty()) return true;
+  auto hp = protocol::parse_tcp_endpoint(endpoint);
+  if (hp && protocol::in_ranges(config_.peers, hp->host)) return true;
+  metrics_.peers_refused.fetch_add(1, std::memory_order_relaxed);
+  peer_log_.log(spdlog::level::warn, "Dafka: not connecting to {}: outside --dafka-peers", endpoint);
+  return false;
+}
+
 void DafkaStore::apply(const std::vector<PeerChange>& changes) {
   for (const auto& c : changes) {
     try {
+      if (c.kind == PeerChange::Kind::kConnect && !connected_.count(c.endpoint) && !peer_allowed(c.endpoint)) {
+        continue;
+      }
+      if (c.kind == PeerChange::Kind::kDisconnect && !connected_.count(c.endpoint)) continue;  // never connected
       if (c.kind == PeerChange::Kind::kConnect && connected_[c.endpoint]++ == 0) {
         sub_.connect(c.endpoint);
       } else if (c.kind == PeerChange::Kind::kDisconnect && --connected_[c.endpoint] <= 0) {

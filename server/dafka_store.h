@@ -22,6 +22,7 @@
 
 #include <zmq.hpp>
 
+#include "protocol/cidr.h"
 #include "protocol/dafka_codec.h"
 #include "server/dafka_discovery.h"
 #include "server/dafka_fetches.h"
@@ -47,6 +48,7 @@ struct DafkaStoreConfig {
   std::uint32_t max_fetch_count = 1000000;       // larger FETCH counts are capped
   std::size_t max_fetch_sessions = 256;
   protocol::dafka::Limits limits;
+  std::vector<protocol::Cidr> peers;  // where the SUB may connect (host in one); empty: anywhere
 };
 
 class DafkaStore {
@@ -94,6 +96,7 @@ class DafkaStore {
   void on_discovery();
   void on_timer();
   void apply(const std::vector<PeerChange>& changes);
+  bool peer_allowed(const std::string& endpoint);  // --dafka-peers; logs and counts a refusal
   void note_seen(const Key& key, std::uint64_t offset);
   void request_missing(const Key& key, bool from_timer);
   void give_up(std::map<Key, Gap>::iterator it, std::uint64_t from, std::uint64_t end);
@@ -121,6 +124,7 @@ class DafkaStore {
   FetchPump fetches_;
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
+  RateLimiter peer_log_;
   std::uint64_t refused_since_ok_ = 0;  // records refused since the last successful write
   Clock::time_point next_retry_{};
 };

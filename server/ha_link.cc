@@ -61,13 +61,15 @@ std::optional<HaPeerState> parse_ha_message(std::string_view digit, const std::s
 }
 
 HaLink::HaLink(zmq::context_t& ctx, const std::string& bind_endpoint, const std::string& peer_endpoint,
-               std::string cut_file)
+               std::string cut_file, security::SocketSecurity security)
     : pub_(ctx, zmq::socket_type::pub), sub_(ctx, zmq::socket_type::sub), cut_file_(std::move(cut_file)) {
   pub_.set(zmq::sockopt::linger, 0);
   sub_.set(zmq::sockopt::linger, 0);
   sub_.set(zmq::sockopt::subscribe, "");
   sub_.set(zmq::sockopt::maxmsgsize, std::int64_t{4096});
   sub_.set(zmq::sockopt::rcvhwm, 100);
+  security.as_server(pub_, "ha");
+  security.as_client(sub_);
   pub_.bind(bind_endpoint);
   sub_.connect(peer_endpoint);
 }

@@ -14,6 +14,7 @@
 
 #include <zmq.hpp>
 
+#include "security/curve_socket.h"
 #include "server/binary_star.h"
 #include "storage/chp_epochs.h"
 
@@ -36,7 +37,7 @@ class HaLink {
  public:
   // Binds bind_endpoint, connects to peer_endpoint; throws zmq::error_t.
   HaLink(zmq::context_t& ctx, const std::string& bind_endpoint, const std::string& peer_endpoint,
-         std::string cut_file = {});
+         std::string cut_file = {}, security::SocketSecurity security = {});
 
   void send_state(const HaPeerState& state);
   // A well-formed peer state if one is waiting; malformed messages are

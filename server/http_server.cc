@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/db_admin.h"
+#include "server/http_auth.h"
 #include "server/http_health.h"
 #include "server/metrics_text.h"
 
@@ -48,6 +49,22 @@ std::string HttpServer::endpoint() const { return "http://" + config_.bind + ":"
 
 void HttpServer::routes() {
   httplib::Server& s = *server_;
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    bool guarded = req.path == "/metrics" || req.path.rfind("/admin/", 0) == 0;
+    if (config_.token.empty() || !guarded || bearer_matches(req.get_header_value("Authorization"), config_.token)) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    ++auth_failures_;
+    if (view_.auth) view_.auth->count_failure("http");
+    {
+      std::lock_guard lock(auth_log_mutex_);
+      auth_log_.log(spdlog::level::warn, "HTTP {} {} from {}: missing or wrong bearer token", req.method, req.path,
+                    req.remote_addr);
+    }
+    res.set_header("WWW-Authenticate", "Bearer");
+    json_reply(res, 401, {{"error", "this path needs 'Authorization: Bearer TOKEN' (--http-token-file)"}});
+    return httplib::Server::HandlerResponse::Handled;
+  });
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     Health h = check_health(view_, config_.stale_after);
     res.status = h.healthy ? 200 : 503;
@@ -57,10 +74,13 @@ void HttpServer::routes() {
     res.set_content(render_metrics(view_), "text/plain; version=0.0.4; charset=utf-8");
   });
   s.Post("/admin/checkpoint", [this](const httplib::Request& req, httplib::Response& res) {
-    if (!req.has_param("dir")) return json_reply(res, 400, {{"error", "missing parameter dir (absolute directory)"}});
+    if (!req.has_param("dir")) return json_reply(res, 400, {{"error", "missing parameter dir (a new subdirectory name)"}});
+    std::string error;
+    auto target = backup_target(config_.backup_dir, req.get_param_value("dir"), &error);
+    if (!target) return json_reply(res, config_.backup_dir.empty() ? 403 : 400, {{"error", error}});
     int status = 0;
     std::string body;
-    checkpoint(req.get_param_value("dir"), &status, &body);
+    checkpoint(*target, &status, &body);
     res.status = status;
     res.set_content(body, "application/json");
   });

@@ -2,13 +2,16 @@
 // cpp-httplib on its own small thread pool:
 //   GET  /healthz            200 / 503 with a JSON body (http_health.h)
 //   GET  /metrics            Prometheus text (metrics_text.h)
-//   POST /admin/checkpoint   dir=ABSOLUTE_DIR (query or form): writes a
-//                            RocksDB checkpoint on the server host (db_admin.h);
-//                            201, or 400 bad dir / 409 exists / 500 failed.
+//   POST /admin/checkpoint   dir=NAME (query or form): writes a RocksDB
+//                            checkpoint into backup_dir/NAME (db_admin.h,
+//                            http_auth.h); 201, or 400 bad name / 403 no
+//                            backup_dir / 409 exists / 500 failed.
+// With a token, /metrics and /admin/* need "Authorization: Bearer TOKEN"
+// (401 otherwise, counted); /healthz stays open.
 // Unknown paths get 404, a known path with another method 405 (with Allow).
-// The admin endpoint writes files where the server runs: bind to loopback.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -16,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "server/log.h"
 #include "server/server_view.h"
 
 namespace httplib {
@@ -29,6 +33,8 @@ struct HttpConfig {
   std::uint16_t port = 0;          // 0: an ephemeral port (see port())
   std::chrono::milliseconds stale_after{5000};  // a loop silent this long is stuck
   int threads = 2;
+  std::string token;       // empty: no authentication
+  std::string backup_dir;  // absolute; empty: checkpoints refused (403)
 };
 
 class HttpServer {
@@ -46,6 +52,7 @@ class HttpServer {
 
   std::uint16_t port() const { return port_; }
   std::string endpoint() const;  // http://bind:port
+  std::uint64_t auth_failures() const { return auth_failures_.load(); }  // 401s sent
 
  private:
   void routes();
@@ -57,6 +64,9 @@ class HttpServer {
   std::thread thread_;
   std::mutex checkpoint_mutex_;  // one checkpoint at a time
   std::uint16_t port_ = 0;
+  std::atomic<std::uint64_t> auth_failures_{0};
+  std::mutex auth_log_mutex_;  // the pool's threads share the limiter
+  RateLimiter auth_log_;
 };
 
 }  // namespace zstore::server

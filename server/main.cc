@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -21,9 +22,12 @@
 #include "server/dafka_retainer.h"
 #include "server/dafka_store.h"
 #include "server/disk_watch.h"
+#include "server/http_auth.h"
 #include "server/http_server.h"
 #include "server/tower.h"
 #include "server/wal_syncer.h"
+#include "server/zap_handler.h"
+#include "security/curve_cert.h"
 #include "server/log.h"
 #include "server/options.h"
 #include "storage/chp_store.h"
@@ -36,8 +40,17 @@ extern char** environ;
 namespace zstore::server {
 namespace {
 
-ChpServerConfig chp_config(const ServerOptions& o) {
+// Throws std::runtime_error on an unreadable or malformed --acl file.
+ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurity& security) {
   ChpServerConfig c;
+  c.security = security;
+  if (!o.acl.empty()) {
+    std::string error;
+    auto acl = ChpAcl::load(o.acl, &error);
+    if (!acl) throw std::runtime_error("--acl: " + error);
+    spdlog::info("CHP access rules: {} rule(s) from {}", acl->rules(), o.acl);
+    c.acl = std::make_shared<const ChpAcl>(std::move(*acl));
+  }
   c.bind = o.bind;
   c.port = o.chp_port;
   c.limits.max_value_bytes = o.max_value_bytes;
@@ -67,13 +80,15 @@ DafkaStoreConfig dafka_config(const ServerOptions& o) {
   c.fetch_retry = std::chrono::milliseconds(o.dafka_fetch_retry_ms);
   c.max_fetch_retries = static_cast<int>(o.dafka_fetch_retries);
   c.max_batch_bytes = o.max_batch_bytes;
+  c.peers = o.dafka_peers;
   return c;
 }
 
 ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* chp_metrics,
                        const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics, const DiskWatch* disk,
-                       const storage::DafkaLog* dafka_log) {
+                       const storage::DafkaLog* dafka_log, AuthMetrics* auth) {
   ServerView v;
+  v.auth = auth;
   v.db = db;
   v.dafka_log = dafka_log;
   v.disk = disk->enabled() ? disk : nullptr;
@@ -84,20 +99,82 @@ ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* 
   return v;
 }
 
+// The HTTP settings; throws std::runtime_error on an unusable token file
+// or backup directory.
+HttpConfig http_config(const ServerOptions& o) {
+  HttpConfig c;
+  c.bind = o.bind;
+  c.port = o.http_port;
+  if (!o.http_token_file.empty()) {
+    if (auto err = load_token(o.http_token_file, &c.token); !err.empty()) throw std::runtime_error(err);
+  } else if (!is_loopback(o.bind)) {
+    spdlog::warn("HTTP /metrics and /admin are open to anyone reaching {}:{} (--insecure without --http-token-file)",
+                 o.bind, o.http_port);
+  }
+  if (!o.backup_dir.empty()) {
+    std::error_code ec;
+    auto dir = std::filesystem::absolute(o.backup_dir, ec);
+    if (ec || !std::filesystem::is_directory(dir, ec)) {
+      throw std::runtime_error("--backup-dir " + o.backup_dir + " is not a directory");
+    }
+    c.backup_dir = dir.lexically_normal().string();
+  }
+  return c;
+}
+
 std::string new_node_address() {
   uuid_t uuid;
   uuid_generate(uuid);
   return protocol::dafka::make_address(uuid);
 }
 
-int wait_for_signal() {
+sigset_t handled_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+// Waits for SIGINT or SIGTERM; a SIGHUP meanwhile re-reads the CURVE allow list.
+int wait_for_signal(ZapHandler* zap) {
+  sigset_t set = handled_signals();
   int sig = 0;
-  sigwait(&set, &sig);
+  while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
+    if (!zap) {
+      spdlog::info("SIGHUP: nothing to reload (no --curve-allow)");
+    } else if (auto err = zap->reload(); !err.empty()) {
+      spdlog::error("SIGHUP: {}; keeping the previous allow list", err);
+    }
+  }
   return sig;
+}
+
+// With --curve-cert: our certificate for every socket, and the ZAP handler
+// judging clients (started before any socket binds). False: cannot start.
+bool start_security(zmq::context_t& ctx, const ServerOptions& o, AuthMetrics& metrics,
+                    security::SocketSecurity* security, std::unique_ptr<ZapHandler>* zap) {
+  if (o.curve_cert.empty()) return true;
+  auto cert = security::load_cert(o.curve_cert, true);
+  if (!cert.cert) {
+    spdlog::critical("cannot start: --curve-cert: {}", cert.error);
+    return false;
+  }
+  security->cert = cert.cert;
+  security->server_key = cert.cert->public_key;  // a cluster shares one server certificate
+  *zap = std::make_unique<ZapHandler>(ctx, o.curve_allow, cert.cert->public_key, metrics);
+  try {
+    if (auto err = (*zap)->start(); !err.empty()) {
+      spdlog::critical("cannot start: --curve-allow: {}", err);
+      return false;
+    }
+  } catch (const zmq::error_t& e) {
+    spdlog::critical("cannot start the ZAP handler: {}", e.what());
+    return false;
+  }
+  spdlog::info("CURVE on every port; our public key {}", cert.cert->public_key);
+  return true;
 }
 
 // A standalone server's new map starts its first epoch at the clock
@@ -142,6 +219,9 @@ bool open_storage(const ServerOptions& o, Storage* st) {
 // and the HTTP server, with their metrics.
 struct Reactors {
   zmq::context_t ctx;
+  AuthMetrics auth_metrics;
+  security::SocketSecurity security;
+  std::unique_ptr<ZapHandler> zap;  // stopped after the reactors below
   ChpMetrics chp_metrics;
   DafkaMetrics dafka_metrics;
   TowerMetrics tower_metrics;
@@ -152,6 +232,7 @@ struct Reactors {
 
   // Starts what the options enable; false (after a critical log line) on a failure.
   bool start(const ServerOptions& o, Storage& st, const DiskWatch& disk) {
+    if (!start_security(ctx, o, auth_metrics, &security, &zap)) return false;
     try {
       start_reactors(o, st);
       if (o.http_port != 0) start_http(o, st, disk);
@@ -170,7 +251,7 @@ struct Reactors {
 
   void start_reactors(const ServerOptions& o, Storage& st) {
     if (o.chp_port != 0) {
-      chp = std::make_unique<ChpServer>(ctx, *st.chp, chp_config(o), chp_metrics);
+      chp = std::make_unique<ChpServer>(ctx, *st.chp, chp_config(o, security), chp_metrics);
       chp->start();
     }
     if (o.tower_port != 0) {
@@ -185,15 +266,9 @@ struct Reactors {
 
   void start_http(const ServerOptions& o, Storage& st, const DiskWatch& disk) {
     http = std::make_unique<HttpServer>(
-        HttpConfig{o.bind, o.http_port},
-        server_view(st.db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr,
-                    tower ? &tower_metrics : nullptr, &disk, st.dafka.get()));
+        http_config(o), server_view(st.db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr,
+                                    tower ? &tower_metrics : nullptr, &disk, st.dafka.get(), &auth_metrics));
     http->start();
-    if (o.bind != "127.0.0.1" && o.bind != "localhost" && o.bind != "::1") {
-      spdlog::warn("HTTP admin endpoint (POST /admin/checkpoint writes files on this host) is reachable on {}: "
-                   "it has no authentication, keep the port off untrusted networks",
-                   http->endpoint());
-    }
   }
 
   std::string endpoints(const ServerOptions& o) const {
@@ -218,15 +293,13 @@ struct Reactors {
     dafka.reset();
     tower.reset();
     chp.reset();
+    if (zap) zap->stop();
   }
 };
 
 int run(const ServerOptions& o) {
-  // Block the stop signals in every thread; main waits for them.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  // Block the handled signals in every thread; main waits for them.
+  sigset_t set = handled_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   Storage st;
@@ -257,7 +330,7 @@ int run(const ServerOptions& o) {
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
                reactors.endpoints(o));
 
-  int sig = wait_for_signal();
+  int sig = wait_for_signal(reactors.zap.get());
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
   reactors.stop();              // HTTP first: it reads the database and the reactors' state
   if (syncer) syncer->stop();  // syncs what the reactors wrote last

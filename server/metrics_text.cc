@@ -61,6 +61,11 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
           "HA hand-overs whose peer history did not reach back (its deletes there were not taken over)",
           get(m.handovers_incomplete));
   malformed(w, "zstore_chp_malformed_total", "malformed CHP messages dropped, by kind", m);
+  w.family("zstore_chp_acl_denied_total", "counter", "CHP requests --acl denied, by kind");
+  w.sample(get(m.acl_denied_writes), {{"kind", "write"}});
+  w.sample(get(m.acl_withheld_snapshot_keys), {{"kind", "snapshot_key"}});
+  w.sample(get(m.acl_denied_subscriptions), {{"kind", "subscription"}});
+  w.sample(get(m.acl_denied_peer_requests), {{"kind", "peer_request"}});
   gauge(w, "zstore_chp_keys", "keys in the CHP map", count_keys(db, storage::Column::kChpMap));
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
 }
@@ -96,6 +101,8 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog
   counter(w, "zstore_dafka_gaps_skipped_total", "Dafka gaps given up after their FETCH retries", get(m.gaps_skipped));
   counter(w, "zstore_dafka_offsets_skipped_total", "Dafka offsets in the gaps given up", get(m.offsets_skipped));
   malformed(w, "zstore_dafka_malformed_total", "malformed Dafka messages dropped, by kind", m);
+  counter(w, "zstore_dafka_peers_refused_total", "announced publishers not connected to: outside --dafka-peers",
+          get(m.peers_refused));
   if (log) dafka_log_metrics(w, *log);
   gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));
 }
@@ -160,6 +167,11 @@ std::string render_metrics(const ServerView& view) {
     gauge(w, "zstore_disk_writes_refused", "1 while writes are refused for lack of disk space",
           view.disk->low() ? 1u : 0u);
     counter(w, "zstore_disk_low_total", "times the free space fell below --min-free-bytes", view.disk->low_episodes());
+  }
+  if (view.auth) {
+    w.family("zstore_auth_failures_total", "counter",
+             "connections or requests refused for authentication (CURVE key not allowed, missing HTTP token), by port");
+    for (const auto& [port, n] : view.auth->failures()) w.sample(n, {{"port", port}});
   }
   w.family("zstore_rocksdb_sst_bytes", "gauge", "size of the live SST files, by column family");
   auto columns = column_sizes(*view.db);

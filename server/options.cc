@@ -16,6 +16,7 @@ struct Raw {
   std::string config;
   std::string sync = "batch";
   std::string towers;
+  std::string dafka_peers;
   unsigned chp_port = 5556, dafka_port = 5582, tower_port = 5580, http_port = 0;
 };
 
@@ -69,6 +70,9 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "host other Dafka nodes use to reach this store")
       ("towers", po::value(&raw.towers),
        "comma-separated towers tcp://host:T to beacon to (default: the embedded tower)")
+      ("dafka-peers", po::value(&raw.dafka_peers),
+       "comma-separated address ranges (10.0.0.0/8, 192.168.1.7, fd00::/8) the Dafka store may connect to; "
+       "default any")
       ("beacon-interval-ms", po::value(&o.beacon_interval_ms)->default_value(o.beacon_interval_ms),
        "Dafka beacon interval")
       ("beacon-timeout-ms", po::value(&o.beacon_timeout_ms)->default_value(o.beacon_timeout_ms),
@@ -89,6 +93,58 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "testing only: the HA state link drops every message while this file exists (a partition)");
   describe_retention(d, o);
   return d;
+}
+
+void describe_security(po::options_description& d, ServerOptions& o) {
+  d.add_options()
+      ("curve-cert", po::value(&o.curve_cert),
+       "CURVE: our secret certificate (zstore-cli keygen NAME writes NAME.key_secret); encrypts and "
+       "authenticates every ZeroMQ port; needs --curve-allow")
+      ("curve-allow", po::value(&o.curve_allow),
+       "CURVE: directory of the public certificates (NAME.key) of the clients allowed in; re-read on SIGHUP")
+      ("insecure", po::bool_switch(&o.insecure),
+       "allow binding beyond loopback without --curve-cert (ZeroMQ) or --http-token-file (HTTP)")
+      ("http-token-file", po::value(&o.http_token_file),
+       "file holding a token: GET /metrics and /admin/* need 'Authorization: Bearer TOKEN' (401 otherwise)")
+      ("acl", po::value(&o.acl),
+       "CHP access rules, one 'NAME r|w|rw PREFIX' per line (NAME: a --curve-allow client); needs --curve-cert")
+      ("backup-dir", po::value(&o.backup_dir),
+       "directory POST /admin/checkpoint writes under (dir=NAME: a new subdirectory); without it, checkpoints are off");
+}
+
+// Protected mode, like Redis's: nothing beyond loopback is served without
+// authentication unless --insecure says so.
+std::optional<std::string> check_exposure(const ServerOptions& o) {
+  if (o.insecure) return std::nullopt;
+  bool zmq_ports = o.chp_port != 0 || o.dafka_port != 0 || o.tower_port != 0;
+  auto ha_host = protocol::parse_tcp_endpoint(o.ha_bind);
+  bool zmq_exposed = (zmq_ports && !is_loopback(o.bind)) || (ha_host && !is_loopback(ha_host->host));
+  if (zmq_exposed && o.curve_cert.empty()) {
+    return "refusing to serve ZeroMQ ports beyond loopback (--bind " + o.bind + (o.ha_bind.empty() ? "" : ", --ha-bind " + o.ha_bind) +
+           ") without CURVE: anyone reaching them could read and write everything. Make keys: "
+           "'zstore-cli keygen server --dir keys' and, per client, 'zstore-cli keygen NAME' with NAME.key copied into "
+           "an allow directory; then give --curve-cert keys/server.key_secret --curve-allow DIR. Or accept the risk "
+           "with --insecure";
+  }
+  if (o.http_port != 0 && !is_loopback(o.bind) && o.http_token_file.empty()) {
+    return "refusing to serve HTTP (/metrics, /admin) beyond loopback (--bind " + o.bind +
+           ") without a token: put a secret in a file (e.g. 'head -c 32 /dev/urandom | base64 > token') and give "
+           "--http-token-file FILE, or accept the risk with --insecure";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_security(const ServerOptions& o) {
+  if (o.curve_cert.empty() != o.curve_allow.empty()) {
+    return std::string("--curve-cert and --curve-allow go together (make keys with 'zstore-cli keygen NAME')");
+  }
+  if (!o.acl.empty() && o.curve_cert.empty()) {
+    return std::string("--acl needs --curve-cert and --curve-allow: clients are named by their keys");
+  }
+  if (!o.curve_cert.empty() && (o.dafka_port != 0 || o.tower_port != 0)) {
+    return std::string("--curve-cert does not cover Dafka yet: add --dafka-port 0 --tower-port 0");
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -195,6 +251,12 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   for (const auto& t : o.towers) {
     if (t.rfind("tcp://", 0) != 0) return "--towers: '" + t + "' is not a tcp://host:port address";
   }
+  if (!raw.dafka_peers.empty()) {
+    std::string error;
+    auto ranges = protocol::parse_cidr_list(raw.dafka_peers, &error);
+    if (!ranges) return "--dafka-peers: " + error;
+    o.dafka_peers = std::move(*ranges);
+  }
   if (o.data_dir.empty()) return std::string("--data-dir must not be empty");
   if (o.max_value_bytes == 0) return std::string("--max-value-bytes must be positive");
   if (o.max_batch_bytes == 0) return std::string("--max-batch-bytes must be positive");
@@ -209,6 +271,8 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
     return std::string("--dafka-fetch-retries must be 1..1000000");
   }
   if (auto e = check_ha(o)) return e;
+  if (auto e = check_security(o)) return e;
+  if (auto e = check_exposure(o)) return e;
   static const char* levels[] = {"trace", "debug", "info", "warn", "error"};
   if (std::find(std::begin(levels), std::end(levels), o.log_level) == std::end(levels)) {
     return "--log-level: expected trace, debug, info, warn or error, got '" + o.log_level + "'";
@@ -218,10 +282,15 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
 
 }  // namespace
 
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
 ParseOutcome parse_options(int argc, const char* const* argv, const char* const* env) {
   ServerOptions o;
   Raw raw;
   po::options_description d = describe(o, raw);
+  describe_security(d, o);
   po::variables_map vm;
   std::vector<po::option> unrecognized;
   try {

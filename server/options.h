@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "storage/dafka_retention_policy.h"
+#include "protocol/cidr.h"
 #include "storage/sync_policy.h"
 
 namespace zstore::server {
@@ -49,6 +50,15 @@ struct ServerOptions {
   std::uint32_t ha_heartbeat_ms = 1000;
   std::string ha_test_cut_file;  // test seam: HA link cut while this file exists
   std::uint64_t chp_history = 1'000'000;  // updates kept in chp_history
+
+  // Security (CURVE, rfc 26/27): empty = plain.
+  std::string curve_cert;   // our secret certificate (NAME.key_secret)
+  std::string curve_allow;  // directory of the allowed clients' NAME.key
+  bool insecure = false;    // allow plain ZeroMQ / open HTTP beyond loopback
+  std::string http_token_file;  // /metrics and /admin/* need its token
+  std::string backup_dir;       // checkpoints go only under it; empty: none
+  std::string acl;              // CHP access rules file (chp_acl.h); empty: none
+  std::vector<protocol::Cidr> dafka_peers;  // hosts the Dafka store may connect to; empty: any
 };
 
 // Outcome of parsing: either options to run with, or an exit code (0 after
@@ -58,6 +68,9 @@ struct ParseOutcome {
   int exit_code = 0;
   std::string message;
 };
+
+// Whether host (of --bind or an endpoint) is reachable only from this machine.
+bool is_loopback(const std::string& host);
 
 // env: the process environment (environ), injectable for tests.
 ParseOutcome parse_options(int argc, const char* const* argv, const char* const* env);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "server/auth_metrics.h"
 #include "server/chp_metrics.h"
 #include "server/dafka_metrics.h"
 #include "server/disk_watch.h"
@@ -26,6 +27,7 @@ struct ServerView {
   const DiskWatch* disk = nullptr;      // null when --min-free-bytes is 0
   const storage::DafkaLog* dafka_log = nullptr;  // partition_count() only (atomic)
   std::function<std::string()> ha_state;  // standalone, primary, backup, active, passive
+  AuthMetrics* auth = nullptr;  // authentication failures (the HTTP server counts its 401s in it)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 

@@ -6,6 +6,8 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <regex>
 #include <stdexcept>
@@ -21,13 +23,15 @@ namespace po = boost::program_options;
 constexpr const char* kDefaultServer = "http://127.0.0.1:8080";
 
 const char* kUsage =
-    "usage: zstore-cli admin [--server http://HOST:H] [--timeout-ms N] health\n"
-    "       zstore-cli admin [--server http://HOST:H] [--timeout-ms N] checkpoint DIR\n"
+    "usage: zstore-cli admin [--server http://HOST:H] [--timeout-ms N] [--token-file F] health\n"
+    "       zstore-cli admin [--server http://HOST:H] [--timeout-ms N] [--token-file F] checkpoint NAME\n"
     "\n"
     "health      print zstored's /healthz; exit 0 when healthy, 1 otherwise\n"
-    "checkpoint  make the running zstored write a RocksDB checkpoint into DIR, an\n"
-    "            absolute path on the SERVER's host that must not exist yet;\n"
-    "            'zstored --data-dir DIR' then starts from that state\n"
+    "checkpoint  make the running zstored write a RocksDB checkpoint into NAME, a\n"
+    "            new subdirectory of its --backup-dir on the SERVER's host;\n"
+    "            'zstored --data-dir BACKUP_DIR/NAME' then starts from that state\n"
+    "--token-file F sends the token in F (the server's --http-token-file) as\n"
+    "'Authorization: Bearer TOKEN'.\n"
     "\n"
     "The server must run with --http-port H. Exit status: 0 ok, 1 failed or\n"
     "unhealthy, 2 usage error.\n";
@@ -35,6 +39,7 @@ const char* kUsage =
 struct Invocation {
   std::string server = kDefaultServer;
   std::uint64_t timeout_ms = 5000;
+  std::string token_file;
   std::vector<std::string> words;  // command and its arguments
 };
 
@@ -44,6 +49,7 @@ Invocation parse(const std::vector<std::string>& args, bool* help) {
   o.add_options()("help,h", "show this help")                                                       //
       ("server,s", po::value(&inv.server), "zstored HTTP endpoint (default http://127.0.0.1:8080)")  //
       ("timeout-ms", po::value<std::string>(), "give up after N ms (default 5000)")                  //
+      ("token-file", po::value(&inv.token_file), "file with the server's HTTP token")                //
       ("words", po::value(&inv.words));
   po::positional_options_description pos;
   pos.add("words", -1);
@@ -63,9 +69,10 @@ Invocation parse(const std::vector<std::string>& args, bool* help) {
   const std::string& cmd = inv.words[0];
   std::size_t want = cmd == "health" ? 1 : cmd == "checkpoint" ? 2 : 0;
   if (want == 0) throw UsageError("unknown command '" + cmd + "'");
-  if (inv.words.size() != want) throw UsageError(cmd + (want == 1 ? " takes no argument" : " takes exactly one DIR"));
-  if (want == 2 && !std::filesystem::path(inv.words[1]).is_absolute()) {
-    throw UsageError("checkpoint: DIR must be an absolute path on the server host, got '" + inv.words[1] + "'");
+  if (inv.words.size() != want) throw UsageError(cmd + (want == 1 ? " takes no argument" : " takes exactly one NAME"));
+  if (want == 2 && std::filesystem::path(inv.words[1]).is_absolute()) {
+    throw UsageError("checkpoint: NAME is a new subdirectory of the server's --backup-dir, not an absolute path ('" +
+                     inv.words[1] + "')");
   }
   return inv;
 }
@@ -78,6 +85,16 @@ httplib::Client client(const Invocation& inv) {
   c.set_connection_timeout(sec, usec);
   c.set_read_timeout(sec, usec);
   c.set_write_timeout(sec, usec);
+  if (!inv.token_file.empty()) {
+    std::ifstream in(inv.token_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string token = text.str();
+    token.erase(token.find_last_not_of(" \t\r\n") + 1);
+    token.erase(0, token.find_first_not_of(" \t\r\n"));
+    if (!in || token.empty()) throw std::runtime_error("cannot read a token from --token-file " + inv.token_file);
+    c.set_bearer_token_auth(token);
+  }
   return c;
 }
 
@@ -111,7 +128,10 @@ int checkpoint(const Invocation& inv) {
     std::cerr << "zstore-cli admin: checkpoint refused (HTTP " << res->status << "): " << error_of(*res) << "\n";
     return kExitFailure;
   }
-  std::cout << "checkpoint written to " << inv.words[1] << " on the server host\n";
+  auto j = nlohmann::json::parse(res->body, nullptr, false);
+  bool named = j.is_object() && j.contains("checkpoint") && j["checkpoint"].is_string();
+  std::cout << "checkpoint written to " << (named ? j["checkpoint"].get<std::string>() : inv.words[1])
+            << " on the server host\n";
   return kExitOk;
 }
 
@@ -130,7 +150,12 @@ int run_admin(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return kExitOk;
   }
-  return inv.words[0] == "health" ? health(inv) : checkpoint(inv);
+  try {
+    return inv.words[0] == "health" ? health(inv) : checkpoint(inv);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "zstore-cli admin: " << e.what() << "\n";
+    return kExitFailure;
+  }
 }
 
 }  // namespace zstore::cli

@@ -22,4 +22,30 @@ std::uint64_t parse_number(const boost::program_options::variables_map& vm, cons
   return value;
 }
 
+void add_curve_options(boost::program_options::options_description& options) {
+  namespace po = boost::program_options;
+  options.add_options()("curve-cert", po::value<std::string>(),
+                        "CURVE: our secret certificate (zstore-cli keygen NAME writes NAME.key_secret)")  //
+      ("server-key", po::value<std::string>(), "CURVE: the server's public certificate (its NAME.key)");
+}
+
+security::SocketSecurity curve_from(const boost::program_options::variables_map& vm) {
+  security::SocketSecurity s;
+  if (!vm.count("curve-cert") && !vm.count("server-key")) return s;
+  if (!vm.count("curve-cert") || !vm.count("server-key")) throw UsageError("--curve-cert and --server-key go together");
+  auto ours = security::load_cert(vm["curve-cert"].as<std::string>(), true);
+  if (!ours.cert) throw UsageError("--curve-cert: " + ours.error);
+  auto server = security::load_cert(vm["server-key"].as<std::string>(), false);
+  if (!server.cert) throw UsageError("--server-key: " + server.error);
+  s.cert = ours.cert;
+  s.server_key = server.cert->public_key;
+  return s;
+}
+
+std::string curve_hint(const security::SocketSecurity& security) {
+  if (!security.curve()) return {};
+  return "; with CURVE this also means the server refused our key (not in its --curve-allow) or --server-key is "
+         "not the server's key";
+}
+
 }  // namespace zstore::cli

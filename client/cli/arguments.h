@@ -2,9 +2,13 @@
 // throws UsageError; the family prints its message and exits kExitUsage.
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+
+#include "security/curve_socket.h"
 
 namespace zstore::cli {
 
@@ -17,5 +21,15 @@ struct UsageError : std::runtime_error {
 // anything else: a sign, a space, trailing text, an overflow.
 std::uint64_t parse_number(const boost::program_options::variables_map& vm, const char* name, std::uint64_t min,
                            std::uint64_t max);
+
+// --curve-cert FILE (our NAME.key_secret) and --server-key FILE (the
+// server's public NAME.key): CURVE for every connection.
+void add_curve_options(boost::program_options::options_description& options);
+// What those options ask for (plain when neither is given). Throws
+// UsageError when only one is given or a file is missing or malformed.
+security::SocketSecurity curve_from(const boost::program_options::variables_map& vm);
+// The hint appended to a time-out message when CURVE is on: a server that
+// refuses our key, or a wrong server key, looks like a silent server.
+std::string curve_hint(const security::SocketSecurity& security);
 
 }  // namespace zstore::cli

@@ -39,6 +39,7 @@ struct Invocation {
   std::optional<std::string> subtree;
   std::optional<std::uint64_t> ttl;
   std::optional<std::uint64_t> count;
+  security::SocketSecurity security;
 };
 
 const char* kUsage =
@@ -69,6 +70,7 @@ po::options_description visible_options() {
       ("ttl", po::value<std::string>(), "set: the key expires after N seconds")                            //
       ("subtree", po::value<std::string>(), "watch, snapshot: only keys starting with P")                  //
       ("count", po::value<std::string>(), "watch: exit after N updates");
+  add_curve_options(o);
   return o;
 }
 
@@ -112,6 +114,7 @@ Invocation to_invocation(const po::variables_map& vm) {
   if (vm.count("ttl")) inv.ttl = parse_number(vm, "ttl", 0, 10ull * 365 * 24 * 3600);
   if (vm.count("count")) inv.count = parse_number(vm, "count", 1, UINT64_MAX);
   if (vm.count("subtree")) inv.subtree = vm["subtree"].as<std::string>();
+  inv.security = curve_from(vm);
   check_shape(inv, vm);
   return inv;
 }
@@ -140,13 +143,14 @@ client::Options client_options(const Invocation& inv, std::string subtree) {
   o.servers = inv.servers;
   o.subtree = std::move(subtree);
   o.failover_timeout = inv.failover;
+  o.security = inv.security;
   return o;
 }
 
 std::string servers_text(const Invocation& inv) {
   std::string out;
   for (const auto& s : inv.servers) out += (out.empty() ? "" : ", ") + s;
-  return out;
+  return out + curve_hint(inv.security);
 }
 
 int fail(const std::string& message) {

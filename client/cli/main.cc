@@ -8,6 +8,7 @@
 #include "client/cli/admin_command.h"
 #include "client/cli/chp_command.h"
 #include "client/cli/dafka_command.h"
+#include "client/cli/keygen_command.h"
 #include "client/cli/subcommand.h"
 
 namespace {
@@ -19,6 +20,7 @@ constexpr Subcommand kFamilies[] = {
     {"chp", "Clustered Hashmap Protocol (rfc 12): get, set, del, watch, snapshot", zstore::cli::run_chp},
     {"dafka", "Dafka (rfc 46): produce records from stdin, consume them to stdout", zstore::cli::run_dafka},
     {"admin", "a running zstored's HTTP side: health, checkpoint (online backup)", zstore::cli::run_admin},
+    {"keygen", "a CURVE key pair as ZeroMQ certificate files NAME.key, NAME.key_secret", zstore::cli::run_keygen},
 };
 
 void usage(std::ostream& out) {

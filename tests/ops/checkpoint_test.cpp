@@ -41,8 +41,9 @@ void publish_records(std::uint16_t tower_port, int count) {
 
 BOOST_AUTO_TEST_CASE(checkpoint_of_a_running_server_restores_the_same_state) {
   std::uint16_t tower = free_port_range(3);
+  TempDir backups;
   HttpZstored z({"--tower-port", std::to_string(tower), "--dafka-port", std::to_string(tower + 2),
-                 "--beacon-interval-ms", "100"});
+                 "--beacon-interval-ms", "100", "--backup-dir", backups.str()});
   BOOST_REQUIRE_MESSAGE(z.server.start(), z.server.log());
   zmq::context_t ctx;
   ChpPeer peer(ctx, "tcp://127.0.0.1", z.server.chp_port());
@@ -58,15 +59,15 @@ BOOST_AUTO_TEST_CASE(checkpoint_of_a_running_server_restores_the_same_state) {
   BOOST_TEST(metric(before, "zstore_dafka_records_stored_total") == 40.0);
   BOOST_TEST(metric(before, "zstore_dafka_partitions") == 2.0);
 
-  TempDir backups;
   std::string target = (backups.path() / "cp1").string();
   int rc = -1;
-  std::string out = admin(z.http_port, {"checkpoint", target}, &rc);
+  std::string out = admin(z.http_port, {"checkpoint", "cp1"}, &rc);
   BOOST_REQUIRE_MESSAGE(rc == 0, out);
-  out = admin(z.http_port, {"checkpoint", target}, &rc);
+  BOOST_TEST(out.find(target) != std::string::npos, out);
+  out = admin(z.http_port, {"checkpoint", "cp1"}, &rc);
   BOOST_TEST(rc == 1);
   BOOST_TEST(out.find("already exists") != std::string::npos, out);
-  out = admin(z.http_port, {"checkpoint", (backups.path() / "no" / "cp").string()}, &rc);
+  out = admin(z.http_port, {"checkpoint", "no/cp"}, &rc);
   BOOST_TEST(rc == 1);
   BOOST_TEST(out.find("does not exist") != std::string::npos, out);
 

@@ -15,8 +15,9 @@
 namespace zstore::testing {
 
 HttpReply http_request(std::uint16_t port, const std::string& method, const std::string& path,
-                       const std::string& form_body) {
+                       const std::string& form_body, const std::string& bearer) {
   httplib::Client c("127.0.0.1", port);
+  if (!bearer.empty()) c.set_bearer_token_auth(bearer);
   c.set_connection_timeout(5, 0);
   c.set_read_timeout(10, 0);
   httplib::Result r = method == "GET"      ? c.Get(path)

@@ -19,8 +19,9 @@ struct HttpReply {
   std::string allow;  // the Allow header
 };
 
+// bearer: sent as "Authorization: Bearer ..." when not empty.
 HttpReply http_request(std::uint16_t port, const std::string& method, const std::string& path,
-                       const std::string& form_body = "");
+                       const std::string& form_body = "", const std::string& bearer = "");
 
 // "name{labels}" (as written by the server) -> value. Fails the test on a
 // sample line it cannot parse or a sample of a family without HELP and TYPE.

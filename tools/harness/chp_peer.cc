@@ -39,9 +39,13 @@ std::chrono::milliseconds left(Clock::time_point deadline) {
 
 }  // namespace
 
-ChpPeer::ChpPeer(zmq::context_t& ctx, const std::string& host, std::uint16_t port)
+ChpPeer::ChpPeer(zmq::context_t& ctx, const std::string& host, std::uint16_t port,
+                 const security::SocketSecurity& security)
     : dealer_(ctx, zmq::socket_type::dealer), sub_(ctx, zmq::socket_type::sub), pub_(ctx, zmq::socket_type::pub) {
-  for (auto* s : {&dealer_, &sub_, &pub_}) s->set(zmq::sockopt::linger, 0);
+  for (auto* s : {&dealer_, &sub_, &pub_}) {
+    s->set(zmq::sockopt::linger, 0);
+    security.as_client(*s);
+  }
   sub_.set(zmq::sockopt::subscribe, "");
   sub_.set(zmq::sockopt::rcvhwm, 0);
   pub_.set(zmq::sockopt::sndhwm, 0);

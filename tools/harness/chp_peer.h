@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "protocol/chp_codec.h"
+#include "security/curve_socket.h"
 
 namespace zstore::testing {
 
@@ -26,8 +27,10 @@ struct ChpSnapshot {
 
 class ChpPeer {
  public:
-  // base: "tcp://127.0.0.1:P". Subscribes to everything.
-  ChpPeer(zmq::context_t& ctx, const std::string& host, std::uint16_t port);
+  // base: "tcp://127.0.0.1:P". Subscribes to everything. With a
+  // certificate in security, every socket is a CURVE client.
+  ChpPeer(zmq::context_t& ctx, const std::string& host, std::uint16_t port,
+          const security::SocketSecurity& security = {});
 
   // Sends raw frames to the collector (P+2) or snapshot port (P).
   void send_collector(const protocol::Frames& frames);

@@ -1,0 +1,72 @@
+// ChpServer's access rules (--acl, chp_acl.h): who may write a key, read it
+// in a snapshot, or receive its live updates. Clients are named by the ZAP
+// handler (the User-Id of their messages); without an ACL all pass.
+#include <spdlog/spdlog.h>
+
+#include "server/chp_server.h"
+
+namespace zstore::server {
+
+namespace chp = protocol::chp;
+
+namespace {
+
+// The client name the ZAP handler gave the connection a message came on.
+std::string client_name(const zmq::message_t& frame) {
+  const char* name = zmq_msg_gets(frame.handle(), "User-Id");
+  return name ? name : "";  // none: no ZAP (plain connection)
+}
+
+// The last frame: a ROUTER's first frame is the routing id it made itself,
+// without the connection's metadata.
+std::string name_of(const ReceivedMessage& msg) {
+  return msg.parts.empty() ? std::string() : client_name(msg.parts.back());
+}
+
+}  // namespace
+
+bool ChpServer::may_write(const ReceivedMessage& msg, std::string_view key) {
+  if (!config_.acl) return true;
+  std::string name = name_of(msg);
+  if (config_.acl->may_write(name, key)) return true;
+  metrics_.acl_denied_writes.fetch_add(1, std::memory_order_relaxed);
+  acl_log_.log(spdlog::level::warn, "ACL: dropped KVSET of '{}' from client '{}' (outside its w prefixes)", key, name);
+  return false;
+}
+
+bool ChpServer::may_ask_as_peer(const ReceivedMessage& msg) {
+  if (!config_.acl) return true;
+  std::string name = name_of(msg);
+  if (name == kPeerName) return true;
+  metrics_.acl_denied_peer_requests.fetch_add(1, std::memory_order_relaxed);
+  acl_log_.log(spdlog::level::warn, "ACL: ignored an HA peer request from client '{}'", name);
+  return false;
+}
+
+SnapshotPump::KeyFilter ChpServer::read_filter(const ReceivedMessage& msg) const {
+  if (!config_.acl) return {};
+  return [acl = config_.acl, name = name_of(msg)](std::string_view key) { return acl->may_read(name, key); };
+}
+
+void ChpServer::serve_subscriptions() {
+  for (int i = 0; i < 256; ++i) {
+    zmq::message_t msg;
+    if (!publisher_.recv(msg, zmq::recv_flags::dontwait)) return;
+    // Subscribe (1) or unsubscribe (0), then the prefix. Unsubscriptions are
+    // ignored: a client's topics may overlap, and clients leave by closing.
+    if (msg.size() == 0 || *static_cast<const char*>(msg.data()) != 1) continue;
+    std::string_view requested(static_cast<const char*>(msg.data()) + 1, msg.size() - 1);
+    std::string name = client_name(msg);
+    auto topics = requested == chp::kHugz ? std::vector<std::string>{std::string(requested)}
+                                          : config_.acl->permitted_topics(name, requested);
+    // Set right after the recv: XPUB_MANUAL applies it to that client's pipe.
+    for (const auto& t : topics) publisher_.set(zmq::sockopt::subscribe, t);
+    publisher_.set(zmq::sockopt::subscribe, std::string(chp::kHugz));  // HUGZ reach everyone
+    if (topics.size() == 1 && topics[0] == requested) continue;
+    metrics_.acl_denied_subscriptions.fetch_add(1, std::memory_order_relaxed);
+    acl_log_.log(spdlog::level::warn, "ACL: subscription '{}' of client '{}' narrowed to {} permitted prefix(es)",
+                 requested, name, topics.size());
+  }
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,129 @@
+#include "server/zap_handler.h"
+
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "security/curve_cert.h"
+
+namespace zstore::server {
+namespace {
+
+constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+constexpr const char* kStopEndpoint = "inproc://zstore-zap-stop";
+
+// Receives one multipart message; false if it is not all there.
+bool recv_all(zmq::socket_t& socket, std::vector<zmq::message_t>* parts) {
+  parts->clear();
+  do {
+    parts->emplace_back();
+    if (!socket.recv(parts->back(), zmq::recv_flags::dontwait)) return false;
+  } while (parts->back().more());
+  return true;
+}
+
+void reply(zmq::socket_t& socket, const std::string& request_id, const char* code, const char* text,
+           const std::string& user) {
+  const std::string frames[] = {"1.0", request_id, code, text, user, ""};
+  for (std::size_t i = 0; i < 6; ++i) {
+    socket.send(zmq::buffer(frames[i]), i < 5 ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+}
+
+}  // namespace
+
+ZapHandler::ZapHandler(zmq::context_t& ctx, std::string allow_dir, std::string own_public_key, AuthMetrics& metrics)
+    : ctx_(ctx), allow_dir_(std::move(allow_dir)), metrics_(metrics) {
+  own_key_ = security::decode_key(own_public_key).value_or("");
+}
+
+ZapHandler::~ZapHandler() { stop(); }
+
+std::string ZapHandler::reload() {
+  std::map<std::string, std::string> names;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(allow_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& path = it->path();
+    if (path.extension() != ".key") continue;
+    auto r = security::load_cert(path.string(), false);
+    if (!r.cert) {
+      spdlog::warn("CURVE allow list: skipping {}", r.error);
+      continue;
+    }
+    names[*security::decode_key(r.cert->public_key)] = path.stem().string();
+  }
+  if (ec) return "cannot read --curve-allow directory " + allow_dir_ + ": " + ec.message();
+  if (!own_key_.empty()) names[own_key_] = "zstored";
+  std::lock_guard lock(mutex_);
+  names_ = std::move(names);
+  spdlog::info("CURVE allow list: {} client key(s) from {}", names_.size() - (own_key_.empty() ? 0 : 1), allow_dir_);
+  return {};
+}
+
+std::size_t ZapHandler::allowed() const {
+  std::lock_guard lock(mutex_);
+  return names_.size();
+}
+
+std::string ZapHandler::name_of(const std::string& raw_key) const {
+  std::lock_guard lock(mutex_);
+  auto it = names_.find(raw_key);
+  return it == names_.end() ? std::string() : it->second;
+}
+
+std::string ZapHandler::start() {
+  if (auto err = reload(); !err.empty()) return err;
+  auto socket = std::make_shared<zmq::socket_t>(ctx_, zmq::socket_type::rep);
+  socket->set(zmq::sockopt::linger, 0);
+  socket->bind(kZapEndpoint);
+  auto stop_rx = std::make_shared<zmq::socket_t>(ctx_, zmq::socket_type::pair);
+  stop_rx->bind(kStopEndpoint);
+  stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
+  stop_tx_.connect(kStopEndpoint);
+  thread_ = std::thread([this, socket, stop_rx] {
+    zmq::pollitem_t items[] = {{socket->handle(), 0, ZMQ_POLLIN, 0}, {stop_rx->handle(), 0, ZMQ_POLLIN, 0}};
+    while (true) {
+      try {
+        zmq::poll(items, 2, std::chrono::milliseconds(-1));
+        if (items[1].revents & ZMQ_POLLIN) break;
+        if (items[0].revents & ZMQ_POLLIN) answer(*socket);
+      } catch (const zmq::error_t& e) {
+        if (e.num() == ETERM) break;
+        spdlog::error("ZAP handler: {}", e.what());
+      }
+    }
+    socket->close();
+    stop_rx->close();
+  });
+  return {};
+}
+
+void ZapHandler::stop() {
+  if (!thread_.joinable()) return;
+  stop_tx_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
+  thread_.join();
+  stop_tx_.close();
+}
+
+void ZapHandler::answer(zmq::socket_t& socket) {
+  std::vector<zmq::message_t> f;
+  if (!recv_all(socket, &f)) return;
+  if (f.size() < 6) {  // not a ZAP request: answer so the REP socket stays usable
+    reply(socket, f.size() > 1 ? f[1].to_string() : "", "500", "malformed ZAP request", "");
+    return;
+  }
+  std::string domain = f[2].to_string(), address = f[3].to_string(), mechanism = f[5].to_string();
+  std::string key = f.size() > 6 ? f[6].to_string() : std::string();
+  std::string name = mechanism == "CURVE" && key.size() == 32 ? name_of(key) : std::string();
+  if (!name.empty()) {
+    reply(socket, f[1].to_string(), "200", "OK", name);
+    spdlog::debug("CURVE: client '{}' from {} admitted on {}", name, address, domain);
+    return;
+  }
+  metrics_.count_failure(domain);
+  std::string who = key.size() == 32 ? security::encode_key(key) : mechanism + " (no CURVE key)";
+  refusal_log_.log(spdlog::level::warn, "CURVE: refused unknown client key {} from {} on {}", who, address, domain);
+  reply(socket, f[1].to_string(), "400", "client key not allowed", "");
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,60 @@
+// ZapHandler: zstored's ZeroMQ authentication handler (rfc 27). It binds
+// inproc://zeromq.zap.01 in the context the reactors use (so it must start
+// before they bind and stop after they close) and answers every CURVE
+// handshake on its own thread: 200 with the client's name as User-Id when
+// the client's public key is in the allow list, else 400. The allow list is
+// every `NAME.key` certificate in the --curve-allow directory (NAME names
+// the client), plus our own key as "zstored" (the members of a cluster share
+// one server certificate and connect to each other with it). reload()
+// re-reads the directory (SIGHUP); a removed key is refused at its next
+// handshake, established connections stay. Failures are counted per ZAP
+// domain (the port) and logged, rate-limited, naming key and address.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "server/auth_metrics.h"
+#include "server/log.h"
+
+namespace zstore::server {
+
+class ZapHandler {
+ public:
+  ZapHandler(zmq::context_t& ctx, std::string allow_dir, std::string own_public_key, AuthMetrics& metrics);
+  ~ZapHandler();
+  ZapHandler(const ZapHandler&) = delete;
+  ZapHandler& operator=(const ZapHandler&) = delete;
+
+  // Loads the allow list, binds and starts the thread. Returns an error text
+  // (unreadable directory) or empty; throws zmq::error_t if it cannot bind.
+  std::string start();
+  void stop();
+  // Re-reads the directory; thread-safe. Returns an error text or empty
+  // (on error the previous list stays).
+  std::string reload();
+  std::size_t allowed() const;  // keys in the list, ours included
+
+ private:
+  void run();
+  void answer(zmq::socket_t& socket);
+  std::string name_of(const std::string& raw_key) const;  // empty: refused
+
+  zmq::context_t& ctx_;
+  std::string allow_dir_;
+  std::string own_key_;  // raw 32 bytes
+  AuthMetrics& metrics_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::string> names_;  // raw key -> client name
+  zmq::socket_t stop_tx_;
+  std::thread thread_;
+  RateLimiter refusal_log_;
+};
+
+}  // namespace zstore::server

@@ -1,0 +1,191 @@
+// zstored with --curve-cert/--curve-allow, over real sockets: an allowed key
+// reads and writes end to end (raw peer, CloneClient, zstore-cli); a
+// plaintext client, an unknown key and a key removed before a SIGHUP get
+// nothing (no snapshot, no KVPUB or HUGZ, their KVSETs not applied); an HA
+// pair sharing the server certificate syncs and fails over; bad security
+// flags stop start-up.
+#include <signal.h>
+
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "client/clone_client.h"
+#include "security/curve_cert.h"
+#include "tests/server/curve_keys.h"
+#include "tests/support/chp_peer.h"
+#include "tests/support/test_support.h"
+#include "tests/support/zstored.h"
+
+namespace fs = std::filesystem;
+using zstore::security::CurveCert;
+using zstore::security::SocketSecurity;
+using zstore::testing::ChpPeer;
+using zstore::testing::CurveKeys;
+using zstore::testing::Process;
+using zstore::testing::TempDir;
+using zstore::testing::wait_until;
+using zstore::testing::Zstored;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+// The intruder gets no snapshot, no HUGZ (sent every 100 ms) and no KVPUB,
+// and its KVSETs are not applied: the ally, allowed, sees its own marker
+// published and no intruder key.
+void expect_nothing(ChpPeer& intruder, ChpPeer& ally, const std::string& tag) {
+  BOOST_TEST(!intruder.snapshot("", 1s).has_value());
+  for (int i = 0; i < 10; ++i) {
+    intruder.set("/intruder/" + tag, "x");
+    BOOST_TEST(!intruder.next_update(100ms).has_value());
+  }
+  ally.set("/marker/" + tag, "m");
+  BOOST_REQUIRE(ally.wait_kvpub("/marker/" + tag, 5s));
+  BOOST_TEST(!intruder.next_update(300ms).has_value());
+  auto snap = ally.snapshot("", 5s);
+  BOOST_REQUIRE(snap);
+  BOOST_TEST(snap->entries.count("/marker/" + tag) == 1u);
+  BOOST_TEST(snap->entries.count("/intruder/" + tag) == 0u);
+}
+
+struct Fixture {
+  zmq::context_t ctx;
+  CurveKeys keys{{"alice", "bob", "mallory"}, {"alice"}};
+  Zstored server{keys.server_args()};
+  Fixture() { BOOST_REQUIRE(server.start()); }
+  std::unique_ptr<ChpPeer> peer(const SocketSecurity& security = {}) {
+    return std::make_unique<ChpPeer>(ctx, "tcp://127.0.0.1", server.chp_port(), security);
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(allowed_key_reads_and_writes_end_to_end, Fixture) {
+  auto alice = peer(keys.as("alice"));
+  BOOST_REQUIRE(alice->wait_connected());
+  alice->set("/a", "1");
+  BOOST_REQUIRE(alice->wait_kvpub("/a", 5s));
+  auto snap = alice->snapshot("", 5s);
+  BOOST_REQUIRE(snap);
+  BOOST_TEST(snap->entries.at("/a").body == "1");
+  BOOST_TEST(server.log().find("our public key " + keys.server.public_key) != std::string::npos);
+
+  zstore::client::Options o;
+  o.servers = {server.chp_endpoint()};
+  o.security = keys.as("alice");
+  zstore::client::CloneClient client(o);
+  BOOST_REQUIRE(client.wait_synced(10s));
+  BOOST_TEST(client.get("/a").value_or("") == "1");
+  BOOST_REQUIRE(client.wait_published(client.set("/b", "2"), 10s));
+}
+
+BOOST_FIXTURE_TEST_CASE(plaintext_client_gets_nothing, Fixture) {
+  auto alice = peer(keys.as("alice"));
+  auto plain = peer();
+  expect_nothing(*plain, *alice, "plain");
+}
+
+BOOST_FIXTURE_TEST_CASE(unknown_key_gets_nothing_and_is_logged, Fixture) {
+  auto alice = peer(keys.as("alice"));
+  auto mallory = peer(keys.as("mallory"));
+  expect_nothing(*mallory, *alice, "mallory");
+  BOOST_TEST(server.log().find("refused unknown client key " + keys.clients.at("mallory").public_key) != std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(sighup_rereads_the_allow_list, Fixture) {
+  auto before = peer(keys.as("bob"));
+  BOOST_TEST(!before->snapshot("", 1s).has_value());  // bob is not allowed yet
+  keys.forbid("alice");
+  keys.allow("bob");
+  server.kill(SIGHUP);
+  BOOST_REQUIRE(wait_until([&] { return count(server.log(), "CURVE allow list: 1 client key(s)") == 2; }));
+  auto bob = peer(keys.as("bob"));
+  BOOST_REQUIRE(bob->wait_connected());
+  auto alice = peer(keys.as("alice"));  // a new connection with a removed key
+  expect_nothing(*alice, *bob, "removed");
+}
+
+BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
+  CurveKeys keys{{"alice", "bob", "mallory"}, {"alice"}};
+  Zstored primary{keys.server_args()}, backup{keys.server_args()};
+  std::uint16_t ha = zstore::testing::free_port_range(2);
+  auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
+  primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp",
+                    ep(backup.chp_port()), "--ha-heartbeat-ms", "200"});
+  backup.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp",
+                   ep(primary.chp_port()), "--ha-heartbeat-ms", "200"});
+  BOOST_REQUIRE(primary.start());
+  BOOST_REQUIRE(backup.start());
+  zstore::client::Options o;
+  o.servers = {primary.chp_endpoint(), backup.chp_endpoint()};
+  o.security = keys.as("alice");
+  o.failover_timeout = 1000ms;
+  zstore::client::CloneClient client(o);
+  BOOST_REQUIRE(client.wait_synced(10s));
+  BOOST_REQUIRE(client.wait_published(client.set("/ha", "before"), 10s));
+  // The backup hears the primary (HA link) and follows it (snapshot + KVPUBs).
+  BOOST_REQUIRE(wait_until([&] { return backup.ha_follower_synced(); }));
+  primary.kill(SIGKILL);
+  BOOST_REQUIRE(primary.wait_exit() >= 0);
+  BOOST_REQUIRE(client.wait_published(client.set("/ha", "after"), 20s));  // served by the backup now
+  zmq::context_t ctx;
+  ChpPeer reader(ctx, "tcp://127.0.0.1", backup.chp_port(), keys.as("alice"));
+  auto snap = reader.snapshot("", 5s);
+  BOOST_REQUIRE(snap);
+  BOOST_TEST(snap->entries.at("/ha").body == "after");
+}
+
+BOOST_FIXTURE_TEST_CASE(cli_needs_the_right_keys, Fixture) {
+  TempDir logs;
+  int n = 0;
+  auto cli = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"chp", "-s", server.chp_endpoint(), "--timeout-ms", "2000"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Process p(zstore::testing::bin_path("zstore-cli"), args, logs.path() / std::to_string(++n));
+    int code = p.wait(20s);
+    return std::pair{code, p.log()};
+  };
+  auto ok = cli({"--curve-cert", keys.file("alice.key_secret"), "--server-key", keys.file("server.key"), "set", "/c", "v"});
+  BOOST_TEST(ok.first == 0, ok.second);
+  auto wrong = cli({"--curve-cert", keys.file("alice.key_secret"), "--server-key", keys.file("mallory.key"), "get", "/c"});
+  BOOST_TEST(wrong.first == 1, wrong.second);
+  BOOST_TEST(wrong.second.find("--server-key is not the server's key") != std::string::npos, wrong.second);
+  auto plain = cli({"get", "/c"});
+  BOOST_TEST(plain.first == 1, plain.second);
+  auto half = cli({"--curve-cert", keys.file("alice.key_secret"), "get", "/c"});
+  BOOST_TEST(half.first == 2, half.second);
+  auto public_only = cli({"--curve-cert", keys.file("alice.key"), "--server-key", keys.file("server.key"), "get", "/c"});
+  BOOST_TEST(public_only.first == 2, public_only.second);
+  BOOST_TEST(public_only.second.find("no secret-key") != std::string::npos, public_only.second);
+}
+
+BOOST_AUTO_TEST_CASE(bad_security_flags_stop_startup) {
+  CurveKeys keys{{"alice", "bob", "mallory"}, {"alice"}};
+  TempDir data;
+  auto start = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"--data-dir", data.str(), "--chp-port", "0", "--dafka-port", "0", "--tower-port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Process p(zstore::testing::bin_path("zstored"), args, data.path() / "log");
+    int code = p.wait(20s);
+    return std::pair{code, p.log()};
+  };
+  auto alone = start({"--curve-cert", keys.file("server.key_secret")});
+  BOOST_TEST(alone.first == 2, alone.second);
+  BOOST_TEST(alone.second.find("go together") != std::string::npos);
+  auto public_only = start({"--curve-cert", keys.file("server.key"), "--curve-allow", keys.allow_dir().string()});
+  BOOST_TEST(public_only.first == 1, public_only.second);
+  BOOST_TEST(public_only.second.find("no secret-key") != std::string::npos, public_only.second);
+  auto no_dir = start({"--curve-cert", keys.file("server.key_secret"), "--curve-allow", keys.file("nowhere")});
+  BOOST_TEST(no_dir.first == 1, no_dir.second);
+  BOOST_TEST(no_dir.second.find("--curve-allow") != std::string::npos, no_dir.second);
+}
