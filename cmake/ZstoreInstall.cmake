@@ -20,17 +20,19 @@ set(ZSTORE_PKGCONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 set_target_properties(zstore_client PROPERTIES EXPORT_NAME client POSITION_INDEPENDENT_CODE ON)
 set_target_properties(zstore_dafka_client PROPERTIES EXPORT_NAME dafka_client POSITION_INDEPENDENT_CODE ON)
 set_target_properties(zstore_protocol PROPERTIES EXPORT_NAME protocol POSITION_INDEPENDENT_CODE ON)
+set_target_properties(zstore_security PROPERTIES EXPORT_NAME security POSITION_INDEPENDENT_CODE ON)
 set_target_properties(zstore_zmq PROPERTIES EXPORT_NAME zmq)
-foreach(lib zstore_client zstore_dafka_client zstore_protocol)
+foreach(lib zstore_client zstore_dafka_client zstore_protocol zstore_security)
   target_include_directories(${lib} INTERFACE
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/zstore>)
 endforeach()
 
-install(TARGETS zstore_client zstore_dafka_client zstore_protocol zstore_zmq EXPORT zstoreTargets
+install(TARGETS zstore_client zstore_dafka_client zstore_protocol zstore_security zstore_zmq EXPORT zstoreTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development)
 
 # The public headers: what clone_client.h, key_lookup.h, dafka_producer.h and
-# dafka_consumer.h include (none of them includes ZeroMQ or protocol/).
+# dafka_consumer.h include (none of them includes ZeroMQ or protocol/;
+# options.h includes the CURVE settings of security/).
 install(FILES
     client/change.h
     client/client_stats.h
@@ -43,6 +45,8 @@ install(FILES
     client/CLONE-CLIENT.md
     client/DAFKA-CLIENT.md
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/zstore/client COMPONENT development)
+install(FILES security/curve_cert.h security/curve_socket.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/zstore/security COMPONENT development)
 
 install(EXPORT zstoreTargets NAMESPACE zstore:: DESTINATION ${ZSTORE_CMAKE_DIR} COMPONENT development)
 configure_package_config_file(cmake/zstoreConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/zstoreConfig.cmake
