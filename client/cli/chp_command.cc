@@ -49,14 +49,16 @@ const char* kUsage =
     "       zstore-cli chp [options] watch [--subtree P] [--count N]\n"
     "       zstore-cli chp [options] snapshot [--subtree P]\n"
     "\n"
-    "get       print KEY's value; exit 1 if it is absent\n"
+    "get       print KEY's value (that key only, not the keys it prefixes);\n"
+    "          exit 3 if a server answered that it is absent\n"
     "set, del  write KEY; exit 0 once a server stored and published it\n"
     "watch     print one line per update until SIGINT/SIGTERM (or --count)\n"
     "snapshot  print every key, sorted, then exit\n"
     "\n"
     "Output: get prints VALUE; watch prints 'SEQ KEY VALUE' or 'SEQ KEY (deleted)';\n"
     "snapshot prints 'KEY VALUE'. Text is printed as is, anything else escaped\n"
-    "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error.\n";
+    "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error,\n"
+    "3 get: no such key.\n";
 
 po::options_description visible_options() {
   po::options_description o("Options");
@@ -180,7 +182,8 @@ int run_get(const Invocation& inv) {
       std::cout << printable(found.value) << "\n";
       return kExitOk;
     case client::KeyLookup::Result::kAbsent:
-      return fail("key not found: " + printable(key));
+      std::cerr << "zstore-cli chp: key not found: " << printable(key) << "\n";
+      return kExitNotFound;
     case client::KeyLookup::Result::kNoAnswer:
       break;
   }
