@@ -51,6 +51,9 @@ struct ChpServerConfig {
   protocol::chp::Limits limits;
   std::chrono::milliseconds hugz_interval{1000};
   std::chrono::milliseconds expiry_interval{100};
+  // --chp-history-ms: history entries older than this are dropped (checked
+  // about once a second, by active and passive alike); 0 = no age bound.
+  std::chrono::milliseconds history_max_age{0};
   std::size_t max_batch = 4096;          // KVSETs drained per loop turn
   std::size_t max_batch_bytes = 64u << 20;  // and their bytes: a turn stops after the message that reaches it
   // KVSYNCs sent per loop turn: small enough that KVSETs arriving during a
@@ -98,6 +101,7 @@ class ChpServer {
   void expire_due();
   // Sweeps until nothing due is left (after a takeover or a hand-over).
   void expire_all_due();
+  void trim_history_by_age();
   void heartbeat();
   // High availability (no-ops when standalone).
   bool serving() const { return !bstar_ || bstar_->active(); }
@@ -150,6 +154,7 @@ class ChpServer {
   Clock::time_point last_hugz_{};
   Clock::time_point next_expiry_{};
   bool expiry_backlog_ = false;
+  Clock::time_point next_history_trim_{};
 
   std::unique_ptr<HaLink> ha_link_;
   std::unique_ptr<BinaryStar> bstar_;

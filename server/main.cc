@@ -56,6 +56,7 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
   c.limits.max_value_bytes = o.max_value_bytes;
   c.hugz_interval = std::chrono::milliseconds(o.hugz_interval_ms);
   c.snapshot_stall = std::chrono::milliseconds(o.snapshot_stall_ms);
+  c.history_max_age = std::chrono::milliseconds(o.chp_history_ms);
   c.max_batch_bytes = o.max_batch_bytes;
   if (!o.ha.empty()) {
     c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,

@@ -27,6 +27,7 @@ LoadSpec spec_of(const Options& o, Shape shape) {
   spec.rate = o.rate;
   spec.window = o.window;
   spec.key_space = o.key_space;
+  spec.random_keys = o.key_order == "random";
   spec.warmup_s = o.warmup_s;
   spec.duration_s = o.duration_s;
   return spec;
@@ -169,6 +170,8 @@ Report chp_mode(const Options& o, std::ostream& log) {
   zmq::context_t context(1);
   PubSubTransport transport(context, server.ports.endpoint(server.ports.chp + 2),
                             server.ports.endpoint(server.ports.chp + 1));
+  report.set_text("key_order", o.key_order);
+  report.set("key_space", static_cast<double>(o.key_space));
   streaming_runs(report, o, spec_of(o, Shape::kChp), transport, server, log);
   return report;
 }
@@ -247,6 +250,7 @@ Report snapshot_mode(const Options& o, std::ostream& log) {
   LoadSpec load = spec_of(o, Shape::kChp);
   load.total = o.keys;
   load.key_space = 0;
+  load.random_keys = false;  // every key once
   load.rate = 0;
   load.warmup_s = 0;
   log << "loading " << o.keys << " keys...\n";
@@ -261,6 +265,7 @@ Report snapshot_mode(const Options& o, std::ostream& log) {
   writer.rate = o.writer_rate;
   writer.key_letter = 'w';
   writer.key_space = 1000;
+  writer.random_keys = false;
   writer.warmup_s = 0;
   writer.duration_s = 3600;
   std::atomic<bool> stop{false};

@@ -29,6 +29,8 @@ po::options_description describe(Options& o) {
       ("shape", po::value(&o.shape)->default_value(o.shape), "relay: message shape, chp or dafka")
       ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart, storm: keys loaded")
       ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp: distinct keys written (0: all new)")
+      ("key-order", po::value(&o.key_order)->default_value(o.key_order),
+       "chp: random (uniform over --key-space) or sequential (each writer in turn)")
       ("subtree", po::value(&o.subtree)->default_value(o.subtree), "snapshot: prefix of the subtree snapshot")
       ("writer-rate", po::value(&o.writer_rate)->default_value(o.writer_rate),
        "snapshot, storm: updates/s of the concurrent writer")
@@ -76,6 +78,7 @@ void validate(const Options& o) {
   check(o.records >= 1, "--records must be >= 1");
   check(o.clients >= 1 && o.clients <= 10000, "--clients must be 1..10000");
   check(o.client_threads >= 1 && o.client_threads <= 64, "--client-threads must be 1..64");
+  check(o.key_order == "random" || o.key_order == "sequential", "--key-order must be random or sequential");
   check(o.resume == "on" || o.resume == "off" || o.resume == "both", "--resume must be on, off or both");
   check(o.deadline_s > 0, "--deadline must be > 0");
   check(o.mode != "storm" || o.server.empty(), "storm kills and restarts its own servers: it cannot use --server");
