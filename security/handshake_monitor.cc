@@ -55,10 +55,11 @@ std::string describe(HandshakeProblem problem, const std::string& endpoint, cons
       text += "the server refused our key (not in its allow list)";
       break;
     case HandshakeProblem::kServerKeyMismatch:
-      text += "server key mismatch (the server could not read our hello: is --server-key its public key?)";
+      text += "server key mismatch (the server could not decrypt our hello: ";
+      text += "the server key we hold is not its public key)";
       break;
     case HandshakeProblem::kMechanismMismatch:
-      text += "security mechanism mismatch (one side uses CURVE, the other does not: check --curve-cert)";
+      text += "security mechanism mismatch (one side uses CURVE, the other does not)";
       break;
     case HandshakeProblem::kOther:
       text += "failed";
@@ -101,10 +102,13 @@ std::optional<HandshakeFailure> HandshakeMonitor::State::on_event(std::uint16_t 
       // libzmq reports a peer that hangs up mid-handshake as NO_DETAIL (the
       // value is an errno). A CURVE server does so when our HELLO does not
       // decrypt with its secret key: the key we were given is not its own.
+      // To a plain client, only a server that wants CURVE hangs up so
+      // (a NULL handshake has nothing else to fail on short of a ZAP reply,
+      // which comes as an ERROR: HANDSHAKE_FAILED_AUTH).
       const bool midway = handshaking.erase(endpoint) > 0 || event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
       if (!midway) return std::nullopt;
       if (curve_client) return failure({HandshakeProblem::kServerKeyMismatch, ""});
-      return failure({HandshakeProblem::kOther, "the server closed the connection during the handshake"});
+      return failure({HandshakeProblem::kMechanismMismatch, "the server closed the connection during the handshake"});
     }
     default:
       return std::nullopt;

@@ -20,7 +20,7 @@ namespace zstore::security {
 enum class HandshakeProblem : std::uint8_t {
   kKeyRefused,         // the server's ZAP handler refused our key (not in its allow list)
   kServerKeyMismatch,  // the server hung up on our CURVE HELLO: the server key we hold is not its key
-  kMechanismMismatch,  // one side speaks CURVE, the other plain
+  kMechanismMismatch,  // one side speaks CURVE, the other plain (or a plain client was hung up on)
   kOther,              // another handshake failure (protocol error, ZAP error, ...)
 };
 
@@ -36,9 +36,10 @@ std::string describe(HandshakeProblem problem, const std::string& endpoint, cons
 
 class HandshakeMonitor {
  public:
-  // Watches socket's connections. curve_client: the socket is a CURVE
-  // client, so a connection the server closes before the handshake
-  // completes means the server could not read our HELLO (wrong server key).
+  // Watches socket's connections. A connection the server closes before the
+  // handshake completes is a failure too: with curve_client (the socket is a
+  // CURVE client) the server could not read our HELLO (kServerKeyMismatch),
+  // otherwise it wants a mechanism we do not speak (kMechanismMismatch).
   HandshakeMonitor(zmq::context_t& ctx, zmq::socket_t& socket, bool curve_client);
   ~HandshakeMonitor();
   HandshakeMonitor(HandshakeMonitor&&) noexcept;
