@@ -146,6 +146,7 @@ bool ChpServer::turn() {
   if (ha_link_) ha_tick();
   pump_snapshots();
   expire_due();
+  trim_history_by_age();
   heartbeat();
   send_ha_state();
   return true;
@@ -293,6 +294,21 @@ void ChpServer::expire_due() {
   std::uint64_t before = metrics_.updates_applied;
   commit_and_publish(writes);
   if (metrics_.updates_applied != before) metrics_.expiries.fetch_add(writes.size(), std::memory_order_relaxed);
+}
+
+void ChpServer::trim_history_by_age() {
+  if (config_.history_max_age.count() <= 0) return;
+  auto now = Clock::now();
+  if (now < next_history_trim_) return;
+  std::uint64_t from = store_.history_from();
+  std::uint64_t age = static_cast<std::uint64_t>(config_.history_max_age.count());
+  std::uint64_t now_ms = config_.now_ms();
+  storage::Status s = store_.trim_history_older_than(now_ms > age ? now_ms - age : 0);
+  // Again at the next turn while a full step was dropped, else in a second.
+  bool more = s.ok() && store_.history_from() != from;
+  next_history_trim_ = now + (more ? std::chrono::milliseconds(0) : std::chrono::milliseconds(1000));
+  std::uint64_t suppressed = 0;
+  if (!s.ok() && write_error_log_.allow(&suppressed)) spdlog::error("history trim failed: {}", s.message());
 }
 
 void ChpServer::expire_all_due() {

@@ -51,6 +51,9 @@ struct ChpServerConfig {
   protocol::chp::Limits limits;
   std::chrono::milliseconds hugz_interval{1000};
   std::chrono::milliseconds expiry_interval{100};
+  // --chp-history-ms: history entries older than this are dropped (checked
+  // about once a second, by active and passive alike); 0 = no age bound.
+  std::chrono::milliseconds history_max_age{0};
   std::size_t max_batch = 4096;          // KVSETs drained per loop turn
   std::size_t max_batch_bytes = 64u << 20;  // and their bytes: a turn stops after the message that reaches it
   // KVSYNCs sent per loop turn: small enough that KVSETs arriving during a
@@ -64,9 +67,10 @@ struct ChpServerConfig {
   // CURVE for every socket (bound ones as servers, the HA side's connections
   // as clients of the peer, which shares our certificate); default plain.
   security::SocketSecurity security;
-  // --acl (chp_acl.h): who may read and write which keys; null: everyone
-  // admitted may do everything. Needs CURVE (clients are named by key).
-  std::shared_ptr<const ChpAcl> acl;
+  // --acl (chp_acl.h): who may read and write which keys, re-read on
+  // SIGHUP; null: everyone admitted may do everything. Needs CURVE (clients
+  // are named by key).
+  std::shared_ptr<ChpAclFile> acl;
 };
 
 class ChpServer {
@@ -98,6 +102,7 @@ class ChpServer {
   void expire_due();
   // Sweeps until nothing due is left (after a takeover or a hand-over).
   void expire_all_due();
+  void trim_history_by_age();
   void heartbeat();
   // High availability (no-ops when standalone).
   bool serving() const { return !bstar_ || bstar_->active(); }
@@ -150,6 +155,7 @@ class ChpServer {
   Clock::time_point last_hugz_{};
   Clock::time_point next_expiry_{};
   bool expiry_backlog_ = false;
+  Clock::time_point next_history_trim_{};
 
   std::unique_ptr<HaLink> ha_link_;
   std::unique_ptr<BinaryStar> bstar_;

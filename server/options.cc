@@ -88,7 +88,9 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("ha-heartbeat-ms", po::value(&o.ha_heartbeat_ms)->default_value(o.ha_heartbeat_ms),
        "Binary Star state interval; the peer is dead after two")
       ("chp-history", po::value(&o.chp_history)->default_value(o.chp_history),
-       "CHP updates kept in the history (for an HA hand-over of what the peer lacks); 0 keeps none")
+       "CHP updates kept in the history (client resumes, HA hand-over of what the peer lacks); 0 keeps none")
+      ("chp-history-ms", po::value(&o.chp_history_ms)->default_value(o.chp_history_ms),
+       "also drop history entries older than this (ms; so deleted values leave the disk in bounded time); 0 = no age bound")
       ("ha-test-cut-file", po::value(&o.ha_test_cut_file),
        "testing only: the HA state link drops every message while this file exists (a partition)");
   describe_retention(d, o);
@@ -107,7 +109,8 @@ void describe_security(po::options_description& d, ServerOptions& o) {
       ("http-token-file", po::value(&o.http_token_file),
        "file holding a token: GET /metrics and /admin/* need 'Authorization: Bearer TOKEN' (401 otherwise)")
       ("acl", po::value(&o.acl),
-       "CHP access rules, one 'NAME r|w|rw PREFIX' per line (NAME: a --curve-allow client); needs --curve-cert")
+       "CHP access rules, one 'NAME r|w|rw PREFIX' per line (NAME: a --curve-allow client); needs --curve-cert; "
+       "re-read on SIGHUP (a bad file keeps the rules in force)")
       ("backup-dir", po::value(&o.backup_dir),
        "directory POST /admin/checkpoint writes under (dir=NAME: a new subdirectory); without it, checkpoints are off");
 }

@@ -22,8 +22,8 @@ struct ServerOptions {
   std::uint32_t sync_interval_ms = 100;
   std::size_t max_value_bytes = 16u << 20;
   std::uint32_t hugz_interval_ms = 1000;
-  std::uint32_t snapshot_stall_ms = 30000;
-  std::uint64_t max_batch_bytes = 64ull << 20;  // bytes drained per loop turn (CHP updates, Dafka messages)  // a snapshot client reading nothing this long is dropped; 0 = never
+  std::uint32_t snapshot_stall_ms = 30000;      // a snapshot client reading nothing this long is dropped; 0 = never
+  std::uint64_t max_batch_bytes = 64ull << 20;  // bytes drained per loop turn (CHP updates, Dafka messages)
   std::string log_level = "info";
   std::uint64_t min_free_bytes = 1ull << 30;  // below it writes are refused; 0 = no watermark
 
@@ -50,6 +50,7 @@ struct ServerOptions {
   std::uint32_t ha_heartbeat_ms = 1000;
   std::string ha_test_cut_file;  // test seam: HA link cut while this file exists
   std::uint64_t chp_history = 1'000'000;  // updates kept in chp_history
+  std::uint64_t chp_history_ms = 0;       // and none older than this; 0 = no age bound
 
   // Security (CURVE, rfc 26/27): empty = plain.
   std::string curve_cert;   // our secret certificate (NAME.key_secret)

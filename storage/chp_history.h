@@ -1,8 +1,8 @@
 // ChpHistory: the chp_history column family, every update the CHP map
 // applied (deletes and expiries included) keyed by its sequence, so a
 // member of a pair can hand its peer exactly what the peer lacks, deletes
-// included. Bounded by entry count: the oldest entries are trimmed (see
-// ChpStore). Layout:
+// included, and a client can resume. Bounded by entry count and optionally
+// by age: the oldest entries are trimmed (see ChpStore). Layout:
 //   key:   sequence u64 BE
 //   value: written_ms u64 BE (when the update reached the pair, 0 unknown) |
 //          key_len u32 BE | key | chp_map entry (chp_entry.h; empty value

@@ -211,7 +211,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   last_sequence_ = seq;
   epochs_.back().last = seq;
   history_count_ = count;
-  if (history_count_ > history_max_ + history_max_ / 16) (void)trim_history();  // retried at the next apply
+  if (history_count_ > history_max_ + history_slack()) (void)trim_history();  // retried at the next apply
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
   return Status::Ok();
 }
@@ -237,43 +237,6 @@ Status ChpStore::drop_old_expiry(rocksdb::WriteBatch& batch, const std::string& 
   return Status::Ok();
 }
 
-// Deletes the oldest entries down to history_max_ with one range delete.
-Status ChpStore::trim_history() {
-  auto* cf = db_->handle(Column::kChpHistory);
-  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), cf));
-  it->SeekToFirst();
-  if (!it->Valid()) return Status::Error("history trim: " + it->status().ToString());
-  std::string first = it->key().ToString();
-  std::uint64_t drop = history_count_ - history_max_;
-  std::uint64_t last_dropped = 0;
-  for (std::uint64_t i = 0; i < drop && it->Valid(); ++i, it->Next()) {
-    last_dropped = protocol::get_be<std::uint64_t>(std::string_view(it->key().data(), it->key().size()));
-  }
-  if (!it->Valid()) return Status::Error("history trim: fewer entries than counted");
-  rocksdb::WriteBatch batch;
-  batch.DeleteRange(cf, slice(first), it->key());
-  put_meta(batch, last_sequence_, epochs_, last_dropped, history_count_ - drop);
-  Status s = db_->write(batch);
-  if (!s.ok()) return s;
-  history_from_ = std::max(history_from_, last_dropped);
-  history_count_ -= drop;
-  return Status::Ok();
-}
-
-std::unique_ptr<ChpSnapshotCursor> ChpStore::history_after(std::uint64_t after) {
-  if (after < history_from_ || history_max_ == 0 || db_->handle(Column::kChpHistory) == nullptr) return nullptr;
-  return history_cursor(db_, after, last_sequence_);
-}
-
-bool ChpStore::keeps_history() const {
-  return history_max_ > 0 && db_->handle(Column::kChpHistory) != nullptr;
-}
-
-std::unique_ptr<ChpSnapshotCursor> ChpStore::resume_after(std::uint64_t after, std::string_view prefix) {
-  if (after > last_sequence_ || !contains_sequence(epochs_, after)) return nullptr;
-  if (after < history_from_ || !keeps_history()) return nullptr;
-  return history_cursor(db_, after, last_sequence_, prefix);
-}
 
 Status ChpStore::get(std::string_view key, ChpEntry* entry, bool* found) {
   std::string bytes;

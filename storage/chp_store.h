@@ -135,6 +135,10 @@ class ChpStore {
   // epochs (chp_epochs.h contains_sequence), at or below our last sequence,
   // and the history reaches back to it; the client then needs a snapshot.
   std::unique_ptr<ChpSnapshotCursor> resume_after(std::uint64_t after, std::string_view prefix);
+  // Drops the oldest history entries written before cutoff_ms (a time bound
+  // beside the entry bound; entries of unknown time count as old), at most
+  // 65536 per call: call it again while it makes progress.
+  Status trim_history_older_than(std::uint64_t cutoff_ms);
 
   // Whether this map is a complete copy (false while a follower reloads).
   Status set_synced(bool synced);
@@ -146,6 +150,8 @@ class ChpStore {
   void put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs, std::uint64_t history_from,
                 std::uint64_t history_count);
   Status trim_history();
+  std::uint64_t history_slack() const;
+  Status drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_ms);
   Status drop_old_expiry(rocksdb::WriteBatch& batch, const std::string& key,
                          const std::unordered_map<std::string, std::uint64_t>& in_batch);
 

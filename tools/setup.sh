@@ -12,15 +12,12 @@ ZSTORE_PACKAGES=(
   libboost-program-options-dev libboost-test-dev uuid-dev
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
 )
-# Only tools/test needs these: pyzmq (for /usr/bin/python3) writes and reads
-# CURVE certificates against ours in tests/security.
-ZSTORE_TEST_PACKAGES=(python3-zmq)
-
-# What only the test suite (tools/test) needs besides: promtool
-# (ops_promtool_test), help2man (the man pages of the Debian package),
-# lintian, dpkg-dev and systemd-analyze (package_test).
+# What only the test suite (tools/test) needs besides: pyzmq (for
+# /usr/bin/python3; writes and reads CURVE certificates against ours in
+# tests/security), promtool (ops_promtool_test), help2man (the man pages of
+# the Debian package), lintian, dpkg-dev and systemd-analyze (package_test).
 ZSTORE_TEST_PACKAGES=(
-  prometheus help2man lintian dpkg-dev systemd
+  python3-zmq prometheus help2man lintian dpkg-dev systemd
 )
 
 zstore_sudo() {

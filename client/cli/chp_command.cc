@@ -49,14 +49,18 @@ const char* kUsage =
     "       zstore-cli chp [options] watch [--subtree P] [--count N]\n"
     "       zstore-cli chp [options] snapshot [--subtree P]\n"
     "\n"
-    "get       print KEY's value; exit 1 if it is absent\n"
+    "get       print KEY's value (that key only, not the keys it prefixes);\n"
+    "          exit 3 if a server answered that it is absent\n"
     "set, del  write KEY; exit 0 once a server stored and published it\n"
     "watch     print one line per update until SIGINT/SIGTERM (or --count)\n"
     "snapshot  print every key, sorted, then exit\n"
     "\n"
     "Output: get prints VALUE; watch prints 'SEQ KEY VALUE' or 'SEQ KEY (deleted)';\n"
     "snapshot prints 'KEY VALUE'. Text is printed as is, anything else escaped\n"
-    "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error.\n";
+    "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error,\n"
+    "3 get: no such key. A failed CURVE handshake (key refused, server key mismatch,\n"
+    "CURVE on one side only) ends the command at once with status 1 and the reason\n"
+    "on stderr.\n";
 
 po::options_description visible_options() {
   po::options_description o("Options");
@@ -158,8 +162,15 @@ int fail(const std::string& message) {
   return kExitFailure;
 }
 
+// Synced, or failed: a failed security handshake with every server ends
+// the wait at once, with its reason.
 bool sync(const client::CloneClient& client, const Invocation& inv) {
-  if (client.wait_synced(inv.timeout)) return true;
+  client.wait_for([&client] { return client.synced() || client.handshake_error().has_value(); }, inv.timeout);
+  if (client.synced()) return true;
+  if (auto why = client.handshake_error()) {
+    fail(*why);
+    return false;
+  }
   fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" + servers_text(inv) + ")");
   return false;
 }
@@ -180,7 +191,10 @@ int run_get(const Invocation& inv) {
       std::cout << printable(found.value) << "\n";
       return kExitOk;
     case client::KeyLookup::Result::kAbsent:
-      return fail("key not found: " + printable(key));
+      std::cerr << "zstore-cli chp: key not found: " << printable(key) << "\n";
+      return kExitNotFound;
+    case client::KeyLookup::Result::kHandshakeFailed:
+      return fail(found.error);
     case client::KeyLookup::Result::kNoAnswer:
       break;
   }

@@ -9,9 +9,10 @@
 
 namespace zstore::cli {
 
-inline constexpr int kExitOk = 0;       // done
-inline constexpr int kExitFailure = 1;  // the operation failed (missing key, no server, time-out)
-inline constexpr int kExitUsage = 2;    // bad command line
+inline constexpr int kExitOk = 0;        // done
+inline constexpr int kExitFailure = 1;   // the operation failed (no server, time-out, refused)
+inline constexpr int kExitUsage = 2;     // bad command line
+inline constexpr int kExitNotFound = 3;  // a server answered: the key does not exist (chp get)
 
 struct Subcommand {
   std::string_view name;

@@ -75,6 +75,7 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
   double rate = run.last["per_s"].get<double>();
   BOOST_TEST(rate > 100.0);
+  BOOST_TEST(run.last["curve"] == false);
   check_latency(run.last, "");
   check_latency(run.last, "paced_");
   BOOST_TEST(run.last["paced_target_per_s"].get<double>() == rate * 0.5, boost::test_tools::tolerance(0.01));
@@ -92,6 +93,20 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() < 100000.0);
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
   BOOST_TEST(run.last["server_hwm_mib"].get<double>() >= run.last["server_rss_mib"].get<double>());
+}
+
+// --curve: zstored with CURVE refuses a plaintext probe (the bench checks it)
+// and the writers and subscriber, CURVE clients, carry the load; the relay
+// beside it stays plain.
+BOOST_AUTO_TEST_CASE(chp_mode_with_curve) {
+  Run run = bench(with({"chp", "--curve", "--vs-relay"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["curve"] == true);
+  BOOST_TEST(run.last["per_s"].get<double>() > 100.0);
+  check_latency(run.last, "");
+  BOOST_TEST(run.last["relay_per_s"].get<double>() > 0.0);
+  BOOST_TEST(run.output.find("CURVE on: zstored refuses plaintext clients") != std::string::npos, run.output);
 }
 
 BOOST_AUTO_TEST_CASE(chp_mode_against_a_running_server) {
@@ -188,6 +203,11 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {
   BOOST_TEST(bench({"warp"}).code == 2);
   BOOST_TEST(bench({"chp", "--value-bytes", "5"}).code == 2);
   BOOST_TEST(bench({"storm", "--resume", "maybe"}).code == 2);
+  Run dafka_curve = bench({"dafka", "--curve"});
+  BOOST_TEST(dafka_curve.code == 2);
+  BOOST_TEST(dafka_curve.output.find("dafka --curve is not available yet") != std::string::npos, dafka_curve.output);
+  BOOST_TEST(bench({"snapshot", "--curve"}).code == 2);
+  BOOST_TEST(bench({"chp", "--curve", "--server", "127.0.0.1:5556"}).code == 2);
   Run missing = bench({"chp", "--zstored", "/nonexistent/zstored", "--duration", "1"});
   BOOST_TEST(missing.code == 1);
   BOOST_TEST(missing.output.find("did not start") != std::string::npos);

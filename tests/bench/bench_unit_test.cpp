@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -80,6 +81,31 @@ BOOST_AUTO_TEST_CASE(messages_carry_time_writer_and_number) {
   BOOST_TEST(record[1].size() == 100u);
 }
 
+// --key-order random: keys spread uniformly over the key space, not in
+// writer order; every run names the same keys.
+BOOST_AUTO_TEST_CASE(random_key_order_spreads_uniformly_over_the_key_space) {
+  LoadSpec spec;
+  spec.writers = 2;
+  spec.key_space = 1000;
+  spec.random_keys = true;
+  std::map<std::string, int> counts;
+  int in_order = 0;
+  for (std::uint64_t n = 0; n < 50'000; ++n) {
+    for (int w = 0; w < 2; ++w) {
+      std::string key = make_message(spec, w, n, "")[0];
+      ++counts[key];
+      if (n < 500) in_order += key == make_message(LoadSpec{.writers = 2, .key_space = 1000}, w, n, "")[0];
+    }
+  }
+  BOOST_TEST(counts.size() == 1000u);  // every key of the space, no other
+  int lo = 1 << 30, hi = 0;
+  for (const auto& [key, c] : counts) lo = std::min(lo, c), hi = std::max(hi, c);
+  BOOST_TEST(lo > 50);  // mean 100, sigma 10: the extremes of 1000 bins lie within 5 sigma
+  BOOST_TEST(hi < 150);
+  BOOST_TEST(in_order < 10);  // 1000 draws: ~1 matches the sequential key by chance
+  BOOST_TEST(make_message(spec, 1, 42, "")[0] == make_message(spec, 1, 42, "")[0]);
+}
+
 BOOST_AUTO_TEST_CASE(board_ignores_other_runs_and_duplicates) {
   Board board(2, 16, 7);
   board.set_window(0, INT64_MAX);
@@ -103,12 +129,14 @@ BOOST_AUTO_TEST_CASE(options_defaults_and_usage_errors) {
   BOOST_TEST(o->value_bytes == 100u);
   BOOST_TEST(o->keys == 1000000u);
   BOOST_TEST(o->server_cpu == 1);
+  BOOST_TEST(o->key_order == "random");
   BOOST_TEST(!parse_options({"--help"}, out).has_value());
   BOOST_TEST(out.str().find("--vs-relay") != std::string::npos);
   for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
            {}, {"nope"}, {"chp", "--value-bytes", "10"}, {"chp", "--writers", "0"}, {"chp", "--bogus"},
            {"relay", "--shape", "x"}, {"chp", "--rate-fraction", "2"}, {"dafka", "--tower", "h:1"},
-           {"replay", "--dafka-server", "h:1", "--tower", "h:2"}, {"chp", "--duration", "abc"}}) {
+           {"replay", "--dafka-server", "h:1", "--tower", "h:2"}, {"chp", "--duration", "abc"},
+           {"chp", "--key-order", "shuffled"}}) {
     BOOST_CHECK_THROW(parse_options(bad, out), std::invalid_argument);
   }
 }

@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_with_a_message) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(get_prints_the_value_or_exits_1_when_absent) {
+BOOST_AUTO_TEST_CASE(get_prints_the_value_or_exits_3_when_absent) {
   FakeChpServer server(ctx);
   server.reset_map({{"greeting", "hello world"}}, 1);
   Run found = chp(server, {"get", "greeting"});
@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(get_prints_the_value_or_exits_1_when_absent) {
   BOOST_CHECK_EQUAL(found.output, "hello world\n");
 
   Run missing = chp(server, {"get", "nothing"});
-  BOOST_CHECK_EQUAL(missing.code, 1);
+  BOOST_CHECK_EQUAL(missing.code, 3);  // not 1: a server answered
   BOOST_CHECK(contains(missing.output, "key not found: nothing"));
 }
 
@@ -120,11 +120,13 @@ BOOST_AUTO_TEST_CASE(get_is_an_exact_key_lookup) {
   Run b = chp(server, {"get", "/a/b"});
   BOOST_CHECK_EQUAL(b.code, 0);
   BOOST_CHECK_EQUAL(b.output, "one\n");
-  Run prefix = chp(server, {"get", "/a/"});
-  BOOST_CHECK_EQUAL(prefix.code, 1);
-  BOOST_CHECK(contains(prefix.output, "key not found: /a/"));
-  BOOST_CHECK(!contains(prefix.output, "one") && !contains(prefix.output, "two"));
-  BOOST_CHECK((server.request_subtrees() == std::vector<std::string>{"/a/b", "/a/"}));
+  for (const std::string key : {"/a/", "/a"}) {  // each only a prefix of the keys
+    Run prefix = chp(server, {"get", key});
+    BOOST_CHECK_EQUAL(prefix.code, 3);
+    BOOST_CHECK(contains(prefix.output, "key not found: " + key));
+    BOOST_CHECK(!contains(prefix.output, "one") && !contains(prefix.output, "two"));
+  }
+  BOOST_CHECK((server.request_subtrees() == std::vector<std::string>{"/a/b", "/a/", "/a"}));
 }
 
 BOOST_AUTO_TEST_CASE(no_server_exits_1_after_the_timeout) {
@@ -148,7 +150,7 @@ BOOST_AUTO_TEST_CASE(set_exits_0_once_published_and_sends_ttl) {
 
   Run del = chp(server, {"del", "k"});
   BOOST_CHECK_EQUAL(del.code, 0);
-  BOOST_CHECK_EQUAL(chp(server, {"get", "k"}).code, 1);
+  BOOST_CHECK_EQUAL(chp(server, {"get", "k"}).code, 3);
 }
 
 BOOST_AUTO_TEST_CASE(set_not_published_exits_1) {

@@ -16,7 +16,7 @@
 
 #include "client/clone_client.h"
 #include "tests/support/chp_peer.h"
-#include "tests/support/zstored.h"
+#include "tests/support/zstored_fixtures.h"
 
 using namespace std::chrono_literals;
 using zstore::client::Change;
@@ -24,13 +24,12 @@ using zstore::client::ChangeSource;
 using zstore::client::CloneClient;
 using zstore::testing::ChpPeer;
 using zstore::testing::ChpSnapshot;
+using zstore::testing::HaPair;
 using zstore::testing::wait_until;
 using zstore::testing::Zstored;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string base(const Zstored& z) { return "tcp://127.0.0.1:" + std::to_string(z.chp_port()); }
 
 zstore::client::Options options(std::vector<std::string> servers, std::chrono::milliseconds failover) {
   zstore::client::Options o;
@@ -105,7 +104,7 @@ BOOST_AUTO_TEST_CASE(client_mirrors_a_subtree_and_sees_its_own_sets_deletes_and_
   peer.set("/b/other", "x");
   BOOST_REQUIRE(peer.wait_kvpub("/b/other", 5s));
 
-  auto o = options({base(server)}, 3000ms);
+  auto o = options({server.chp_endpoint()}, 3000ms);
   o.subtree = "/a/";
   CloneClient client(o);
   BOOST_REQUIRE(client.wait_synced(10s));
@@ -133,7 +132,7 @@ BOOST_AUTO_TEST_CASE(client_fails_over_between_two_independent_servers) {
   Zstored b({"--hugz-interval-ms", "100"});
   BOOST_REQUIRE(a.start());
   BOOST_REQUIRE(b.start());
-  CloneClient client(options({base(a), base(b)}, 800ms));
+  CloneClient client(options({a.chp_endpoint(), b.chp_endpoint()}, 800ms));
   BOOST_REQUIRE(client.wait_synced(10s));
   BOOST_CHECK_EQUAL(client.stats().current_server, 0u);
 
@@ -169,17 +168,6 @@ BOOST_AUTO_TEST_CASE(client_fails_over_between_two_independent_servers) {
 
 namespace {
 
-struct HaPair {
-  Zstored primary{{"--hugz-interval-ms", "200", "--ha-heartbeat-ms", "200"}};
-  Zstored backup{{"--hugz-interval-ms", "200", "--ha-heartbeat-ms", "200"}};
-
-  HaPair() {
-    zstore::testing::make_ha_pair(primary, backup);
-    BOOST_REQUIRE(primary.start());
-    BOOST_REQUIRE(backup.start());
-  }
-};
-
 // Writes count updates through the client, SIGKILLs victim after kill_at of
 // them, and returns when the client serves from the other server again.
 void stream_through_failover(CloneClient& client, Zstored& victim, int count, int kill_at, const std::string& tag) {
@@ -207,7 +195,7 @@ BOOST_AUTO_TEST_CASE(client_follows_a_binary_star_pair_through_two_failovers) {
   BOOST_REQUIRE(wait_until([&] { return pair.backup.ha_follower_synced(); }));
 
   Recorder rec;
-  auto o = options({base(pair.primary), base(pair.backup)}, 1000ms);
+  auto o = options({pair.primary.chp_endpoint(), pair.backup.chp_endpoint()}, 1000ms);
   o.on_change = [&](const Change& c) { rec.on_change(c); };
   std::uint64_t max_seen_seq = 0;
   {
@@ -268,7 +256,7 @@ BOOST_AUTO_TEST_CASE(sequence_never_goes_back_when_the_passive_missed_the_tail) 
   BOOST_REQUIRE(wait_until([&] { return pair.backup.ha_follower_synced(); }));
 
   Recorder rec;
-  auto o = options({base(pair.primary), base(pair.backup)}, 1000ms);
+  auto o = options({pair.primary.chp_endpoint(), pair.backup.chp_endpoint()}, 1000ms);
   o.on_change = [&](const Change& c) { rec.on_change(c); };
   CloneClient client(o);
   BOOST_REQUIRE(client.wait_synced(10s));
@@ -300,7 +288,7 @@ BOOST_AUTO_TEST_CASE(quiet_subtree_client_of_a_busy_server_does_not_fail_over) {
   Zstored other({"--hugz-interval-ms", "200"});
   BOOST_REQUIRE(busy.start());
   BOOST_REQUIRE(other.start());
-  auto o = options({base(busy), base(other)}, 700ms);
+  auto o = options({busy.chp_endpoint(), other.chp_endpoint()}, 700ms);
   o.subtree = "/quiet/";
   CloneClient client(o);
   BOOST_REQUIRE(client.wait_synced(10s));

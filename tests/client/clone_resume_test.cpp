@@ -16,19 +16,15 @@
 
 #include "client/clone_client.h"
 #include "tests/support/chp_peer.h"
-#include "tests/support/zstored.h"
+#include "tests/support/zstored_fixtures.h"
 
 using namespace std::chrono_literals;
-using zstore::client::Change;
 using zstore::client::CloneClient;
 using zstore::testing::ChpPeer;
-using zstore::testing::ChpSnapshot;
+using zstore::testing::HaPair;
 using zstore::testing::wait_until;
-using zstore::testing::Zstored;
 
 namespace {
-
-std::string base(const Zstored& z) { return "tcp://127.0.0.1:" + std::to_string(z.chp_port()); }
 
 zstore::client::Options options(std::vector<std::string> servers, bool resume) {
   zstore::client::Options o;
@@ -39,7 +35,7 @@ zstore::client::Options options(std::vector<std::string> servers, bool resume) {
   return o;
 }
 
-std::map<std::string, std::string> values(const ChpSnapshot& snap) {
+std::map<std::string, std::string> values(const zstore::testing::ChpSnapshot& snap) {
   std::map<std::string, std::string> out;
   for (const auto& [key, kv] : snap.entries) {
     if (!kv.body.empty()) out[key] = kv.body;
@@ -47,29 +43,12 @@ std::map<std::string, std::string> values(const ChpSnapshot& snap) {
   return out;
 }
 
-struct HaPair {
-  Zstored primary{{"--hugz-interval-ms", "200", "--ha-heartbeat-ms", "200"}};
-  Zstored backup{{"--hugz-interval-ms", "200", "--ha-heartbeat-ms", "200"}};
-
-  HaPair() {
-    zstore::testing::make_ha_pair(primary, backup);
-    BOOST_REQUIRE(primary.start());
-    BOOST_REQUIRE(backup.start());
-    BOOST_REQUIRE(wait_until(
-        [&] {
-          zmq::context_t ctx;
-          return ChpPeer(ctx, "tcp://127.0.0.1", primary.chp_port()).snapshot("", 300ms).has_value();
-        },
-        5s));
-    BOOST_REQUIRE(wait_until([&] { return backup.ha_follower_synced(); }));
-  }
-};
-
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(resume_after_failover_ends_with_the_same_map_as_a_full_snapshot) {
   HaPair pair;
-  std::vector<std::string> servers{base(pair.primary), base(pair.backup)};
+  pair.wait_active_and_synced();
+  std::vector<std::string> servers{pair.primary.chp_endpoint(), pair.backup.chp_endpoint()};
   CloneClient writer(options(servers, false));
   BOOST_REQUIRE(writer.wait_synced(10s));
   for (int i = 0; i < 200; ++i) writer.set("/k" + std::to_string(i), "a" + std::to_string(i));
@@ -127,14 +106,14 @@ BOOST_AUTO_TEST_CASE(resume_after_failover_ends_with_the_same_map_as_a_full_snap
 // drops updates for it past the high-water marks. When it reads again it
 // sees the sequence jump, resumes, and ends with the server's map.
 BOOST_AUTO_TEST_CASE(a_client_pushed_past_the_high_water_mark_detects_the_gap_and_catches_up) {
-  Zstored server;
+  zstore::testing::Zstored server;
   BOOST_REQUIRE(server.start());
   std::atomic<bool> stall{false};
   std::atomic<bool> stalled{false};
-  auto o = options({base(server)}, true);
+  auto o = options({server.chp_endpoint()}, true);
   o.failover_timeout = 30s;  // the stall must not look like a dead server
   o.max_queued_updates = 100;
-  o.on_change = [&](const Change&) {
+  o.on_change = [&](const zstore::client::Change&) {
     while (stall) {
       stalled = true;
       std::this_thread::sleep_for(1ms);
@@ -142,7 +121,7 @@ BOOST_AUTO_TEST_CASE(a_client_pushed_past_the_high_water_mark_detects_the_gap_an
   };
   CloneClient slow(o);
   BOOST_REQUIRE(slow.wait_synced(10s));
-  CloneClient writer(options({base(server)}, true));
+  CloneClient writer(options({server.chp_endpoint()}, true));
   BOOST_REQUIRE(writer.wait_synced(10s));
   BOOST_REQUIRE(writer.wait_published(writer.set("/first", "x"), 10s));
   BOOST_REQUIRE(slow.wait_for([&] { return slow.get("/first").has_value(); }, 10s));

@@ -5,33 +5,22 @@
 #include <boost/test/unit_test.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "protocol/chp_codec.h"
 #include "tests/support/chp_peer.h"
-#include "tests/support/zstored.h"
+#include "tests/support/zstored_fixtures.h"
 
 using namespace std::chrono_literals;
 using zstore::testing::ChpPeer;
 using zstore::testing::ChpSnapshot;
-using zstore::testing::Zstored;
+using Server = zstore::testing::ZstoredServer;
 namespace chp = zstore::protocol::chp;
 
 namespace {
-
-struct Server {
-  zmq::context_t ctx;
-  Zstored zstored;
-  explicit Server(std::vector<std::string> extra = {}) : zstored(std::move(extra)) {
-    BOOST_REQUIRE_MESSAGE(zstored.start(), "zstored did not start: " + zstored.log());
-  }
-  std::unique_ptr<ChpPeer> peer() {
-    auto p = std::make_unique<ChpPeer>(ctx, "tcp://127.0.0.1", zstored.chp_port());
-    BOOST_REQUIRE(p->wait_connected());
-    return p;
-  }
-};
 
 std::string property(const std::string& properties, const std::string& name) {
   auto parsed = chp::parse_properties(properties);
@@ -147,4 +136,33 @@ BOOST_AUTO_TEST_CASE(a_sequence_the_history_does_not_cover_gets_the_full_snapsho
     BOOST_CHECK(values(*full) == values(*now));
   }
   BOOST_CHECK_GT(std::stoull(property(now->properties, "history-from")), first->sequence);
+}
+
+// --chp-history-ms: entries older than the bound leave the history (so a
+// deleted value leaves the disk in bounded time), even with no new writes;
+// a client away longer than that gets the full snapshot.
+BOOST_AUTO_TEST_CASE(history_entries_older_than_the_age_bound_are_dropped) {
+  Server s({"--chp-history-ms", "300"});
+  auto p = s.peer();
+  auto first = p->snapshot("");
+  BOOST_REQUIRE(first);
+  p->set("/a", "1");
+  p->set("/b", "2");
+  BOOST_REQUIRE(p->wait_kvpub("/b", 5s));
+  auto early = p->resume("", first->sequence);  // within the bound: resumed
+  BOOST_REQUIRE(early);
+  BOOST_CHECK_EQUAL(property(early->properties, "resumed"), "1");
+  std::optional<ChpSnapshot> late;
+  for (auto deadline = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < deadline;) {
+    late = p->resume("", first->sequence);
+    BOOST_REQUIRE(late);
+    if (property(late->properties, "resumed").empty()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  BOOST_CHECK_MESSAGE(property(late->properties, "resumed").empty(), "history kept entries past --chp-history-ms");
+  auto now = p->snapshot("");  // the full map (the peer's connection probes included)
+  BOOST_REQUIRE(now);
+  BOOST_CHECK(values(*late) == values(*now));
+  BOOST_CHECK_EQUAL(values(*late)["/b"], "2");
+  BOOST_CHECK_GE(std::stoull(property(late->properties, "history-from")), early->sequence);
 }

@@ -11,29 +11,12 @@
 #include "protocol/byte_order.h"
 #include "protocol/chp_codec.h"
 #include "tests/support/chp_peer.h"
-#include "tests/support/zstored.h"
+#include "tests/support/zstored_fixtures.h"
 
 using namespace std::chrono_literals;
 using zstore::testing::ChpPeer;
-using zstore::testing::Zstored;
+using Server = zstore::testing::ZstoredServer;
 namespace chp = zstore::protocol::chp;
-
-namespace {
-
-struct Server {
-  zmq::context_t ctx;
-  Zstored zstored;
-  explicit Server(std::vector<std::string> extra = {}) : zstored(std::move(extra)) {
-    BOOST_REQUIRE_MESSAGE(zstored.start(), "zstored did not start: " + zstored.log());
-  }
-  std::unique_ptr<ChpPeer> peer() {
-    auto p = std::make_unique<ChpPeer>(ctx, "tcp://127.0.0.1", zstored.chp_port());
-    BOOST_REQUIRE(p->wait_connected());
-    return p;
-  }
-};
-
-}  // namespace
 
 BOOST_AUTO_TEST_CASE(snapshot_returns_all_keys_and_kthxbai_carries_sequence_and_subtree) {
   Server s;

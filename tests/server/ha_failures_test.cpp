@@ -12,7 +12,7 @@
 
 #include "protocol/chp_codec.h"
 #include "tests/support/chp_peer.h"
-#include "tests/support/zstored.h"
+#include "tests/support/zstored_fixtures.h"
 
 using namespace std::chrono_literals;
 using zstore::testing::ChpPeer;
@@ -22,35 +22,18 @@ using zstore::testing::TempDir;
 using zstore::testing::wait_until;
 using zstore::testing::Zstored;
 namespace chp = zstore::protocol::chp;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Pair {
-  zmq::context_t ctx;
+// The file whose presence makes both members drop their HA traffic
+// (--ha-test-cut-file); a base of Pair so that it exists before the servers.
+struct CutFile {
   TempDir cut_dir;
   std::string cut_file = (cut_dir.path() / "cut").string();
-  Zstored primary;
-  Zstored backup;
+};
 
-  Pair() {
-    zstore::testing::make_ha_pair(primary, backup,
-                                  {"--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200", "--ha-test-cut-file", cut_file});
-    BOOST_REQUIRE(primary.start());
-    BOOST_REQUIRE(backup.start());
-    BOOST_REQUIRE(snapshot_from(primary, 10s));
-    BOOST_REQUIRE(wait_until([&] { return backup.ha_follower_synced(); }));
-  }
-
-  // Asks server for a snapshot until one answers (a vote), within timeout.
-  std::optional<ChpSnapshot> snapshot_from(Zstored& server, std::chrono::milliseconds timeout) {
-    auto deadline = Clock::now() + scaled(timeout);
-    while (Clock::now() < deadline) {
-      ChpPeer peer(ctx, "tcp://127.0.0.1", server.chp_port());
-      if (auto snap = peer.snapshot("", 300ms)) return snap;
-    }
-    return std::nullopt;
-  }
+struct Pair : CutFile, zstore::testing::HaPair {
+  Pair() : HaPair({"--ha-test-cut-file", cut_file}) { wait_active_and_synced(); }
 
   // Sets each key on server (its collector only, as a client talking to
   // the active does) and returns the KVPUBs it published: what clients saw.

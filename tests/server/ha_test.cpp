@@ -10,7 +10,7 @@
 
 #include "protocol/chp_codec.h"
 #include "tests/support/chp_peer.h"
-#include "tests/support/zstored.h"
+#include "tests/support/zstored_fixtures.h"
 
 using namespace std::chrono_literals;
 using zstore::testing::ChpPeer;
@@ -22,16 +22,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Pair {
-  zmq::context_t ctx;
-  Zstored primary;
-  Zstored backup;
-  zmq::socket_t writer{ctx, zmq::socket_type::pub};  // connected to both collectors, like a clone client
+// The shared pair plus a PUB connected to both collectors, like a clone client.
+struct Pair : zstore::testing::HaPair {
+  zmq::socket_t writer{ctx, zmq::socket_type::pub};
 
   Pair() {
-    zstore::testing::make_ha_pair(primary, backup, {"--ha-heartbeat-ms", "200", "--hugz-interval-ms", "200"});
-    BOOST_REQUIRE(primary.start());
-    BOOST_REQUIRE(backup.start());
     writer.set(zmq::sockopt::linger, 0);
     writer.set(zmq::sockopt::sndhwm, 0);
     writer.connect(primary.chp_endpoint(2));
@@ -49,23 +44,6 @@ struct Pair {
     for (std::size_t i = 0; i < frames.size(); ++i) {
       writer.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
     }
-  }
-
-  // Waits until the primary is active (it answers a snapshot request) and
-  // the backup has synced from it.
-  void wait_active_and_synced() {
-    BOOST_REQUIRE(snapshot_from(primary, 5s));
-    BOOST_REQUIRE(wait_until([&] { return backup.ha_follower_synced(); }));
-  }
-
-  // Asks server for a snapshot until one answers (a vote), within timeout.
-  std::optional<ChpSnapshot> snapshot_from(Zstored& server, std::chrono::milliseconds timeout) {
-    auto deadline = Clock::now() + timeout;
-    while (Clock::now() < deadline) {
-      ChpPeer peer(ctx, "tcp://127.0.0.1", server.chp_port());
-      if (auto snap = peer.snapshot("", 300ms)) return snap;
-    }
-    return std::nullopt;
   }
 };
 

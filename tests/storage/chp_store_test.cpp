@@ -563,3 +563,53 @@ BOOST_AUTO_TEST_CASE(resume_after_covers_our_epochs_and_filters_the_subtree) {
   BOOST_CHECK((seen == std::vector<std::string>{"/x/b=2", "/x/a="}));
   BOOST_CHECK_GE(pauses, 1);
 }
+
+namespace {
+ChpWrite put_at(std::string key, std::uint64_t written_ms) {
+  ChpWrite w = put(std::move(key), "v");
+  w.written_ms = written_ms;
+  return w;
+}
+}  // namespace
+
+// The age bound (--chp-history-ms): entries written before the cutoff go,
+// the rest stay; the floor survives a restart.
+BOOST_AUTO_TEST_CASE(history_trim_by_age_drops_only_older_entries) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  apply(*s, {put_at("a", 1000), put_at("b", 2000), put_at("c", 3000)});
+  BOOST_REQUIRE(s->history_after(0));
+  BOOST_REQUIRE(s->trim_history_older_than(2000).ok());
+  BOOST_CHECK(!s->history_after(0));
+  BOOST_CHECK_EQUAL(s->history_from(), 1u);
+  auto rest = s->history_after(1);
+  BOOST_REQUIRE(rest);
+  ChpRecord r;
+  std::vector<std::string> keys;
+  while (rest->next(&r)) keys.push_back(r.key);
+  BOOST_CHECK(keys == (std::vector<std::string>{"b", "c"}));
+  rest.reset();
+  BOOST_REQUIRE(s->trim_history_older_than(2000).ok());  // nothing more is old
+  BOOST_CHECK_EQUAL(s->history_from(), 1u);
+  close_store(s);
+  s = open_store(dir.str());
+  BOOST_CHECK(!s->history_after(0));
+  BOOST_CHECK(s->history_after(1));
+  BOOST_REQUIRE(s->trim_history_older_than(10'000).ok());
+  BOOST_CHECK_EQUAL(s->history_from(), 3u);
+  BOOST_CHECK(s->history_after(3));
+}
+
+// One trim call walks at most 65536 entries (it runs on the reactor); the
+// next call goes on from there.
+BOOST_AUTO_TEST_CASE(history_trim_by_age_is_bounded_per_call) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  std::vector<ChpWrite> writes;
+  for (int i = 0; i < 70'000; ++i) writes.push_back(put_at("k" + std::to_string(i), 10));
+  apply(*s, std::move(writes));
+  BOOST_REQUIRE(s->trim_history_older_than(100).ok());
+  BOOST_CHECK_EQUAL(s->history_from(), 65'536u);
+  BOOST_REQUIRE(s->trim_history_older_than(100).ok());
+  BOOST_CHECK_EQUAL(s->history_from(), 70'000u);
+}

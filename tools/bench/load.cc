@@ -28,8 +28,18 @@ std::string make_body(const LoadSpec& spec, int writer, std::uint64_t n) {
   return body;
 }
 
+// splitmix64's finaliser: a bijection on 64-bit values whose outputs look
+// uniform, so index mod key_space is uniform over the key space.
+std::uint64_t scatter(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 std::string make_key(const LoadSpec& spec, int writer, std::uint64_t n) {
   std::uint64_t index = n * static_cast<std::uint64_t>(spec.writers) + static_cast<std::uint64_t>(writer);
+  if (spec.random_keys) index = scatter(index);
   if (spec.key_space > 0) index %= spec.key_space;
   char key[32];
   std::snprintf(key, sizeof key, "%c%u/%013llu", spec.key_letter, static_cast<unsigned>(index % 10),

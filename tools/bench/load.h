@@ -44,6 +44,10 @@ struct LoadSpec {
   double rate = 0;            // total messages/s; 0: as fast as the window allows
   std::uint64_t window = 1000;  // per writer
   std::uint64_t key_space = 0;  // CHP keys cycle over this many; 0: every key new
+  // Message n of a writer names key index n*writers+writer (mod key_space)
+  // or, random, a uniformly scattered index (a fixed mix of it: the same
+  // sequence every run, no two writers in step).
+  bool random_keys = false;
   char key_letter = 's';        // first byte of every CHP key
   double warmup_s = 1.0;        // time before the measurement window
   double duration_s = 5.0;      // measurement window

@@ -29,6 +29,8 @@ po::options_description describe(Options& o) {
       ("shape", po::value(&o.shape)->default_value(o.shape), "relay: message shape, chp or dafka")
       ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart, storm: keys loaded")
       ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp: distinct keys written (0: all new)")
+      ("key-order", po::value(&o.key_order)->default_value(o.key_order),
+       "chp: random (uniform over --key-space) or sequential (each writer in turn)")
       ("subtree", po::value(&o.subtree)->default_value(o.subtree), "snapshot: prefix of the subtree snapshot")
       ("writer-rate", po::value(&o.writer_rate)->default_value(o.writer_rate),
        "snapshot, storm: updates/s of the concurrent writer")
@@ -51,6 +53,9 @@ po::options_description describe(Options& o) {
       ("vs-relay", po::bool_switch(&o.vs_relay),
        "also run the physical limit with the same load (the relay; for snapshot and replay a ZeroMQ-only "
        "source); adds ratio_vs_relay")
+      ("curve", po::bool_switch(&o.curve),
+       "chp: zstored with CURVE (--curve-cert, --curve-allow; keys made in a temp dir) and CURVE writers and "
+       "subscriber, to compare with the plain run; the --vs-relay relay stays plain")
       ("json", po::bool_switch(&o.json), "print one JSON object on the last line");
   return desc;
 }
@@ -76,6 +81,7 @@ void validate(const Options& o) {
   check(o.records >= 1, "--records must be >= 1");
   check(o.clients >= 1 && o.clients <= 10000, "--clients must be 1..10000");
   check(o.client_threads >= 1 && o.client_threads <= 64, "--client-threads must be 1..64");
+  check(o.key_order == "random" || o.key_order == "sequential", "--key-order must be random or sequential");
   check(o.resume == "on" || o.resume == "off" || o.resume == "both", "--resume must be on, off or both");
   check(o.deadline_s > 0, "--deadline must be > 0");
   check(o.mode != "storm" || o.server.empty(), "storm kills and restarts its own servers: it cannot use --server");
@@ -85,6 +91,10 @@ void validate(const Options& o) {
   check(o.mode != "restart" || o.server.empty(), "restart kills and restarts the server itself: it cannot use --server");
   check(o.mode != "replay" || o.dafka_server.empty(),
         "replay restarts the store itself: it cannot use --dafka-server");
+  check(!o.curve || o.mode != "dafka",
+        "dafka --curve is not available yet: the Dafka clients of this build do not speak CURVE");
+  check(!o.curve || o.mode == "chp", "--curve applies to chp only");
+  check(!o.curve || o.server.empty(), "--curve starts its own zstored with fresh keys: it cannot use --server");
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ struct Options {
   std::string shape = "chp";  // relay: chp | dafka message shape
   std::uint64_t keys = 1000000;      // snapshot: keys loaded
   std::uint64_t key_space = 100000;  // chp: keys cycled over
+  std::string key_order = "random";  // chp: random | sequential
   std::string subtree = "s0/";       // snapshot: subtree snapshot prefix
   double writer_rate = 1000;         // snapshot: concurrent writer updates/s
   std::uint64_t records = 1000000;   // replay: records produced then fetched
@@ -37,6 +38,7 @@ struct Options {
   int server_cpu = 1;
   int client_cpu = 0;
   bool vs_relay = false;
+  bool curve = false;  // chp: CURVE server and clients (fresh keys in a temp dir)
   bool json = false;
 };
 

@@ -55,6 +55,7 @@ bool wait_chp_ready(const ServerPorts& ports, std::chrono::milliseconds timeout,
   while (std::chrono::steady_clock::now() < deadline && (!alive || alive())) {
     zmq::socket_t dealer(context, zmq::socket_type::dealer);
     dealer.set(zmq::sockopt::linger, 0);
+    ports.security.as_client(dealer);
     dealer.connect(ports.endpoint(ports.chp));
     // A subtree no benchmark key has: the answer is just KTHXBAI.
     send_frames(dealer, chp::encode_icanhaz({"\x01ready?", std::nullopt}));
@@ -71,6 +72,7 @@ double time_first_kthxbai(const ServerPorts& ports, std::chrono::milliseconds ti
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
   dealer.set(zmq::sockopt::reconnect_ivl, 1);
+  ports.security.as_client(dealer);
   dealer.connect(ports.endpoint(ports.chp));
   send_frames(dealer, chp::encode_icanhaz({"\x01ready?", std::nullopt}));  // queued until connected
   zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};

@@ -13,10 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "security/curve_socket.h"
+
 namespace zstore::bench {
 
 struct ServerPorts {
   std::string host = "127.0.0.1";
+  security::SocketSecurity security;  // how clients connect (CURVE keys); plain by default
   std::uint16_t chp = 0;    // CHP base P (P, P+1, P+2)
   std::uint16_t dafka = 0;  // Dafka store publisher
   std::uint16_t tower = 0;  // embedded tower (T, T+1)
@@ -42,6 +45,11 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
+  // Later starts run without the Dafka store and tower (--dafka-port 0
+  // --tower-port 0; ports().dafka and .tower become 0).
+  void without_dafka() { ports_.dafka = ports_.tower = 0; }
+  // The CURVE keys clients (and the readiness probe) use; plain by default.
+  void set_client_security(security::SocketSecurity security) { ports_.security = std::move(security); }
   // Appends flags for every later start (e.g. an HA pair naming each other).
   void add_args(const std::vector<std::string>& args) { extra_.insert(extra_.end(), args.begin(), args.end()); }
   // --log-level of later starts (default warn).

@@ -27,6 +27,7 @@ struct Client {
   std::uint64_t pending_max = 0;  // highest KVPUB while the snapshot streams
   std::int64_t sent_ns = 0;
   int round = 0;
+  std::atomic<int>* answered_round = nullptr;  // the fleet's: the last round any client got a reply in
 };
 
 // Reads one multipart message (frames past the sixth overwrite the sixth);
@@ -71,6 +72,7 @@ void on_reply(Client& c, const Frames6& frames, std::size_t n) {
   if (!c.replied) {
     c.replied = true;
     c.status->first_reply_ns.store(now_ns(), std::memory_order_relaxed);
+    c.answered_round->store(c.round, std::memory_order_relaxed);
   }
   if (view(frames[0]) != chp::kKthxbai) {
     c.status->keys.fetch_add(1, std::memory_order_relaxed);
@@ -129,6 +131,7 @@ void drain(Client& c, Frames6& frames, int budget) {
 
 StormFleet::StormFleet(int clients, int threads, std::vector<std::string> publishers)
     : context_(1), publishers_(std::move(publishers)), status_(new StormStatus[clients]), clients_(clients) {
+  context_.set(zmq::ctxopt::max_sockets, 4 * clients + 64);  // a SUB and a DEALER (plus closing ones) per client
   threads = std::max(1, std::min(threads, clients));
   for (int t = 0; t < threads; ++t) {
     int first = clients * t / threads;
@@ -158,6 +161,7 @@ void StormFleet::run(int first, int count) {
   for (int i = 0; i < count; ++i) {
     Client& c = clients[static_cast<std::size_t>(i)];
     c.status = &status_[first + i];
+    c.answered_round = &answered_round_;
     c.sub = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::sub);
     c.sub->set(zmq::sockopt::rcvhwm, 1000000);  // a client busy with its snapshot loses no KVPUB
     c.sub->set(zmq::sockopt::linger, 0);
@@ -179,7 +183,11 @@ void StormFleet::run(int first, int count) {
       if (c.dealer) items.push_back({c.dealer->handle(), 0, ZMQ_POLLIN, 0});
     }
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(20));
-    std::int64_t retry_before = now_ns() - std::int64_t{kRetryMs} * 1000000;
+    // Until the server answers anyone, ask again often (it is restarting or
+    // not yet active); once it serves, rarely: a slow first reply under
+    // load must not turn into a new snapshot session per client.
+    bool serving = answered_round_.load(std::memory_order_relaxed) == seen;
+    std::int64_t retry_before = now_ns() - std::int64_t{serving ? kServingRetryMs : kRetryMs} * 1000000;
     Request request = seen > 0 ? current() : Request{};
     for (Client& c : clients) {
       drain(c, frames, 256);

@@ -49,7 +49,9 @@ class StormFleet {
 
   // Starts a round: every client asks `endpoint` (tcp://host:P) for the whole
   // map, with its last sequence when `resume`. A client with no reply within
-  // kRetryMs asks again on a new DEALER (a passive answers no snapshot).
+  // kRetryMs asks again on a new DEALER (a passive answers no snapshot)
+  // while no client got any reply in this round, after kServingRetryMs once
+  // one did (its request may have reached the passive before the takeover).
   void request(const std::string& endpoint, bool resume);
   bool all_done() const;
   int clients_done() const;
@@ -58,6 +60,7 @@ class StormFleet {
   std::uint64_t gaps() const;
 
   static constexpr int kRetryMs = 300;
+  static constexpr int kServingRetryMs = 5000;
 
  private:
   struct Request {
@@ -72,6 +75,7 @@ class StormFleet {
   std::vector<std::string> publishers_;
   std::unique_ptr<StormStatus[]> status_;
   int clients_;
+  std::atomic<int> answered_round_{0};
   mutable std::mutex mutex_;
   Request request_;
   std::atomic<int> round_{0};
