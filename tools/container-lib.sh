@@ -1,0 +1,72 @@
+# shellcheck shell=bash
+# Helpers of tools/container-check that deal with images and ports, not
+# with zstore: sourced, not executed. They use the caller's $work (a temp
+# directory), $dangling_before (`podman images -q --filter dangling=true |
+# sort` at the start, or "unset") and fail (prints and exits 1).
+
+# Images without a tag (and without children) that appeared since
+# $dangling_before was taken: the build stage's image (1 GB; the ccache cache
+# mount makes the next build fast without it), the images the new build and
+# new base images took their tags from, and what a failed build left. Removing
+# one can leave its parent dangling: repeat until none is new.
+remove_new_dangling() {
+  [ "$dangling_before" != unset ] || return 0
+  local new id removed=0 progress
+  for _ in 1 2 3 4 5; do
+    new=$(comm -13 <(echo "$dangling_before") <(podman images -q --filter dangling=true | sort))
+    progress=0
+    for id in $new; do
+      if podman rmi "$id" >/dev/null 2>&1; then
+        removed=$((removed + 1)) progress=1
+      else
+        echo "   could not remove untagged image $id"
+      fi
+    done
+    [ "$progress" = 1 ] || break
+  done
+  [ "$removed" = 0 ] || echo "   removed $removed untagged image(s) of this run"
+}
+
+# Ports: a block of `count` consecutive ports no socket on this host uses.
+free_ports() {
+  local count=$1 base p ok
+  for _ in $(seq 1 200); do
+    base=$((20000 + RANDOM % 40000)) ok=1
+    for ((p = base; p < base + count; p++)); do
+      # (Not `ss | grep -q`: under pipefail, grep leaving early can fail ss.)
+      if [ -n "$(ss -Htan "( sport = :$p )")" ]; then ok=0; break; fi
+    done
+    [ "$ok" = 1 ] && { echo "$base"; return 0; }
+  done
+  return 1
+}
+
+# debian:bookworm and debian:bookworm-slim from Debian's archive.
+make_base_images() {
+  local rootfs=$work/rootfs mirror
+  [ -n "$work" ] && [ -d "$work" ] || fail "no work directory"
+  # The mirror is this machine's own apt source (deb822 or one-line form).
+  mirror=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+  [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
+  [ -n "$mirror" ] || fail "no Debian mirror in /etc/apt/sources.list(.d)"
+  debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+    { tail -20 "$work/debootstrap.log"; fail "debootstrap"; }
+  # Everything below deletes inside $rootfs: make sure it is the new tree.
+  [ "$rootfs" = "$work/rootfs" ] && [ "$work" != / ] && [ -f "$rootfs/etc/debian_version" ] ||
+    fail "debootstrap left no root file system in '$rootfs'"
+  # As Debian's images: no downloaded packages, no package lists.
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/lib/apt/lists/*
+  tar -C "$rootfs" -c . | podman import - debian:bookworm >/dev/null 2>"$work/import.log" ||
+    { cat "$work/import.log"; fail "podman import debian:bookworm"; }
+  # As Debian's -slim images: no documentation (but copyrights), man pages,
+  # info or translations, now or from later apt-get installs.
+  printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
+    'path-exclude /usr/share/man/*' 'path-exclude /usr/share/info/*' 'path-exclude /usr/share/locale/*' \
+    'path-include /usr/share/locale/locale.alias' >"$rootfs/etc/dpkg/dpkg.cfg.d/slim"
+  find "$rootfs/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
+  find "$rootfs/usr/share/man" "$rootfs/usr/share/info" -mindepth 1 -delete
+  find "$rootfs/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
+  tar -C "$rootfs" -c . | podman import - debian:bookworm-slim >/dev/null 2>"$work/import.log" ||
+    { cat "$work/import.log"; fail "podman import debian:bookworm-slim"; }
+  rm -rf "$rootfs"
+}
