@@ -75,6 +75,11 @@ class Consumer {
 
   const std::string& address() const;   // 32 uppercase hex characters
   const std::string& endpoint() const;  // where its publisher is bound
+  // Why the latest handshake with a tower failed (with CURVE: our key refused
+  // by zstored's --curve-allow, or security.server_key not zstored's key;
+  // CURVE on one side only), or empty while none failed since the last
+  // success. Handshakes are retried: a fixed key works at the next attempt.
+  std::string handshake_error() const;
 
  private:
   class Impl;

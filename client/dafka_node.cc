@@ -79,6 +79,7 @@ DafkaNode::DafkaNode(const NodeOptions& options)
     : address_(new_address()),
       beacon_interval_(options.beacon_interval),
       peer_timeout_(options.peer_timeout),
+      security_(options.security),
       ctx_(1),
       publisher_(ctx_, zmq::socket_type::xpub),
       data_sub_(ctx_, zmq::socket_type::sub),
@@ -89,6 +90,10 @@ DafkaNode::DafkaNode(const NodeOptions& options)
 
   for (auto* s : {&publisher_, &data_sub_, &beacon_pub_, &beacon_sub_}) s->set(zmq::sockopt::linger, 0);
   publisher_.set(zmq::sockopt::xpub_verbose, 1);
+  if (security_.curve()) {  // no ZAP handler here: whoever knows our key (from the tower) may subscribe
+    publisher_.set(zmq::sockopt::curve_server, 1);
+    publisher_.set(zmq::sockopt::curve_secretkey, security_.cert->secret_key);
+  }
   publisher_.bind(options.bind_endpoint);
   endpoint_ = publisher_.get(zmq::sockopt::last_endpoint);
 
@@ -105,6 +110,10 @@ DafkaNode::DafkaNode(const NodeOptions& options)
 
   beacon_sub_.set(zmq::sockopt::subscribe, beacon::kBeacon);
   beacon_sub_.set(zmq::sockopt::subscribe, beacon::kWelcome);
+  security_.as_client(beacon_pub_);
+  security_.as_client(beacon_sub_);
+  beacon_pub_monitor_ = std::make_unique<security::HandshakeMonitor>(ctx_, beacon_pub_);
+  beacon_sub_monitor_ = std::make_unique<security::HandshakeMonitor>(ctx_, beacon_sub_);
   for (const auto& [xsub, xpub] : towers) {
     beacon_pub_.connect(xsub);
     beacon_sub_.connect(xpub);
@@ -136,6 +145,19 @@ void DafkaNode::wake() {
   [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);  // EAGAIN: already pending
 }
 
+std::string DafkaNode::handshake_error() const {
+  std::lock_guard lock(handshake_mutex_);
+  return handshake_error_;
+}
+
+void DafkaNode::read_monitors() {
+  beacon_pub_monitor_->poll();
+  beacon_sub_monitor_->poll();
+  const std::string& pub = beacon_pub_monitor_->failure();
+  std::lock_guard lock(handshake_mutex_);
+  handshake_error_ = pub.empty() ? beacon_sub_monitor_->failure() : pub;
+}
+
 void DafkaNode::send(const wire::Message& msg) { try_send(publisher_, wire::encode(msg)); }
 
 void DafkaNode::subscribe(const std::string& topic) { data_sub_.set(zmq::sockopt::subscribe, topic); }
@@ -164,8 +186,11 @@ void DafkaNode::run() {
           {data_sub_.handle(), 0, ZMQ_POLLIN, 0},
           {publisher_.handle(), 0, ZMQ_POLLIN, 0},
           {nullptr, wake_fd_, ZMQ_POLLIN, 0},
+          {beacon_pub_monitor_->events().handle(), 0, ZMQ_POLLIN, 0},
+          {beacon_sub_monitor_->events().handle(), 0, ZMQ_POLLIN, 0},
       };
-      zmq::poll(items, 4, wait);
+      zmq::poll(items, 6, wait);
+      if ((items[4].revents | items[5].revents) & ZMQ_POLLIN) read_monitors();
       if (items[3].revents & ZMQ_POLLIN) {
         std::uint64_t v;
         [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
@@ -200,19 +225,23 @@ void DafkaNode::read_beacons() {
       continue;
     }
     if (decoded->uuid == address_) continue;  // our own beacon
+    if (security_.curve() && decoded->key.empty()) {
+      dropped_.fetch_add(1);  // a publisher we could not authenticate
+      continue;
+    }
     auto now = Clock::now();
     auto it = peers_.find(decoded->uuid);
-    if (it != peers_.end() && it->second.endpoint != decoded->endpoint) {
+    if (it != peers_.end() && (it->second.endpoint != decoded->endpoint || it->second.key != decoded->key)) {
       disconnect_endpoint(it->second.endpoint);
       peers_.erase(it);
       it = peers_.end();
     }
     if (it == peers_.end()) {
-      if (!connect_endpoint(decoded->endpoint)) {
+      if (!connect_endpoint(decoded->endpoint, decoded->key)) {
         dropped_.fetch_add(1);  // an endpoint ZeroMQ refuses
         continue;
       }
-      peers_.emplace(decoded->uuid, Peer{decoded->endpoint, now});
+      peers_.emplace(decoded->uuid, Peer{decoded->endpoint, decoded->key, now});
       peer_count_.store(peers_.size());
     } else {
       it->second.last_seen = now;
@@ -232,23 +261,33 @@ void DafkaNode::expire_peers(Clock::time_point now) {
   peer_count_.store(peers_.size());
 }
 
-bool DafkaNode::connect_endpoint(const std::string& endpoint) {
-  auto& refs = endpoint_refs_[endpoint];
-  if (refs == 0) {
+// libzmq reads the CURVE options at connect(): the peer's key is set just
+// before. An endpoint announced with another key (a node restarted there)
+// is connected again with the new one.
+bool DafkaNode::connect_endpoint(const std::string& endpoint, const std::string& key) {
+  auto& conn = endpoint_refs_[endpoint];
+  if (conn.refs == 0 || conn.key != key) {
     try {
+      if (conn.refs > 0) data_sub_.disconnect(endpoint);
+      if (security_.curve()) {
+        security::SocketSecurity peer = security_;
+        peer.server_key = key;
+        peer.as_client(data_sub_);
+      }
       data_sub_.connect(endpoint);
     } catch (const zmq::error_t&) {
       endpoint_refs_.erase(endpoint);
       return false;
     }
+    conn.key = key;
   }
-  ++refs;
+  ++conn.refs;
   return true;
 }
 
 void DafkaNode::disconnect_endpoint(const std::string& endpoint) {
   auto it = endpoint_refs_.find(endpoint);
-  if (it == endpoint_refs_.end() || --it->second > 0) return;
+  if (it == endpoint_refs_.end() || --it->second.refs > 0) return;
   endpoint_refs_.erase(it);
   try {
     data_sub_.disconnect(endpoint);
@@ -257,7 +296,8 @@ void DafkaNode::disconnect_endpoint(const std::string& endpoint) {
 }
 
 void DafkaNode::send_beacon() {
-  try_send(beacon_pub_, beacon::encode(beacon::NodeBeacon{address_, beacon_host_, beacon_port_}));
+  std::string key = security_.curve() ? security_.cert->public_key : std::string();
+  try_send(beacon_pub_, beacon::encode(beacon::NodeBeacon{address_, beacon_host_, beacon_port_, key}));
 }
 
 void DafkaNode::read_data() {
