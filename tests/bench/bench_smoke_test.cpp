@@ -129,6 +129,16 @@ BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {
   BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
   BOOST_TEST(run.last["per_s"].get<double>() > 100.0);
   check_latency(run.last, "");
+  BOOST_TEST(run.last["security"].get<std::string>() == "plain");
+
+  // The encrypted path: zstored with --curve-cert, the nodes with an allowed
+  // key (their beacons carry it, the store connects with it).
+  Run curve = bench(with({"dafka", "--writers", "1", "--curve"}));
+  BOOST_TEST_REQUIRE(curve.code == 0, curve.output);
+  BOOST_TEST_REQUIRE(curve.last.is_object(), curve.output);
+  BOOST_TEST(curve.last["security"].get<std::string>() == "curve");
+  BOOST_TEST(curve.last["per_s"].get<double>() > 100.0);
+  check_latency(curve.last, "");
 
   Run replay = bench({"replay", "--records", "20000", "--vs-relay", "--json"});
   BOOST_TEST_REQUIRE(replay.code == 0, replay.output);

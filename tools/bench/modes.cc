@@ -108,6 +108,7 @@ Server open_server(const Options& o, std::ostream& log) {
   }
   auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
   server.process = std::make_unique<ServerProcess>(path, o.server_cpu);
+  if (o.curve) server.process->enable_curve();
   server.process->start();
   server.ports = server.process->ports();
   log << "zstored " << server.pid() << " on " << server.process->data_dir().string() << '\n';
@@ -178,7 +179,8 @@ Report dafka_mode(const Options& o, std::ostream& log) {
   Server server = open_server(o, log);
   zmq::context_t context(1);
   DafkaTransport transport(context, server.ports.endpoint(server.ports.tower),
-                           server.ports.endpoint(server.ports.dafka));
+                           server.ports.endpoint(server.ports.dafka), server.ports.security);
+  report.set_text("security", o.curve ? "curve" : "plain");
   streaming_runs(report, o, spec_of(o, Shape::kDafka), transport, server, log);
   return report;
 }

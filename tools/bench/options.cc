@@ -51,7 +51,10 @@ po::options_description describe(Options& o) {
       ("vs-relay", po::bool_switch(&o.vs_relay),
        "also run the physical limit with the same load (the relay; for snapshot and replay a ZeroMQ-only "
        "source); adds ratio_vs_relay")
-      ("json", po::bool_switch(&o.json), "print one JSON object on the last line");
+      ("json", po::bool_switch(&o.json), "print one JSON object on the last line")
+      ("curve", po::bool_switch(&o.curve),
+       "dafka: run zstored with --curve-cert/--curve-allow and every bench node with an allowed key "
+       "(the encrypted path; not with --dafka-server)");
   return desc;
 }
 
@@ -78,6 +81,8 @@ void validate(const Options& o) {
   check(o.client_threads >= 1 && o.client_threads <= 64, "--client-threads must be 1..64");
   check(o.resume == "on" || o.resume == "off" || o.resume == "both", "--resume must be on, off or both");
   check(o.deadline_s > 0, "--deadline must be > 0");
+  check(!o.curve || (o.mode == "dafka" && o.dafka_server.empty()),
+        "--curve applies to the dafka mode with a zstored of its own (no --dafka-server)");
   check(o.mode != "storm" || o.server.empty(), "storm kills and restarts its own servers: it cannot use --server");
   check(o.server_cpu >= -1 && o.client_cpu >= -1, "--server-cpu and --client-cpu must be >= -1");
   bool dafka = o.mode == "dafka" || o.mode == "replay";

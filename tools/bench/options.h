@@ -38,6 +38,7 @@ struct Options {
   int client_cpu = 0;
   bool vs_relay = false;
   bool json = false;
+  bool curve = false;                // dafka: CURVE between the nodes and a zstored it starts
 };
 
 // Parses argv. On --help prints usage to `out` and returns nullopt; on a

@@ -18,6 +18,7 @@
 #include <zmq.hpp>
 
 #include "protocol/chp_codec.h"
+#include "security/curve_cert.h"
 #include "tools/bench/load.h"
 #include "tools/bench/system.h"
 #include "tools/harness/harness.h"
@@ -55,6 +56,7 @@ bool wait_chp_ready(const ServerPorts& ports, std::chrono::milliseconds timeout,
   while (std::chrono::steady_clock::now() < deadline && (!alive || alive())) {
     zmq::socket_t dealer(context, zmq::socket_type::dealer);
     dealer.set(zmq::sockopt::linger, 0);
+    ports.security.as_client(dealer);
     dealer.connect(ports.endpoint(ports.chp));
     // A subtree no benchmark key has: the answer is just KTHXBAI.
     send_frames(dealer, chp::encode_icanhaz({"\x01ready?", std::nullopt}));
@@ -71,6 +73,7 @@ double time_first_kthxbai(const ServerPorts& ports, std::chrono::milliseconds ti
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
   dealer.set(zmq::sockopt::reconnect_ivl, 1);
+  ports.security.as_client(dealer);
   dealer.connect(ports.endpoint(ports.chp));
   send_frames(dealer, chp::encode_icanhaz({"\x01ready?", std::nullopt}));  // queued until connected
   zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
@@ -88,6 +91,17 @@ ServerProcess::ServerProcess(std::filesystem::path zstored, int cpu, std::vector
   ports_.chp = base;
   ports_.dafka = static_cast<std::uint16_t>(base + 3);
   ports_.tower = static_cast<std::uint16_t>(base + 4);
+}
+
+void ServerProcess::enable_curve() {
+  auto keys = root_ / "keys";
+  std::filesystem::create_directories(keys / "allow");
+  auto server = security::generate_cert(), client = security::generate_cert();
+  std::string err = security::save_cert(server, keys.string(), "server");
+  if (err.empty()) err = security::save_cert(client, (keys / "allow").string(), "bench");
+  if (!err.empty()) throw std::runtime_error("zstore-bench --curve: " + err);
+  add_args({"--curve-cert", (keys / "server.key_secret").string(), "--curve-allow", (keys / "allow").string()});
+  ports_.security = {client, server.public_key};
 }
 
 ServerProcess::~ServerProcess() {
