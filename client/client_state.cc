@@ -54,6 +54,33 @@ void ClientState::note_uuid(std::string_view uuid) {
   changed();
 }
 
+void ClientState::expect_servers(std::size_t servers) {
+  std::lock_guard lock(mu_);
+  handshake_errors_.resize(servers);
+}
+
+void ClientState::set_handshake_error(std::size_t index, std::optional<std::string> why) {
+  std::lock_guard lock(mu_);
+  if (index >= handshake_errors_.size()) handshake_errors_.resize(index + 1);
+  if (why) {
+    ++stats_.handshake_failures;
+    stats_.last_error = *why;
+  }
+  handshake_errors_[index] = std::move(why);
+  changed();
+}
+
+std::optional<std::string> ClientState::handshake_error() const {
+  std::lock_guard lock(mu_);
+  std::string out;
+  for (const auto& error : handshake_errors_) {
+    if (!error) return std::nullopt;
+    out += (out.empty() ? "" : "; ") + *error;
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
 void ClientState::update_stats(const std::function<void(ClientStats&)>& fn) {
   std::lock_guard lock(mu_);
   fn(stats_);

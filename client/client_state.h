@@ -41,6 +41,11 @@ class ClientState {
   // Applies one live KVPUB (stale ones are counted and dropped).
   std::optional<Change> apply(const protocol::chp::KvMsg& update);
   void note_uuid(std::string_view uuid);
+  // The client talks to `servers` servers (sizes the handshake records).
+  void expect_servers(std::size_t servers);
+  // A security handshake with server `index` failed, `why` says how
+  // (counted); or, with nullopt, that server spoke to us again.
+  void set_handshake_error(std::size_t index, std::optional<std::string> why);
   // Any counter update: fn runs under the lock, waiters are woken.
   void update_stats(const std::function<void(ClientStats&)>& fn);
 
@@ -52,6 +57,9 @@ class ClientState {
   // Whether a snapshot was ever loaded: the map and sequence() mean something.
   bool has_map() const;
   ClientStats stats() const;
+  // Why no server can be reached: every server's last handshake failed
+  // (their messages joined by "; "); nullopt otherwise.
+  std::optional<std::string> handshake_error() const;
   bool wait_synced(std::chrono::milliseconds timeout) const;
   bool wait_published(std::string_view uuid, std::chrono::milliseconds timeout) const;
   // Evaluates predicate without the lock, again after each change.
@@ -67,6 +75,7 @@ class ClientState {
   bool synced_ = false;
   RecentUuids uuids_{kRememberedUuids};
   ClientStats stats_;
+  std::vector<std::optional<std::string>> handshake_errors_;  // per server
 };
 
 }  // namespace zstore::client

@@ -21,7 +21,8 @@ struct ClientStats {
   std::uint64_t callback_errors = 0;    // exceptions thrown by the change callback
   std::size_t current_server = 0;       // index into Options::servers
   std::uint64_t agent_errors = 0;       // unexpected errors caught in the background thread
-  std::string last_error;               // detail of the last malformed message or agent error
+  std::uint64_t handshake_failures = 0;  // security handshakes that failed (see CloneClient::handshake_error)
+  std::string last_error;               // the last malformed message, agent error or handshake failure
 };
 
 }  // namespace zstore::client

@@ -68,9 +68,12 @@ CloneAgent::CloneAgent(zmq::context_t& ctx, const Options& options, std::vector<
       state_(state),
       pipe_(std::move(pipe)),
       sync_(options.subtree, kMaxBufferedUpdates) {
+  state_.expect_servers(servers_.size());
+  refused_.assign(servers_.size(), false);
   for (const auto& server : servers_) {
-    Collector c{make_socket(zmq::socket_type::xpub), {}, {}};
+    Collector c{make_socket(zmq::socket_type::xpub), {}, {}, std::nullopt};
     c.socket.set(zmq::sockopt::xpub_nodrop, 1);
+    c.monitor.emplace(watch(c.socket));
     c.socket.connect(server.collector);
     collectors_.push_back(std::move(c));
   }
@@ -106,9 +109,13 @@ bool CloneAgent::step() {
   };
   const std::size_t sub_at = add(sub_);
   const std::size_t dealer_at = add(dealer_);
+  for (auto& c : collectors_) add(c.monitor->events());
+  if (sub_monitor_) add(sub_monitor_->events());
+  if (dealer_monitor_) add(dealer_monitor_->events());
   const std::uint64_t session = session_;
 
   zmq::poll(items.data(), items.size(), milliseconds(poll_timeout_ms(next_deadline())));
+  check_handshakes();
 
   auto ready = [&items](std::size_t at) { return at != 0 && (items[at].revents & ZMQ_POLLIN) != 0; };
   if ((items[0].revents & ZMQ_POLLIN) && !on_pipe()) return false;
@@ -167,6 +174,7 @@ void CloneAgent::flush(Collector& c) {
 }
 
 void CloneAgent::on_collector(Collector& c) {
+  heard_from(static_cast<std::size_t>(&c - collectors_.data()));  // only a server's SUB subscribes
   for (std::size_t n = 0; n < kBatch; ++n) {
     zmq::message_t msg;
     if (!c.socket.recv(msg, zmq::recv_flags::dontwait)) break;
@@ -182,13 +190,6 @@ void CloneAgent::on_collector(Collector& c) {
 // ---------------------------------------------------------------------------
 // Sessions and snapshot requests
 
-zmq::socket_t CloneAgent::make_socket(zmq::socket_type type) {
-  zmq::socket_t socket(ctx_, type);
-  socket.set(zmq::sockopt::linger, 0);
-  options_.security.as_client(socket);
-  return socket;
-}
-
 void CloneAgent::start_session(std::size_t index, SessionCause cause) {
   ++session_;
   stream_max_ = 0;
@@ -197,6 +198,7 @@ void CloneAgent::start_session(std::size_t index, SessionCause cause) {
   phase_ = Phase::kSubscribing;
   dealer_.close();
   sub_.close();
+  sub_monitor_.reset();
   sync_ = SnapshotSync(options_.subtree, kMaxBufferedUpdates);
   next_wait_ = options_.snapshot_retry_initial;
   request_deadline_ = last_heard_ + vote_interval();
@@ -206,6 +208,7 @@ void CloneAgent::start_session(std::size_t index, SessionCause cause) {
   sub_.set(zmq::sockopt::rcvhwm, options_.max_queued_updates);
   sub_.set(zmq::sockopt::subscribe, options_.subtree);
   sub_.set(zmq::sockopt::subscribe, kHugzTopic);
+  sub_monitor_.emplace(watch(sub_));
   sub_.connect(servers_[index].publisher);
 }
 
@@ -215,6 +218,7 @@ void CloneAgent::ask() {
   dealer_.close();
   sync_.restart_request();
   dealer_ = make_socket(zmq::socket_type::dealer);
+  dealer_monitor_.emplace(watch(dealer_));
   dealer_.connect(servers_[current_].snapshot);
   chp::Icanhaz request{options_.subtree, std::nullopt};
   if (options_.resume && resumable_ && state_.has_map()) request.resume_after = state_.sequence();
@@ -269,6 +273,7 @@ void CloneAgent::on_subscriber() {
     auto parts = try_recv(sub_);
     if (!parts) return;
     last_heard_ = Clock::now();
+    heard_from(current_);
     auto frames = views(*parts);
     auto update = chp::decode_update(frames);
     if (update) {
@@ -323,6 +328,7 @@ void CloneAgent::on_snapshot_socket() {
   for (std::size_t n = 0; n < kBatch && dealer_; ++n) {
     auto parts = try_recv(dealer_);
     if (!parts) return;
+    heard_from(current_);
     if (phase_ == Phase::kSubscribing) continue;  // the reply to a vote: not proven, not liveness
     last_heard_ = Clock::now();
     request_deadline_ = last_heard_ + request_wait_;
@@ -387,13 +393,6 @@ void CloneAgent::count_agent_error(const std::string& what) {
     ++s.agent_errors;
     s.last_error = what;
   });
-}
-
-void CloneAgent::close_all() {
-  dealer_.close();
-  sub_.close();
-  for (auto& c : collectors_) c.socket.close();
-  pipe_.close();
 }
 
 }  // namespace zstore::client

@@ -3,6 +3,8 @@
 // SUB listens, so no KVSET is sent into the void), and for the server in use
 // a SUB to its publisher (P+1) and one DEALER per snapshot request (P).
 // It talks to the API only through its inproc pipe and the ClientState.
+// Each socket has a HandshakeMonitor: a failed security handshake with a
+// server is recorded in the ClientState until that server speaks again.
 #pragma once
 
 #include <chrono>
@@ -22,6 +24,7 @@
 #include "client/server_endpoints.h"
 #include "client/snapshot_sync.h"
 #include "protocol/chp_codec.h"
+#include "security/handshake_monitor.h"
 
 namespace zstore::client {
 
@@ -59,6 +62,7 @@ class CloneAgent {
     zmq::socket_t socket;
     std::set<std::string> topics;  // the server's subscriptions; empty = not listening
     std::deque<protocol::Frames> pending;
+    std::optional<security::HandshakeMonitor> monitor;
   };
 
   bool step();  // one poll round; false once STOP arrived
@@ -67,6 +71,9 @@ class CloneAgent {
   void on_snapshot_socket();
   void on_collector(Collector& collector);
   void on_timers();
+  void check_handshakes();
+  void check_handshake(std::size_t index, std::optional<security::HandshakeMonitor>& monitor);
+  void heard_from(std::size_t index);  // a server spoke: its handshake works
 
   void handle_update(protocol::chp::Update update);
   void handle_kvpub(protocol::chp::KvMsg msg);
@@ -88,6 +95,7 @@ class CloneAgent {
 
   Clock::time_point next_deadline() const;
   zmq::socket_t make_socket(zmq::socket_type type);
+  security::HandshakeMonitor watch(zmq::socket_t& socket);
   void close_all();
 
   zmq::context_t& ctx_;
@@ -103,6 +111,9 @@ class CloneAgent {
   Phase phase_ = Phase::kSubscribing;
   zmq::socket_t sub_;
   zmq::socket_t dealer_;  // open only while a request is outstanding
+  std::optional<security::HandshakeMonitor> sub_monitor_;
+  std::optional<security::HandshakeMonitor> dealer_monitor_;
+  std::vector<bool> refused_;  // per server: its last handshake failed
   SnapshotSync sync_;
   Clock::time_point last_heard_;
   Clock::time_point request_deadline_;  // kRequesting: retry; kSubscribing: next vote

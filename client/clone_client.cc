@@ -117,6 +117,7 @@ std::map<std::string, std::string> CloneClient::snapshot_map() const { return im
 std::uint64_t CloneClient::sequence() const { return impl_->state.sequence(); }
 bool CloneClient::synced() const { return impl_->state.synced(); }
 ClientStats CloneClient::stats() const { return impl_->state.stats(); }
+std::optional<std::string> CloneClient::handshake_error() const { return impl_->state.handshake_error(); }
 
 bool CloneClient::wait_synced(std::chrono::milliseconds timeout) const { return impl_->state.wait_synced(timeout); }
 

@@ -50,6 +50,13 @@ class CloneClient {
   // its later updates; false while (re)synchronising.
   bool synced() const;
   ClientStats stats() const;
+  // Why the client cannot reach any server, when the last security handshake
+  // with each of them failed: "CURVE handshake with tcp://...: the server
+  // refused our key (not in its allow list)", "... server key mismatch ...",
+  // "... security mechanism mismatch ..." (joined by "; " for two servers);
+  // nullopt otherwise. The client keeps retrying (a key added to the
+  // server's allow list later is used), so this clears once a server speaks.
+  std::optional<std::string> handshake_error() const;
 
   // Block until synced(); false on time-out.
   bool wait_synced(std::chrono::milliseconds timeout) const;

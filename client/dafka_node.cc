@@ -112,8 +112,8 @@ DafkaNode::DafkaNode(const NodeOptions& options)
   beacon_sub_.set(zmq::sockopt::subscribe, beacon::kWelcome);
   security_.as_client(beacon_pub_);
   security_.as_client(beacon_sub_);
-  beacon_pub_monitor_ = std::make_unique<security::HandshakeMonitor>(ctx_, beacon_pub_);
-  beacon_sub_monitor_ = std::make_unique<security::HandshakeMonitor>(ctx_, beacon_sub_);
+  beacon_pub_monitor_ = std::make_unique<security::HandshakeMonitor>(ctx_, beacon_pub_, security_.curve());
+  beacon_sub_monitor_ = std::make_unique<security::HandshakeMonitor>(ctx_, beacon_sub_, security_.curve());
   for (const auto& [xsub, xpub] : towers) {
     beacon_pub_.connect(xsub);
     beacon_sub_.connect(xpub);
@@ -150,12 +150,13 @@ std::string DafkaNode::handshake_error() const {
   return handshake_error_;
 }
 
+// A failure stays the error until a tower speaks to us (read_beacons()).
 void DafkaNode::read_monitors() {
-  beacon_pub_monitor_->poll();
-  beacon_sub_monitor_->poll();
-  const std::string& pub = beacon_pub_monitor_->failure();
+  auto sub = beacon_sub_monitor_->poll();
+  auto pub = beacon_pub_monitor_->poll();
+  if (!sub && !pub) return;
   std::lock_guard lock(handshake_mutex_);
-  handshake_error_ = pub.empty() ? beacon_sub_monitor_->failure() : pub;
+  handshake_error_ = sub ? sub->message : pub->message;
 }
 
 void DafkaNode::send(const wire::Message& msg) { try_send(publisher_, wire::encode(msg)); }
@@ -217,6 +218,10 @@ void DafkaNode::run() {
 void DafkaNode::read_beacons() {
   Parts parts;
   for (std::size_t i = 0; i < kBatch && try_recv(beacon_sub_, parts); ++i) {
+    if (i == 0) {
+      std::lock_guard lock(handshake_mutex_);
+      handshake_error_.clear();  // a tower speaks to us
+    }
     auto frames = views(parts);
     if (beacon::is_welcome(frames)) continue;  // we never wait for it
     auto decoded = beacon::decode_tower_beacon(frames);

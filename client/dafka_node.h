@@ -13,7 +13,8 @@
 // our key, our beacons carry that key, the beacon sockets are CURVE clients
 // of the towers, and the data SUB connects to a peer with the key its
 // beacon carried (a beacon without one is dropped). Socket monitors on the
-// beacon sockets tell handshake_error() why the towers refuse us.
+// beacon sockets tell handshake_error() why the towers refuse us, until a
+// tower speaks to us again.
 //
 // The Handler runs on the agent thread and is the only code that may call
 // send() and subscribe(); wake() and the accessors are thread-safe.
@@ -79,7 +80,7 @@ class DafkaNode {
   std::uint64_t agent_errors() const { return errors_.load(); }        // caught in the loop
   // Why the latest handshake with a tower failed (a refused key, a wrong
   // server key, CURVE on one side only), or empty while none has failed
-  // since the last success.
+  // since a tower last spoke to us.
   std::string handshake_error() const;
 
   // Agent thread only (from Handler callbacks), or before start().
@@ -116,14 +117,15 @@ class DafkaNode {
   security::SocketSecurity security_;
 
   zmq::context_t ctx_;
+  // Before the sockets they watch: closed after them, so the sockets never
+  // report to a closed monitor.
+  std::unique_ptr<security::HandshakeMonitor> beacon_pub_monitor_;
+  std::unique_ptr<security::HandshakeMonitor> beacon_sub_monitor_;
   zmq::socket_t publisher_;
   zmq::socket_t data_sub_;
   zmq::socket_t beacon_pub_;
   zmq::socket_t beacon_sub_;
   int wake_fd_ = -1;
-  // After the sockets they watch: destroyed (detached) first.
-  std::unique_ptr<security::HandshakeMonitor> beacon_pub_monitor_;
-  std::unique_ptr<security::HandshakeMonitor> beacon_sub_monitor_;
   mutable std::mutex handshake_mutex_;
   std::string handshake_error_;  // guarded by handshake_mutex_
 

@@ -12,6 +12,7 @@
 
 #include "client/server_endpoints.h"
 #include "protocol/chp_codec.h"
+#include "security/handshake_monitor.h"
 
 namespace zstore::client {
 namespace {
@@ -21,18 +22,21 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // How one request to one server ended.
-enum class Reply : std::uint8_t { kFound, kAbsent, kSilent, kMalformed };
+enum class Reply : std::uint8_t { kFound, kAbsent, kSilent, kMalformed, kRefused };
 
 struct Request {
   zmq::socket_t dealer;
-  std::string value;
+  std::optional<security::HandshakeMonitor> monitor;
+  std::string value;  // kFound
+  std::string error;  // kRefused: why the handshake failed
 };
 
 Request ask(zmq::context_t& ctx, const ServerEndpoints& server, std::string_view key,
             const security::SocketSecurity& security) {
-  Request r{zmq::socket_t(ctx, zmq::socket_type::dealer), {}};
+  Request r{zmq::socket_t(ctx, zmq::socket_type::dealer), std::nullopt, {}, {}};
   r.dealer.set(zmq::sockopt::linger, 0);
   security.as_client(r.dealer);
+  r.monitor.emplace(ctx, r.dealer, security.curve());
   r.dealer.connect(server.snapshot);
   const auto frames = chp::encode_icanhaz({std::string(key), std::nullopt});
   for (std::size_t i = 0; i < frames.size(); ++i) {
@@ -52,8 +56,13 @@ Reply await(Request& r, std::string_view key, milliseconds failover, Clock::time
   auto silent_at = Clock::now() + failover;
   bool spoiled = false;
   while (true) {
-    zmq::pollitem_t item{r.dealer.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, until(std::min(silent_at, deadline))) == 0) return Reply::kSilent;
+    zmq::pollitem_t items[] = {{r.dealer.handle(), 0, ZMQ_POLLIN, 0}, {r.monitor->events().handle(), 0, ZMQ_POLLIN, 0}};
+    if (zmq::poll(items, 2, until(std::min(silent_at, deadline))) == 0) return Reply::kSilent;
+    if (auto failure = r.monitor->poll()) {
+      r.error = failure->message;
+      return Reply::kRefused;
+    }
+    if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
     std::vector<zmq::message_t> parts;
     if (!zmq::recv_multipart(r.dealer, std::back_inserter(parts))) continue;
     silent_at = Clock::now() + failover;
@@ -73,6 +82,18 @@ Reply await(Request& r, std::string_view key, milliseconds failover, Clock::time
   }
 }
 
+// Whether every server's last handshake failed; if so, fills out.
+bool all_refused(const std::vector<std::string>& refusals, KeyLookup& out) {
+  std::string joined;
+  for (const auto& why : refusals) {
+    if (why.empty()) return false;
+    joined += (joined.empty() ? "" : "; ") + why;
+  }
+  out.result = KeyLookup::Result::kHandshakeFailed;
+  out.error = joined;
+  return true;
+}
+
 }  // namespace
 
 KeyLookup lookup_key(const Options& options, std::string_view key, milliseconds timeout) {
@@ -85,10 +106,13 @@ KeyLookup lookup_key(const Options& options, std::string_view key, milliseconds 
   const auto deadline = Clock::now() + timeout;
   const milliseconds failover = std::max(milliseconds(1), options.failover_timeout);
   KeyLookup out;
+  std::vector<std::string> refusals(servers.size());  // per server: its last handshake failure
   for (std::size_t turn = 0; Clock::now() < deadline; ++turn) {
     const ServerEndpoints& server = servers[turn % servers.size()];
     Request request = ask(ctx, server, key, options.security);
     Reply reply = await(request, key, failover, deadline);
+    refusals[turn % servers.size()] = request.error;
+    if (reply == Reply::kRefused && all_refused(refusals, out)) return out;
     if (reply == Reply::kFound || reply == Reply::kAbsent) {
       out.result = reply == Reply::kFound ? KeyLookup::Result::kFound : KeyLookup::Result::kAbsent;
       out.value = std::move(request.value);

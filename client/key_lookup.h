@@ -22,9 +22,11 @@ struct KeyLookup {
     kFound,     // value holds KEY's value
     kAbsent,    // a server's complete snapshot of KEY did not hold KEY
     kNoAnswer,  // no server answered completely within the timeout
+    kHandshakeFailed,  // every server failed our security handshake: error says why
   };
   Result result = Result::kNoAnswer;
   std::string value;
+  std::string error;   // kHandshakeFailed: the HandshakeMonitor messages, joined by "; "
   std::string server;  // the address that answered (kFound, kAbsent)
 };
 
@@ -33,6 +35,9 @@ struct KeyLookup {
 // failover_timeout, or whose snapshot held a malformed reply and not KEY, is
 // left for the next, or asked again on a new connection when it is the only
 // one (an ICANHAZ? also makes a Binary Star passive whose peer died take over).
+// A failed security handshake (security/handshake_monitor.h) leaves a server
+// at once; when the last attempt with every server failed so, the lookup
+// ends with kHandshakeFailed instead of waiting for the timeout.
 // Throws std::invalid_argument for an empty key or a malformed address.
 KeyLookup lookup_key(const Options& options, std::string_view key, std::chrono::milliseconds timeout);
 

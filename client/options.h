@@ -61,8 +61,9 @@ struct Options {
 
   // CURVE (rfc 26): our certificate (with its secret key) and the server's
   // public key, for every connection; no cert = plain. A server that does
-  // not know our key, or a wrong server key, looks like a silent server:
-  // the client keeps retrying (and failing over) as for one that is down.
+  // not know our key, a wrong server key, or CURVE on one side only shows
+  // in CloneClient::handshake_error(); the client keeps retrying (and
+  // failing over) as for a server that is down.
   security::SocketSecurity security;
 };
 

@@ -45,7 +45,7 @@ install(FILES
     client/CLONE-CLIENT.md
     client/DAFKA-CLIENT.md
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/zstore/client COMPONENT development)
-install(FILES security/curve_cert.h security/curve_socket.h
+install(FILES security/curve_cert.h security/curve_socket.h security/handshake_monitor.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/zstore/security COMPONENT development)
 
 install(EXPORT zstoreTargets NAMESPACE zstore:: DESTINATION ${ZSTORE_CMAKE_DIR} COMPONENT development)

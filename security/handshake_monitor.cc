@@ -2,87 +2,149 @@
 
 #include <atomic>
 #include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
 
 namespace zstore::security {
+
 namespace {
 
-constexpr int kEvents = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                        ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
+constexpr int kEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                        ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 
-std::string monitor_endpoint() {
-  static std::atomic<std::uint64_t> next{0};
-  return "inproc://zstore-handshake-monitor-" + std::to_string(next.fetch_add(1));
+std::string next_address() {
+  static std::atomic<std::uint64_t> counter{0};
+  return "inproc://zstore-handshake-monitor-" + std::to_string(counter.fetch_add(1));
 }
 
-std::string protocol_error(std::uint32_t code) {
+std::string hex(std::uint32_t value) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = "0x";
+  for (int shift = 28; shift >= 0; shift -= 4) out += kDigits[(value >> shift) & 0xf];
+  return out;
+}
+
+// A protocol error's problem and detail.
+std::pair<HandshakeProblem, std::string> protocol_problem(std::uint32_t code) {
   switch (code) {
     case ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH:
-      return "the server and we use different security mechanisms (one has CURVE on, the other not)";
+      return {HandshakeProblem::kMechanismMismatch, ""};
     case ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC:
-      return "a CURVE message did not decrypt (a wrong key)";
-    case ZMQ_PROTOCOL_ERROR_ZAP_UNSPECIFIED:
-    case ZMQ_PROTOCOL_ERROR_ZAP_MALFORMED_REPLY:
-    case ZMQ_PROTOCOL_ERROR_ZAP_BAD_REQUEST_ID:
-    case ZMQ_PROTOCOL_ERROR_ZAP_BAD_VERSION:
-    case ZMQ_PROTOCOL_ERROR_ZAP_INVALID_STATUS_CODE:
-    case ZMQ_PROTOCOL_ERROR_ZAP_INVALID_METADATA:
-      return "the server's authentication handler misbehaved";
+      return {HandshakeProblem::kServerKeyMismatch, "cryptographic error"};
     default:
-      return "a protocol error (ZeroMQ code " + std::to_string(code) + ")";
+      return {HandshakeProblem::kOther, "protocol error " + hex(code)};
   }
+}
+
+std::pair<HandshakeProblem, std::string> auth_problem(std::uint32_t status) {
+  if (status == 400) return {HandshakeProblem::kKeyRefused, ""};
+  return {HandshakeProblem::kOther, "authentication failed, ZAP status " + std::to_string(status)};
 }
 
 }  // namespace
 
-std::string describe_handshake_failure(std::uint16_t event, std::uint32_t value, const std::string& endpoint) {
-  std::string at = "handshake with " + endpoint + " failed: ";
+std::string describe(HandshakeProblem problem, const std::string& endpoint, const std::string& detail) {
+  std::string text = "CURVE handshake with " + endpoint + ": ";
+  switch (problem) {
+    case HandshakeProblem::kKeyRefused:
+      text += "the server refused our key (not in its allow list)";
+      break;
+    case HandshakeProblem::kServerKeyMismatch:
+      text += "server key mismatch (the server could not decrypt our hello: ";
+      text += "the server key we hold is not its public key)";
+      break;
+    case HandshakeProblem::kMechanismMismatch:
+      text += "security mechanism mismatch (one side uses CURVE, the other does not)";
+      break;
+    case HandshakeProblem::kOther:
+      text += "failed";
+      break;
+  }
+  if (!detail.empty()) text += " (" + detail + ")";
+  return text;
+}
+
+struct HandshakeMonitor::State {
+  zmq::socket_t events;
+  bool curve_client = false;
+  bool succeeded = false;
+  std::map<std::string, bool> handshaking;  // endpoint -> connected, handshake not yet done
+
+  std::optional<HandshakeFailure> on_event(std::uint16_t event, std::uint32_t value, const std::string& endpoint);
+};
+
+std::optional<HandshakeFailure> HandshakeMonitor::State::on_event(std::uint16_t event, std::uint32_t value,
+                                                                  const std::string& endpoint) {
+  auto failure = [&endpoint](std::pair<HandshakeProblem, std::string> p) {
+    return HandshakeFailure{p.first, endpoint, describe(p.first, endpoint, p.second)};
+  };
   switch (event) {
+    case ZMQ_EVENT_CONNECTED:
+      handshaking[endpoint] = true;
+      return std::nullopt;
+    case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+      succeeded = true;
+      handshaking.erase(endpoint);
+      return std::nullopt;
     case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
-      return at + "the server refused our key (authentication status " + std::to_string(value) +
-             "; is our public key in its --curve-allow directory?)";
+      handshaking.erase(endpoint);
+      return failure(auth_problem(value));
     case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
-      return at + protocol_error(value);
+      handshaking.erase(endpoint);
+      return failure(protocol_problem(value));
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+    case ZMQ_EVENT_DISCONNECTED: {
+      // libzmq reports a peer that hangs up mid-handshake as NO_DETAIL (the
+      // value is an errno). A CURVE server does so when our HELLO does not
+      // decrypt with its secret key: the key we were given is not its own.
+      // To a plain client, only a server that wants CURVE hangs up so
+      // (a NULL handshake has nothing else to fail on short of a ZAP reply,
+      // which comes as an ERROR: HANDSHAKE_FAILED_AUTH).
+      const bool midway = handshaking.erase(endpoint) > 0 || event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+      if (!midway) return std::nullopt;
+      if (curve_client) return failure({HandshakeProblem::kServerKeyMismatch, ""});
+      return failure({HandshakeProblem::kMechanismMismatch, "the server closed the connection during the handshake"});
+    }
     default:
-      return at + "the server closed the connection (with CURVE: the server key is not the server's, or the "
-                  "server does not use CURVE; " + std::strerror(static_cast<int>(value)) + ")";
+      return std::nullopt;
   }
 }
 
-HandshakeMonitor::HandshakeMonitor(zmq::context_t& ctx, zmq::socket_t& socket) : socket_(&socket) {
-  std::string endpoint = monitor_endpoint();
-  if (zmq_socket_monitor(socket.handle(), endpoint.c_str(), kEvents) != 0) throw zmq::error_t();
-  events_ = zmq::socket_t(ctx, zmq::socket_type::pair);
-  events_.set(zmq::sockopt::linger, 0);
-  events_.connect(endpoint);
+HandshakeMonitor::HandshakeMonitor(zmq::context_t& ctx, zmq::socket_t& socket, bool curve_client)
+    : state_(std::make_unique<State>()) {
+  const std::string address = next_address();
+  if (zmq_socket_monitor(socket.handle(), address.c_str(), kEvents) != 0) throw zmq::error_t();
+  state_->events = zmq::socket_t(ctx, zmq::socket_type::pair);
+  state_->events.set(zmq::sockopt::linger, 0);
+  state_->events.connect(address);
+  state_->curve_client = curve_client;
 }
 
-HandshakeMonitor::~HandshakeMonitor() {
-  if (socket_->handle() != nullptr) zmq_socket_monitor(socket_->handle(), nullptr, 0);
-  events_.close();
-}
+HandshakeMonitor::~HandshakeMonitor() = default;
+HandshakeMonitor::HandshakeMonitor(HandshakeMonitor&&) noexcept = default;
+HandshakeMonitor& HandshakeMonitor::operator=(HandshakeMonitor&&) noexcept = default;
 
-void HandshakeMonitor::poll() {
-  for (int i = 0; i < 1024; ++i) {
-    zmq::message_t head, address;
-    if (!events_.recv(head, zmq::recv_flags::dontwait)) return;
-    if (!head.more() || !events_.recv(address, zmq::recv_flags::none)) continue;
-    if (head.size() < 6) continue;
-    std::uint16_t event;
-    std::uint32_t value;
-    std::memcpy(&event, head.data(), sizeof event);
-    std::memcpy(&value, static_cast<const char*>(head.data()) + 2, sizeof value);
-    on_event(event, value, address.to_string());
+zmq::socket_t& HandshakeMonitor::events() { return state_->events; }
+
+bool HandshakeMonitor::succeeded() const { return state_->succeeded; }
+
+std::optional<HandshakeFailure> HandshakeMonitor::poll() {
+  std::optional<HandshakeFailure> last;
+  while (true) {
+    std::vector<zmq::message_t> parts;
+    if (!zmq::recv_multipart(state_->events, std::back_inserter(parts), zmq::recv_flags::dontwait)) return last;
+    if (parts.size() < 2 || parts[0].size() < 6) continue;
+    std::uint16_t event = 0;
+    std::uint32_t value = 0;
+    std::memcpy(&event, parts[0].data(), sizeof event);
+    std::memcpy(&value, static_cast<const char*>(parts[0].data()) + 2, sizeof value);
+    if (auto f = state_->on_event(event, value, parts[1].to_string())) last = std::move(f);
   }
-}
-
-void HandshakeMonitor::on_event(std::uint16_t event, std::uint32_t value, const std::string& endpoint) {
-  if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-    ++successes_;
-    failure_.clear();
-    return;
-  }
-  ++failures_;
-  failure_ = describe_handshake_failure(event, value, endpoint);
 }
 
 }  // namespace zstore::security

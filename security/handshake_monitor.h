@@ -1,49 +1,63 @@
-// HandshakeMonitor: what became of one socket's ZeroMQ handshakes (CURVE or
-// plain), read from a libzmq 4.3 socket monitor: a refused key (ZAP status
-// 400), a mechanism mismatch, or a connection the server dropped mid-
-// handshake (what a wrong server key looks like to a CURVE client). Create it
-// on the socket's thread before the socket connects; afterwards only that
-// thread may call poll(). Not copied or moved; the monitored socket must
-// outlive it (destroy the monitor first: it detaches from the socket).
+// HandshakeMonitor: tells why the connections of one ZeroMQ socket fail their
+// security handshake (CURVE, rfc 26; ZAP, rfc 27), from libzmq's socket
+// monitor events, as a sentence naming the endpoint. Attach it before
+// connect(); it owns only its monitor socket and must not outlive the
+// watched socket's context. Not thread-safe: use it on the socket's thread.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 
-#include <zmq.hpp>
+namespace zmq {
+class context_t;
+class socket_t;
+}  // namespace zmq
 
 namespace zstore::security {
 
+enum class HandshakeProblem : std::uint8_t {
+  kKeyRefused,         // the server's ZAP handler refused our key (not in its allow list)
+  kServerKeyMismatch,  // the server hung up on our CURVE HELLO: the server key we hold is not its key
+  kMechanismMismatch,  // one side speaks CURVE, the other plain (or a plain client was hung up on)
+  kOther,              // another handshake failure (protocol error, ZAP error, ...)
+};
+
+struct HandshakeFailure {
+  HandshakeProblem problem = HandshakeProblem::kOther;
+  std::string endpoint;  // e.g. "tcp://127.0.0.1:5556"
+  std::string message;   // "CURVE handshake with tcp://...: ..."
+};
+
+// The sentence for a problem: "CURVE handshake with ENDPOINT: ..." (detail
+// is appended in parentheses when not empty).
+std::string describe(HandshakeProblem problem, const std::string& endpoint, const std::string& detail);
+
 class HandshakeMonitor {
  public:
-  HandshakeMonitor(zmq::context_t& ctx, zmq::socket_t& socket);
+  // Watches socket's connections. A connection the server closes before the
+  // handshake completes is a failure too: with curve_client (the socket is a
+  // CURVE client) the server could not read our HELLO (kServerKeyMismatch),
+  // otherwise it wants a mechanism we do not speak (kMechanismMismatch).
+  HandshakeMonitor(zmq::context_t& ctx, zmq::socket_t& socket, bool curve_client);
   ~HandshakeMonitor();
+  HandshakeMonitor(HandshakeMonitor&&) noexcept;
+  HandshakeMonitor& operator=(HandshakeMonitor&&) noexcept;
   HandshakeMonitor(const HandshakeMonitor&) = delete;
   HandshakeMonitor& operator=(const HandshakeMonitor&) = delete;
 
-  // The monitor's own socket, for a zmq::poll set (readable: events wait).
-  zmq::socket_t& events() { return events_; }
-  // Reads the waiting events without blocking.
-  void poll();
-
-  // Why the latest handshake failed, naming the endpoint and the likely
-  // cause; empty when none failed since the last one that succeeded.
-  const std::string& failure() const { return failure_; }
-  std::uint64_t failures() const { return failures_; }
-  std::uint64_t successes() const { return successes_; }
+  // The monitor socket, for zmq_poll (ZMQ_POLLIN: events are waiting).
+  zmq::socket_t& events();
+  // Reads the waiting events without blocking; returns the last failure
+  // among them, if any. A later successful handshake does not erase it.
+  std::optional<HandshakeFailure> poll();
+  // Whether some handshake of the socket completed (seen by poll()).
+  bool succeeded() const;
 
  private:
-  void on_event(std::uint16_t event, std::uint32_t value, const std::string& endpoint);
-
-  zmq::socket_t* socket_;
-  zmq::socket_t events_;
-  std::string failure_;
-  std::uint64_t failures_ = 0;
-  std::uint64_t successes_ = 0;
+  struct State;
+  std::unique_ptr<State> state_;
 };
-
-// The text for a failed handshake event (ZMQ_EVENT_HANDSHAKE_FAILED_*) with
-// its value, at endpoint.
-std::string describe_handshake_failure(std::uint16_t event, std::uint32_t value, const std::string& endpoint);
 
 }  // namespace zstore::security

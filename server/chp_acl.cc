@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace zstore::server {
 
@@ -63,6 +64,30 @@ std::vector<std::string> ChpAcl::permitted_topics(std::string_view name, std::st
     if (std::string_view(prefix).substr(0, requested.size()) == requested) out.push_back(prefix);
   }
   return out;
+}
+
+ChpAclFile::ChpAclFile(std::string path, ChpAcl rules)
+    : path_(std::move(path)), rules_(std::make_shared<const ChpAcl>(std::move(rules))) {}
+
+std::unique_ptr<ChpAclFile> ChpAclFile::open(const std::string& path, std::string* error) {
+  auto rules = ChpAcl::load(path, error);
+  if (!rules) return nullptr;
+  return std::make_unique<ChpAclFile>(path, std::move(*rules));
+}
+
+std::shared_ptr<const ChpAcl> ChpAclFile::current() const {
+  std::lock_guard lock(mutex_);
+  return rules_;
+}
+
+std::string ChpAclFile::reload() {
+  std::string error;
+  auto rules = ChpAcl::load(path_, &error);
+  if (!rules) return error;
+  auto next = std::make_shared<const ChpAcl>(std::move(*rules));
+  std::lock_guard lock(mutex_);
+  rules_ = std::move(next);
+  return {};
 }
 
 }  // namespace zstore::server

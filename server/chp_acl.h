@@ -6,10 +6,14 @@
 // live updates) only keys under its r prefixes and write only under its w
 // prefixes; a client without rules may do neither. The HA peer (kPeerName,
 // our own key) may do everything. Immutable after parse: thread-safe.
+// ChpAclFile holds the rules of the --acl file in force and swaps in a new
+// set when the file is re-read (SIGHUP); a bad file keeps the old rules.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +43,28 @@ class ChpAcl {
   Prefixes read_;
   Prefixes write_;
   std::size_t rules_ = 0;
+};
+
+// The rules read from one file, replaced as a whole by reload(). Thread-safe:
+// readers take the current set and keep using it while a reload swaps in the
+// next one.
+class ChpAclFile {
+ public:
+  ChpAclFile(std::string path, ChpAcl rules);
+  // Reads path; nullopt and *error (naming the file and line) if it cannot.
+  static std::unique_ptr<ChpAclFile> open(const std::string& path, std::string* error);
+
+  std::shared_ptr<const ChpAcl> current() const;
+  // Re-reads the file: the new rules hold from the next message on. Returns
+  // an error text (unreadable file, malformed rule), keeping the old rules;
+  // empty on success.
+  std::string reload();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const ChpAcl> rules_;
 };
 
 }  // namespace zstore::server

@@ -64,9 +64,10 @@ struct ChpServerConfig {
   // CURVE for every socket (bound ones as servers, the HA side's connections
   // as clients of the peer, which shares our certificate); default plain.
   security::SocketSecurity security;
-  // --acl (chp_acl.h): who may read and write which keys; null: everyone
-  // admitted may do everything. Needs CURVE (clients are named by key).
-  std::shared_ptr<const ChpAcl> acl;
+  // --acl (chp_acl.h): who may read and write which keys, re-read on
+  // SIGHUP; null: everyone admitted may do everything. Needs CURVE (clients
+  // are named by key).
+  std::shared_ptr<ChpAclFile> acl;
 };
 
 class ChpServer {

@@ -28,7 +28,7 @@ std::string name_of(const ReceivedMessage& msg) {
 bool ChpServer::may_write(const ReceivedMessage& msg, std::string_view key) {
   if (!config_.acl) return true;
   std::string name = name_of(msg);
-  if (config_.acl->may_write(name, key)) return true;
+  if (config_.acl->current()->may_write(name, key)) return true;
   metrics_.acl_denied_writes.fetch_add(1, std::memory_order_relaxed);
   acl_log_.log(spdlog::level::warn, "ACL: dropped KVSET of '{}' from client '{}' (outside its w prefixes)", key, name);
   return false;
@@ -45,7 +45,10 @@ bool ChpServer::may_ask_as_peer(const ReceivedMessage& msg) {
 
 SnapshotPump::KeyFilter ChpServer::read_filter(const ReceivedMessage& msg) const {
   if (!config_.acl) return {};
-  return [acl = config_.acl, name = name_of(msg)](std::string_view key) { return acl->may_read(name, key); };
+  // One rule set for the whole snapshot, even if a reload comes meanwhile.
+  return [acl = config_.acl->current(), name = name_of(msg)](std::string_view key) {
+    return acl->may_read(name, key);
+  };
 }
 
 void ChpServer::serve_subscriptions() {
@@ -58,7 +61,7 @@ void ChpServer::serve_subscriptions() {
     std::string_view requested(static_cast<const char*>(msg.data()) + 1, msg.size() - 1);
     std::string name = client_name(msg);
     auto topics = requested == chp::kHugz ? std::vector<std::string>{std::string(requested)}
-                                          : config_.acl->permitted_topics(name, requested);
+                                          : config_.acl->current()->permitted_topics(name, requested);
     // Set right after the recv: XPUB_MANUAL applies it to that client's pipe.
     for (const auto& t : topics) publisher_.set(zmq::sockopt::subscribe, t);
     publisher_.set(zmq::sockopt::subscribe, std::string(chp::kHugz));  // HUGZ reach everyone

@@ -40,17 +40,22 @@ extern char** environ;
 namespace zstore::server {
 namespace {
 
-// Throws std::runtime_error on an unreadable or malformed --acl file.
-ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurity& security) {
+// The --acl rules (null without --acl). Throws std::runtime_error on an
+// unreadable or malformed file.
+std::shared_ptr<ChpAclFile> open_acl(const ServerOptions& o) {
+  if (o.acl.empty()) return nullptr;
+  std::string error;
+  std::shared_ptr<ChpAclFile> acl = ChpAclFile::open(o.acl, &error);
+  if (!acl) throw std::runtime_error("--acl: " + error);
+  spdlog::info("CHP access rules: {} rule(s) from {}", acl->current()->rules(), o.acl);
+  return acl;
+}
+
+ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurity& security,
+                           std::shared_ptr<ChpAclFile> acl) {
   ChpServerConfig c;
   c.security = security;
-  if (!o.acl.empty()) {
-    std::string error;
-    auto acl = ChpAcl::load(o.acl, &error);
-    if (!acl) throw std::runtime_error("--acl: " + error);
-    spdlog::info("CHP access rules: {} rule(s) from {}", acl->rules(), o.acl);
-    c.acl = std::make_shared<const ChpAcl>(std::move(*acl));
-  }
+  c.acl = std::move(acl);
   c.bind = o.bind;
   c.port = o.chp_port;
   c.limits.max_value_bytes = o.max_value_bytes;
@@ -140,8 +145,18 @@ sigset_t handled_signals() {
   return set;
 }
 
-// Waits for SIGINT or SIGTERM; a SIGHUP meanwhile re-reads the CURVE allow list.
-int wait_for_signal(ZapHandler* zap) {
+// SIGHUP: re-reads the --acl rules; a bad file keeps the rules in force.
+void reload_acl(ChpAclFile& acl) {
+  if (auto err = acl.reload(); !err.empty()) {
+    spdlog::error("SIGHUP: --acl: {}; keeping the previous access rules", err);
+  } else {
+    spdlog::info("SIGHUP: CHP access rules: {} rule(s) from {}", acl.current()->rules(), acl.path());
+  }
+}
+
+// Waits for SIGINT or SIGTERM; a SIGHUP meanwhile re-reads the CURVE allow
+// list and the access rules.
+int wait_for_signal(ZapHandler* zap, ChpAclFile* acl) {
   sigset_t set = handled_signals();
   int sig = 0;
   while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
@@ -150,6 +165,7 @@ int wait_for_signal(ZapHandler* zap) {
     } else if (auto err = zap->reload(); !err.empty()) {
       spdlog::error("SIGHUP: {}; keeping the previous allow list", err);
     }
+    if (acl) reload_acl(*acl);
   }
   return sig;
 }
@@ -225,6 +241,7 @@ struct Reactors {
   AuthMetrics auth_metrics;
   security::SocketSecurity security;
   std::unique_ptr<ZapHandler> zap;  // stopped after the reactors below
+  std::shared_ptr<ChpAclFile> acl;  // --acl rules, shared with the CHP server
   ChpMetrics chp_metrics;
   DafkaMetrics dafka_metrics;
   TowerMetrics tower_metrics;
@@ -254,7 +271,8 @@ struct Reactors {
 
   void start_reactors(const ServerOptions& o, Storage& st) {
     if (o.chp_port != 0) {
-      chp = std::make_unique<ChpServer>(ctx, *st.chp, chp_config(o, security), chp_metrics);
+      acl = open_acl(o);
+      chp = std::make_unique<ChpServer>(ctx, *st.chp, chp_config(o, security, acl), chp_metrics);
       chp->start();
     }
     if (o.tower_port != 0) {
@@ -334,7 +352,7 @@ int run(const ServerOptions& o) {
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
                reactors.endpoints(o));
 
-  int sig = wait_for_signal(reactors.zap.get());
+  int sig = wait_for_signal(reactors.zap.get(), reactors.acl.get());
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
   reactors.stop();              // HTTP first: it reads the database and the reactors' state
   if (syncer) syncer->stop();  // syncs what the reactors wrote last

@@ -111,7 +111,8 @@ void describe_security(po::options_description& d, ServerOptions& o) {
       ("http-token-file", po::value(&o.http_token_file),
        "file holding a token: GET /metrics and /admin/* need 'Authorization: Bearer TOKEN' (401 otherwise)")
       ("acl", po::value(&o.acl),
-       "CHP access rules, one 'NAME r|w|rw PREFIX' per line (NAME: a --curve-allow client); needs --curve-cert")
+       "CHP access rules, one 'NAME r|w|rw PREFIX' per line (NAME: a --curve-allow client); needs --curve-cert; "
+       "re-read on SIGHUP (a bad file keeps the rules in force)")
       ("backup-dir", po::value(&o.backup_dir),
        "directory POST /admin/checkpoint writes under (dir=NAME: a new subdirectory); without it, checkpoints are off");
 }

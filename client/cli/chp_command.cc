@@ -56,7 +56,9 @@ const char* kUsage =
     "\n"
     "Output: get prints VALUE; watch prints 'SEQ KEY VALUE' or 'SEQ KEY (deleted)';\n"
     "snapshot prints 'KEY VALUE'. Text is printed as is, anything else escaped\n"
-    "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error.\n";
+    "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error.\n"
+    "A failed CURVE handshake (key refused, server key mismatch, CURVE on one side\n"
+    "only) ends the command at once with status 1 and the reason on stderr.\n";
 
 po::options_description visible_options() {
   po::options_description o("Options");
@@ -158,8 +160,15 @@ int fail(const std::string& message) {
   return kExitFailure;
 }
 
+// Synced, or failed: a failed security handshake with every server ends
+// the wait at once, with its reason.
 bool sync(const client::CloneClient& client, const Invocation& inv) {
-  if (client.wait_synced(inv.timeout)) return true;
+  client.wait_for([&client] { return client.synced() || client.handshake_error().has_value(); }, inv.timeout);
+  if (client.synced()) return true;
+  if (auto why = client.handshake_error()) {
+    fail(*why);
+    return false;
+  }
   fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" + servers_text(inv) + ")");
   return false;
 }
@@ -181,6 +190,8 @@ int run_get(const Invocation& inv) {
       return kExitOk;
     case client::KeyLookup::Result::kAbsent:
       return fail("key not found: " + printable(key));
+    case client::KeyLookup::Result::kHandshakeFailed:
+      return fail(found.error);
     case client::KeyLookup::Result::kNoAnswer:
       break;
   }

@@ -75,6 +75,7 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
   double rate = run.last["per_s"].get<double>();
   BOOST_TEST(rate > 100.0);
+  BOOST_TEST(run.last["curve"] == false);
   check_latency(run.last, "");
   check_latency(run.last, "paced_");
   BOOST_TEST(run.last["paced_target_per_s"].get<double>() == rate * 0.5, boost::test_tools::tolerance(0.01));
@@ -92,6 +93,20 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() < 100000.0);
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
   BOOST_TEST(run.last["server_hwm_mib"].get<double>() >= run.last["server_rss_mib"].get<double>());
+}
+
+// --curve: zstored with CURVE refuses a plaintext probe (the bench checks it)
+// and the writers and subscriber, CURVE clients, carry the load; the relay
+// beside it stays plain.
+BOOST_AUTO_TEST_CASE(chp_mode_with_curve) {
+  Run run = bench(with({"chp", "--curve", "--vs-relay"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["curve"] == true);
+  BOOST_TEST(run.last["per_s"].get<double>() > 100.0);
+  check_latency(run.last, "");
+  BOOST_TEST(run.last["relay_per_s"].get<double>() > 0.0);
+  BOOST_TEST(run.output.find("CURVE on: zstored refuses plaintext clients") != std::string::npos, run.output);
 }
 
 BOOST_AUTO_TEST_CASE(chp_mode_against_a_running_server) {
@@ -129,14 +144,15 @@ BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {
   BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
   BOOST_TEST(run.last["per_s"].get<double>() > 100.0);
   check_latency(run.last, "");
-  BOOST_TEST(run.last["security"].get<std::string>() == "plain");
+  BOOST_TEST(run.last["curve"] == false);
 
   // The encrypted path: zstored with --curve-cert, the nodes with an allowed
   // key (their beacons carry it, the store connects with it).
   Run curve = bench(with({"dafka", "--writers", "1", "--curve"}));
   BOOST_TEST_REQUIRE(curve.code == 0, curve.output);
   BOOST_TEST_REQUIRE(curve.last.is_object(), curve.output);
-  BOOST_TEST(curve.last["security"].get<std::string>() == "curve");
+  BOOST_TEST(curve.last["curve"] == true);
+  BOOST_TEST(curve.output.find("CURVE on: zstored refuses plaintext clients") != std::string::npos, curve.output);
   BOOST_TEST(curve.last["per_s"].get<double>() > 100.0);
   check_latency(curve.last, "");
 
@@ -198,6 +214,11 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {
   BOOST_TEST(bench({"warp"}).code == 2);
   BOOST_TEST(bench({"chp", "--value-bytes", "5"}).code == 2);
   BOOST_TEST(bench({"storm", "--resume", "maybe"}).code == 2);
+  Run dafka_curve = bench({"dafka", "--curve", "--dafka-server", "127.0.0.1:5582", "--tower", "127.0.0.1:5580"});
+  BOOST_TEST(dafka_curve.code == 2);
+  BOOST_TEST(dafka_curve.output.find("cannot use --server or --dafka-server") != std::string::npos, dafka_curve.output);
+  BOOST_TEST(bench({"snapshot", "--curve"}).code == 2);
+  BOOST_TEST(bench({"chp", "--curve", "--server", "127.0.0.1:5556"}).code == 2);
   Run missing = bench({"chp", "--zstored", "/nonexistent/zstored", "--duration", "1"});
   BOOST_TEST(missing.code == 1);
   BOOST_TEST(missing.output.find("did not start") != std::string::npos);

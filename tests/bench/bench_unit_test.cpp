@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(options_defaults_and_usage_errors) {
            {}, {"nope"}, {"chp", "--value-bytes", "10"}, {"chp", "--writers", "0"}, {"chp", "--bogus"},
            {"relay", "--shape", "x"}, {"chp", "--rate-fraction", "2"}, {"dafka", "--tower", "h:1"},
            {"replay", "--dafka-server", "h:1", "--tower", "h:2"}, {"chp", "--duration", "abc"},
-           {"chp", "--curve"}, {"dafka", "--curve", "--dafka-server", "h:1", "--tower", "h:2"}}) {
+           {"snapshot", "--curve"}, {"dafka", "--curve", "--dafka-server", "h:1", "--tower", "h:2"}}) {
     BOOST_CHECK_THROW(parse_options(bad, out), std::invalid_argument);
   }
 }

@@ -3,7 +3,10 @@
 // prefixes is not applied, a snapshot holds only keys inside the
 // requester's r prefixes, live updates outside them never reach a
 // subscriber (HUGZ do), HA peer requests from clients are ignored; the
-// denials are counted in /metrics and start-up refuses a bad rule file.
+// denials are counted in /metrics, start-up refuses a bad rule file, and
+// SIGHUP re-reads the file (a bad new file keeps the rules in force).
+#include <signal.h>
+
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <fstream>
@@ -184,6 +187,40 @@ BOOST_FIXTURE_TEST_CASE(refused_keys_are_counted_by_port, Fixture) {
   BOOST_TEST(wait_until([&] { return port("chp-snapshot") >= 1.0 && port("chp-updates") >= 1.0 &&
                                      port("chp-collector") >= 1.0; }));
   BOOST_TEST(port("http") == 0.0);
+}
+
+// SIGHUP: dave (no rules) gets rw /dave/ and alice loses w /app/; then a
+// malformed file is refused and the rules in force stay.
+BOOST_FIXTURE_TEST_CASE(sighup_rereads_the_rules_and_a_bad_file_keeps_them, Fixture) {
+  auto alice = peer("alice");
+  auto dave = peer("dave");
+  BOOST_REQUIRE(alice->wait_connected());
+  dave->set("/dave/before", "x");
+  BOOST_REQUIRE(wait_until([&] { return denied("write") == 1.0; }));
+  auto count = [&](const std::string& part) {
+    std::string log = z->server.log();
+    std::size_t n = 0;
+    for (auto at = log.find(part); at != std::string::npos; at = log.find(part, at + 1)) ++n;
+    return n;
+  };
+  std::ofstream(acl_file, std::ios::trunc) << "alice r /app/\ndave rw /dave/\ncarol rw *\n";
+  z->server.kill(SIGHUP);
+  BOOST_REQUIRE(wait_until([&] { return count("SIGHUP: CHP access rules: 3 rule(s)") == 1; }));
+  dave->set("/dave/after", "y");
+  BOOST_REQUIRE(carol->wait_kvpub("/dave/after", 5s));
+  BOOST_TEST((keys_seen_by("dave") == std::set<std::string>{"/dave/after"}));
+  alice->set("/app/now-refused", "z");
+  BOOST_REQUIRE(wait_until([&] { return denied("write") == 2.0; }));
+
+  std::ofstream(acl_file, std::ios::trunc) << "dave zz /dave/\n";
+  z->server.kill(SIGHUP);
+  BOOST_REQUIRE(wait_until([&] { return count("keeping the previous access rules") == 1; }));
+  BOOST_TEST(z->server.log().find("line 1") != std::string::npos);
+  dave->set("/dave/still", "z");  // the previous rules still hold
+  BOOST_REQUIRE(carol->wait_kvpub("/dave/still", 5s));
+  alice->set("/app/still-refused", "z");
+  BOOST_REQUIRE(wait_until([&] { return denied("write") == 3.0; }));
+  BOOST_TEST(keys_seen_by("carol").count("/app/now-refused") == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(acl_needs_curve_and_a_valid_file) {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "protocol/endpoint.h"
+#include "tools/bench/bench_curve.h"
 #include "tools/bench/load.h"
 #include "tools/bench/probes.h"
 #include "tools/bench/read_limits.h"
@@ -89,7 +90,8 @@ std::pair<std::string, std::uint16_t> split_host_port(const std::string& value, 
   return {std::move(parsed->host), parsed->port};
 }
 
-Server open_server(const Options& o, std::ostream& log) {
+// curve: our zstored runs with these keys, and clients use them.
+Server open_server(const Options& o, std::ostream& log, const BenchCurve* curve = nullptr) {
   Server server;
   bool dafka = o.mode == "dafka" || o.mode == "replay";
   if (dafka ? !o.dafka_server.empty() : !o.server.empty()) {
@@ -107,8 +109,9 @@ Server open_server(const Options& o, std::ostream& log) {
     return server;
   }
   auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
-  server.process = std::make_unique<ServerProcess>(path, o.server_cpu);
-  if (o.curve) server.process->enable_curve();
+  server.process = std::make_unique<ServerProcess>(path, o.server_cpu,
+                                                   curve ? curve->server_args() : std::vector<std::string>{});
+  if (curve) server.process->set_client_security(curve->client());
   server.process->start();
   server.ports = server.process->ports();
   log << "zstored " << server.pid() << " on " << server.process->data_dir().string() << '\n';
@@ -164,23 +167,39 @@ void streaming_runs(Report& report, const Options& o, const LoadSpec& spec, Tran
   if (o.vs_relay) add_relay(report, o, spec, log);
 }
 
+// --curve: a plaintext client must get nothing from the server, or the
+// numbers would not be those of CURVE.
+void check_plain_refused(const Server& server, std::ostream& log) {
+  ServerPorts plain = server.ports;
+  plain.security = {};
+  if (wait_chp_ready(plain, std::chrono::milliseconds(500))) {
+    throw std::runtime_error("zstored answered a plaintext client: CURVE is not on");
+  }
+  log << "CURVE on: zstored refuses plaintext clients; ours use a key of its allow list\n";
+}
+
 Report chp_mode(const Options& o, std::ostream& log) {
   Report report("chp");
-  Server server = open_server(o, log);
+  std::unique_ptr<BenchCurve> curve = o.curve ? std::make_unique<BenchCurve>() : nullptr;
+  Server server = open_server(o, log, curve.get());
+  if (curve) check_plain_refused(server, log);
+  report.set_flag("curve", o.curve);
   zmq::context_t context(1);
   PubSubTransport transport(context, server.ports.endpoint(server.ports.chp + 2),
-                            server.ports.endpoint(server.ports.chp + 1));
+                            server.ports.endpoint(server.ports.chp + 1), server.ports.security);
   streaming_runs(report, o, spec_of(o, Shape::kChp), transport, server, log);
   return report;
 }
 
 Report dafka_mode(const Options& o, std::ostream& log) {
   Report report("dafka");
-  Server server = open_server(o, log);
+  std::unique_ptr<BenchCurve> curve = o.curve ? std::make_unique<BenchCurve>() : nullptr;
+  Server server = open_server(o, log, curve.get());
+  if (curve) check_plain_refused(server, log);
+  report.set_flag("curve", o.curve);
   zmq::context_t context(1);
   DafkaTransport transport(context, server.ports.endpoint(server.ports.tower),
                            server.ports.endpoint(server.ports.dafka), server.ports.security);
-  report.set_text("security", o.curve ? "curve" : "plain");
   streaming_runs(report, o, spec_of(o, Shape::kDafka), transport, server, log);
   return report;
 }

@@ -51,10 +51,11 @@ po::options_description describe(Options& o) {
       ("vs-relay", po::bool_switch(&o.vs_relay),
        "also run the physical limit with the same load (the relay; for snapshot and replay a ZeroMQ-only "
        "source); adds ratio_vs_relay")
-      ("json", po::bool_switch(&o.json), "print one JSON object on the last line")
       ("curve", po::bool_switch(&o.curve),
-       "dafka: run zstored with --curve-cert/--curve-allow and every bench node with an allowed key "
-       "(the encrypted path; not with --dafka-server)");
+       "chp, dafka: zstored with CURVE (--curve-cert, --curve-allow; keys made in a temp dir) and CURVE "
+       "clients (chp: writers and subscriber; dafka: producer nodes, whose beacons carry their keys, and the "
+       "ACK subscriber), to compare with the plain run; the --vs-relay relay stays plain")
+      ("json", po::bool_switch(&o.json), "print one JSON object on the last line");
   return desc;
 }
 
@@ -81,8 +82,6 @@ void validate(const Options& o) {
   check(o.client_threads >= 1 && o.client_threads <= 64, "--client-threads must be 1..64");
   check(o.resume == "on" || o.resume == "off" || o.resume == "both", "--resume must be on, off or both");
   check(o.deadline_s > 0, "--deadline must be > 0");
-  check(!o.curve || (o.mode == "dafka" && o.dafka_server.empty()),
-        "--curve applies to the dafka mode with a zstored of its own (no --dafka-server)");
   check(o.mode != "storm" || o.server.empty(), "storm kills and restarts its own servers: it cannot use --server");
   check(o.server_cpu >= -1 && o.client_cpu >= -1, "--server-cpu and --client-cpu must be >= -1");
   bool dafka = o.mode == "dafka" || o.mode == "replay";
@@ -90,6 +89,9 @@ void validate(const Options& o) {
   check(o.mode != "restart" || o.server.empty(), "restart kills and restarts the server itself: it cannot use --server");
   check(o.mode != "replay" || o.dafka_server.empty(),
         "replay restarts the store itself: it cannot use --dafka-server");
+  check(!o.curve || o.mode == "chp" || o.mode == "dafka", "--curve applies to chp and dafka only");
+  check(!o.curve || (o.server.empty() && o.dafka_server.empty()),
+        "--curve starts its own zstored with fresh keys: it cannot use --server or --dafka-server");
 }
 
 }  // namespace

@@ -37,8 +37,8 @@ struct Options {
   int server_cpu = 1;
   int client_cpu = 0;
   bool vs_relay = false;
+  bool curve = false;  // chp, dafka: CURVE server and clients (fresh keys in a temp dir)
   bool json = false;
-  bool curve = false;                // dafka: CURVE between the nodes and a zstored it starts
 };
 
 // Parses argv. On --help prints usage to `out` and returns nullopt; on a

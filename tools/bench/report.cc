@@ -15,6 +15,7 @@ void Report::set(const std::string& name, double value, const std::string& unit)
 }
 
 void Report::set_text(const std::string& name, const std::string& value) { json_[name] = value; }
+void Report::set_flag(const std::string& name, bool value) { json_[name] = value; }
 
 double Report::number(const std::string& name) const { return json_.at(name).get<double>(); }
 
@@ -26,6 +27,8 @@ void Report::print_table(std::ostream& out) const {
     out << std::left << std::setw(static_cast<int>(width + 2)) << item.key();
     if (item.value().is_string()) {
       out << item.value().get<std::string>();
+    } else if (item.value().is_boolean()) {
+      out << (item.value().get<bool>() ? "true" : "false");
     } else {
       std::ostringstream number;
       number << std::fixed << std::setprecision(3) << item.value().get<double>();

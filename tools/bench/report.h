@@ -15,6 +15,7 @@ class Report {
   explicit Report(std::string mode);
   void set(const std::string& name, double value, const std::string& unit = "");
   void set_text(const std::string& name, const std::string& value);
+  void set_flag(const std::string& name, bool value);  // a JSON true/false
   // The value of a numeric field; throws std::out_of_range when absent.
   double number(const std::string& name) const;
   bool has(const std::string& name) const { return json_.contains(name); }

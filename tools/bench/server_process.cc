@@ -18,7 +18,6 @@
 #include <zmq.hpp>
 
 #include "protocol/chp_codec.h"
-#include "security/curve_cert.h"
 #include "tools/bench/load.h"
 #include "tools/bench/system.h"
 #include "tools/harness/harness.h"
@@ -91,17 +90,6 @@ ServerProcess::ServerProcess(std::filesystem::path zstored, int cpu, std::vector
   ports_.chp = base;
   ports_.dafka = static_cast<std::uint16_t>(base + 3);
   ports_.tower = static_cast<std::uint16_t>(base + 4);
-}
-
-void ServerProcess::enable_curve() {
-  auto keys = root_ / "keys";
-  std::filesystem::create_directories(keys / "allow");
-  auto server = security::generate_cert(), client = security::generate_cert();
-  std::string err = security::save_cert(server, keys.string(), "server");
-  if (err.empty()) err = security::save_cert(client, (keys / "allow").string(), "bench");
-  if (!err.empty()) throw std::runtime_error("zstore-bench --curve: " + err);
-  add_args({"--curve-cert", (keys / "server.key_secret").string(), "--curve-allow", (keys / "allow").string()});
-  ports_.security = {client, server.public_key};
 }
 
 ServerProcess::~ServerProcess() {

@@ -19,10 +19,10 @@ namespace zstore::bench {
 
 struct ServerPorts {
   std::string host = "127.0.0.1";
+  security::SocketSecurity security;  // how clients connect (CURVE keys); plain by default
   std::uint16_t chp = 0;    // CHP base P (P, P+1, P+2)
   std::uint16_t dafka = 0;  // Dafka store publisher
   std::uint16_t tower = 0;  // embedded tower (T, T+1)
-  security::SocketSecurity security;  // how clients connect (CURVE after enable_curve())
   std::string endpoint(std::uint16_t port) const { return "tcp://" + host + ":" + std::to_string(port); }
 };
 
@@ -45,12 +45,10 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
+  // The CURVE keys clients (and the readiness probe) use; plain by default.
+  void set_client_security(security::SocketSecurity security) { ports_.security = std::move(security); }
   // Appends flags for every later start (e.g. an HA pair naming each other).
   void add_args(const std::vector<std::string>& args) { extra_.insert(extra_.end(), args.begin(), args.end()); }
-  // CURVE for later starts: makes a server and a client key pair beside the
-  // data dir, adds --curve-cert/--curve-allow, and sets ports().security to
-  // the client's. Throws std::runtime_error when the keys cannot be saved.
-  void enable_curve();
   // --log-level of later starts (default warn).
   void set_log_level(std::string level) { log_level_ = std::move(level); }
   // Starts it and waits until CHP answers. Throws std::runtime_error when it

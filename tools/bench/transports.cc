@@ -18,9 +18,11 @@ namespace {
 
 class PubOutlet : public Outlet {
  public:
-  PubOutlet(zmq::context_t& context, const std::string& endpoint) : socket_(context, zmq::socket_type::pub) {
+  PubOutlet(zmq::context_t& context, const std::string& endpoint, const security::SocketSecurity& security)
+      : socket_(context, zmq::socket_type::pub) {
     socket_.set(zmq::sockopt::sndhwm, 0);
     socket_.set(zmq::sockopt::linger, 0);
+    security.as_client(socket_);
     socket_.connect(endpoint);
   }
   void send(const protocol::Frames& frames) override { send_frames(socket_, frames); }
@@ -58,16 +60,23 @@ std::string random_address() {
   return dafka::make_address(uuid);
 }
 
-PubSubTransport::PubSubTransport(zmq::context_t& context, std::string write_endpoint, std::string read_endpoint)
-    : context_(context), write_endpoint_(std::move(write_endpoint)), read_endpoint_(std::move(read_endpoint)) {}
+PubSubTransport::PubSubTransport(zmq::context_t& context, std::string write_endpoint, std::string read_endpoint,
+                                 security::SocketSecurity security)
+    : context_(context),
+      write_endpoint_(std::move(write_endpoint)),
+      read_endpoint_(std::move(read_endpoint)),
+      security_(std::move(security)) {}
 
-std::unique_ptr<Outlet> PubSubTransport::open(int) { return std::make_unique<PubOutlet>(context_, write_endpoint_); }
+std::unique_ptr<Outlet> PubSubTransport::open(int) {
+  return std::make_unique<PubOutlet>(context_, write_endpoint_, security_);
+}
 
 void PubSubTransport::receive(Board& board, const std::vector<std::string>&) {
   zmq::socket_t sub(context_, zmq::socket_type::sub);
   sub.set(zmq::sockopt::rcvhwm, 0);
   sub.set(zmq::sockopt::linger, 0);
   sub.set(zmq::sockopt::subscribe, "");
+  security_.as_client(sub);
   sub.connect(read_endpoint_);
   std::vector<zmq::message_t> frames;
   while (!board.stop) {

@@ -3,7 +3,8 @@
 // PubSubTransport: each writer a PUB connected to `write_endpoint` (a CHP
 // collector or the relay's SUB); the receiver one SUB connected to
 // `read_endpoint` (a CHP publisher or the relay's PUB), reading the body
-// from the last frame of each message (KVPUB value, Dafka content).
+// from the last frame of each message (KVPUB value, Dafka content). Every
+// socket is a CURVE client when `security` has a certificate.
 //
 // DafkaTransport: each writer a Dafka producer node: an XPUB bound on
 // loopback, beaconing to the tower so the store connects to it (open()
@@ -18,14 +19,14 @@
 #include <zmq.hpp>
 
 #include "security/curve_socket.h"
-
 #include "tools/bench/load.h"
 
 namespace zstore::bench {
 
 class PubSubTransport : public Transport {
  public:
-  PubSubTransport(zmq::context_t& context, std::string write_endpoint, std::string read_endpoint);
+  PubSubTransport(zmq::context_t& context, std::string write_endpoint, std::string read_endpoint,
+                  security::SocketSecurity security = {});
   std::unique_ptr<Outlet> open(int writer) override;
   void receive(Board& board, const std::vector<std::string>& partitions) override;
 
@@ -33,6 +34,7 @@ class PubSubTransport : public Transport {
   zmq::context_t& context_;
   std::string write_endpoint_;
   std::string read_endpoint_;
+  security::SocketSecurity security_;
 };
 
 class DafkaTransport : public Transport {
