@@ -6,7 +6,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "protocol/endpoint.h"
 #include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
@@ -353,12 +352,6 @@ void DafkaStore::on_subscriptions() {
       metrics_.store_hellos_sent.fetch_add(1, std::memory_order_relaxed);
     }
   }
-}
-
-void DafkaStore::on_discovery() {
-  std::vector<PeerChange> changes;
-  discovery_.on_readable(&changes);
-  apply(changes);
 }
 
 // A gap still open after max_fetch_retries FETCHes is given up by policy

@@ -59,6 +59,12 @@ void DafkaStore::disconnect_peer(const PeerChange& c) {
   sub_.disconnect(c.endpoint);
 }
 
+void DafkaStore::on_discovery() {
+  std::vector<PeerChange> changes;
+  discovery_.on_readable(&changes);
+  apply(changes);
+}
+
 void DafkaStore::apply(const std::vector<PeerChange>& changes) {
   for (const auto& c : changes) {
     bool connect = c.kind == PeerChange::Kind::kConnect;
