@@ -16,6 +16,7 @@
 #include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
 #include "protocol/endpoint.h"
+#include "security/curve_cert.h"
 
 namespace zstore::client::dafka {
 
@@ -90,9 +91,13 @@ DafkaNode::DafkaNode(const NodeOptions& options)
 
   for (auto* s : {&publisher_, &data_sub_, &beacon_pub_, &beacon_sub_}) s->set(zmq::sockopt::linger, 0);
   publisher_.set(zmq::sockopt::xpub_verbose, 1);
-  if (security_.curve()) {  // no ZAP handler here: whoever knows our key (from the tower) may subscribe
+  if (security_.curve()) {  // subscribers are judged by answer_zap()
+    zap_ = zmq::socket_t(ctx_, zmq::socket_type::router);
+    zap_.set(zmq::sockopt::linger, 0);
+    zap_.bind("inproc://zeromq.zap.01");
     publisher_.set(zmq::sockopt::curve_server, 1);
     publisher_.set(zmq::sockopt::curve_secretkey, security_.cert->secret_key);
+    publisher_.set(zmq::sockopt::zap_domain, std::string("dafka-node"));
   }
   publisher_.bind(options.bind_endpoint);
   endpoint_ = publisher_.get(zmq::sockopt::last_endpoint);
@@ -150,6 +155,50 @@ std::string DafkaNode::handshake_error() const {
   return handshake_error_;
 }
 
+// zstored (its stores and towers share one key) and the peers the towers
+// announced, which passed the towers' allow list.
+bool DafkaNode::admitted(const std::string& raw_key) const {
+  std::string key = security::encode_key(raw_key);
+  if (key == security_.server_key) return true;
+  return std::any_of(peers_.begin(), peers_.end(), [&](const auto& p) { return p.second.key == key; });
+}
+
+namespace {
+void zap_reply(zmq::socket_t& zap, const std::string& route, const std::string& id, bool ok) {
+  const std::string reply[] = {route, "", "1.0", id, ok ? "200" : "400", ok ? "OK" : "not a known peer", "", ""};
+  for (std::size_t i = 0; i < 8; ++i) {
+    zap.send(zmq::buffer(reply[i]), i < 7 ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+}
+}  // namespace
+
+// [route, "", version, id, domain, address, identity, mechanism, key]
+void DafkaNode::read_zap() {
+  Parts f;
+  for (std::size_t i = 0; i < kBatch && try_recv(zap_, f); ++i) {
+    if (f.size() < 4) continue;
+    bool curve = f.size() >= 9 && f[7].to_string_view() == "CURVE" && f[8].size() == 32;
+    if (!curve) {
+      zap_reply(zap_, f[0].to_string(), f[3].to_string(), false);
+      continue;
+    }
+    zap_waiting_.push_back({f[0].to_string(), f[3].to_string(), f[8].to_string(), Clock::now() + peer_timeout_});
+  }
+  settle_zap(Clock::now());
+}
+
+void DafkaNode::settle_zap(Clock::time_point now) {
+  for (auto it = zap_waiting_.begin(); it != zap_waiting_.end();) {
+    bool ok = admitted(it->key);
+    if (!ok && now < it->deadline) {
+      ++it;
+      continue;
+    }
+    zap_reply(zap_, it->route, it->id, ok);
+    it = zap_waiting_.erase(it);
+  }
+}
+
 // A failure stays the error until a tower speaks to us (read_beacons()).
 void DafkaNode::read_monitors() {
   auto sub = beacon_sub_monitor_->poll();
@@ -189,8 +238,10 @@ void DafkaNode::run() {
           {nullptr, wake_fd_, ZMQ_POLLIN, 0},
           {beacon_pub_monitor_->events().handle(), 0, ZMQ_POLLIN, 0},
           {beacon_sub_monitor_->events().handle(), 0, ZMQ_POLLIN, 0},
+          {zap_.handle(), 0, ZMQ_POLLIN, 0},  // polled only with CURVE
       };
-      zmq::poll(items, 6, wait);
+      zmq::poll(items, zap_ ? 7 : 6, wait);
+      if (zap_ && (items[6].revents & ZMQ_POLLIN)) read_zap();
       if ((items[4].revents | items[5].revents) & ZMQ_POLLIN) read_monitors();
       if (items[3].revents & ZMQ_POLLIN) {
         std::uint64_t v;
@@ -200,6 +251,7 @@ void DafkaNode::run() {
         handler_due = Clock::now();  // commands may change what is due
       }
       if (items[0].revents & ZMQ_POLLIN) read_beacons();
+      if (!zap_waiting_.empty()) settle_zap(Clock::now());
       if (items[2].revents & ZMQ_POLLIN) read_publisher();
       if (items[1].revents & ZMQ_POLLIN) {
         read_data();

@@ -12,7 +12,10 @@
 // With CURVE (NodeOptions::security) the publisher is a CURVE server under
 // our key, our beacons carry that key, the beacon sockets are CURVE clients
 // of the towers, and the data SUB connects to a peer with the key its
-// beacon carried (a beacon without one is dropped). Socket monitors on the
+// beacon carried (a beacon without one is dropped). The publisher admits
+// (its own ZAP handler, answered on the agent thread) only zstored's key and
+// the keys of the peers the towers announced; a key not yet announced waits
+// for its beacon up to peer_timeout, then is refused. Socket monitors on the
 // beacon sockets tell handshake_error() why the towers refuse us, until a
 // tower speaks to us again.
 //
@@ -106,6 +109,9 @@ class DafkaNode {
   void expire_peers(Clock::time_point now);
   bool connect_endpoint(const std::string& endpoint, const std::string& key);
   void read_monitors();
+  void read_zap();  // ZAP requests for our publisher (CURVE): queued
+  void settle_zap(Clock::time_point now);  // answers those now decided
+  bool admitted(const std::string& raw_key) const;
   void disconnect_endpoint(const std::string& endpoint);
 
   std::string address_;
@@ -125,6 +131,12 @@ class DafkaNode {
   zmq::socket_t data_sub_;
   zmq::socket_t beacon_pub_;
   zmq::socket_t beacon_sub_;
+  zmq::socket_t zap_;  // ROUTER at inproc://zeromq.zap.01 of ctx_ (CURVE only)
+  struct ZapRequest {
+    std::string route, id, key;  // routing id, request id, raw client key
+    Clock::time_point deadline;
+  };
+  std::vector<ZapRequest> zap_waiting_;  // agent thread only
   int wake_fd_ = -1;
   mutable std::mutex handshake_mutex_;
   std::string handshake_error_;  // guarded by handshake_mutex_

@@ -26,7 +26,8 @@ struct NodeOptions {
   // CURVE (docs/dafka-curve.md): our certificate (with its secret key) and
   // server_key, the public key of zstored (its towers and stores); no cert =
   // plain. With it the publisher is a CURVE server under our key, which our
-  // beacons announce, and every connection is a CURVE client: to the towers
+  // beacons announce, admitting zstored's key and the peers the towers
+  // announced; every connection is a CURVE client: to the towers
   // with server_key, to a peer's publisher with the key its beacon carried
   // (peers announcing none are ignored). A refused key or a wrong server
   // key shows in handshake_error() of the producer or consumer.

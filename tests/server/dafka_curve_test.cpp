@@ -4,12 +4,15 @@
 // through a second zstored sharing the cluster certificate; a plaintext
 // producer, an unknown key, a key removed before a SIGHUP and a wrong server
 // key get nothing stored and a clear handshake error; a beacon that
-// announces a key outside the allow list is not connected to; zstore-cli
+// announces a key outside the allow list is not connected to; a producer's
+// publisher serves zstored and announced peers, not a stranger with its key;
+// zstore-cli
 // dafka works with keys and fails with the reason, not a time-out, without.
 #include <signal.h>
 
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -242,4 +245,35 @@ BOOST_FIXTURE_TEST_CASE(cli_consumes_with_keys_and_fails_clearly_without_the_rig
       consume({"--curve-cert", keys.file("mallory.key_secret"), "--server-key", keys.file("server.key")});
   BOOST_TEST(unknown == 1, unknown_log);
   BOOST_TEST(unknown_log.find("refused our key") != std::string::npos, unknown_log);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_producer_serves_only_zstored_and_announced_peers, Fixture) {
+  dafka::Producer producer(this->producer(keys.as("alice")));
+  BOOST_REQUIRE(producer.wait_connected(15s));
+  dafka::ConsumerOptions o = consumer(keys.as("bob"));
+  o.reset = Reset::kLatest;  // records straight from the producer's publisher
+  dafka::Consumer live(o);
+  live.subscribe({"direct"});
+  BOOST_REQUIRE(live.wait_connected(15s));
+
+  // mallory knows the producer's endpoint and key but never passed a tower.
+  zmq::context_t ctx;
+  zmq::socket_t intruder(ctx, zmq::socket_type::sub);
+  intruder.set(zmq::sockopt::linger, 0);
+  SocketSecurity{keys.clients.at("mallory"), keys.clients.at("alice").public_key}.as_client(intruder);
+  intruder.set(zmq::sockopt::subscribe, "");
+  intruder.connect(producer.endpoint());
+
+  std::optional<dafka::Record> got;
+  BOOST_REQUIRE(wait_until(
+      [&] {
+        producer.publish("direct", "r");
+        got = live.poll(200ms);
+        return got.has_value();
+      },
+      15s));
+  BOOST_TEST(got->partition == producer.address());
+  zmq::message_t msg;
+  intruder.set(zmq::sockopt::rcvtimeo, 1000);
+  BOOST_TEST(!intruder.recv(msg).has_value());
 }
