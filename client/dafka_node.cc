@@ -91,7 +91,7 @@ DafkaNode::DafkaNode(const NodeOptions& options)
 
   for (auto* s : {&publisher_, &data_sub_, &beacon_pub_, &beacon_sub_}) s->set(zmq::sockopt::linger, 0);
   publisher_.set(zmq::sockopt::xpub_verbose, 1);
-  if (security_.curve()) {  // subscribers are judged by answer_zap()
+  if (security_.curve()) {  // subscribers are judged by read_zap() and settle_zap()
     zap_ = zmq::socket_t(ctx_, zmq::socket_type::router);
     zap_.set(zmq::sockopt::linger, 0);
     zap_.bind("inproc://zeromq.zap.01");
