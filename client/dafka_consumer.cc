@@ -82,6 +82,7 @@ class Consumer::Impl final : public DafkaNode::Handler {
 
   const std::string& address() const { return node_.address(); }
   const std::string& endpoint() const { return node_.endpoint(); }
+  std::string handshake_error() const { return node_.handshake_error(); }
 
   // --- agent thread ---
 
@@ -275,5 +276,6 @@ std::optional<Record> Consumer::poll(std::chrono::milliseconds timeout) { return
 bool Consumer::wait_connected(std::chrono::milliseconds timeout) { return impl_->wait_connected(timeout); }
 const std::string& Consumer::address() const { return impl_->address(); }
 const std::string& Consumer::endpoint() const { return impl_->endpoint(); }
+std::string Consumer::handshake_error() const { return impl_->handshake_error(); }
 
 }  // namespace zstore::client::dafka

@@ -75,6 +75,12 @@ class Consumer {
 
   const std::string& address() const;   // 32 uppercase hex characters
   const std::string& endpoint() const;  // where its publisher is bound
+  // Why the latest handshake with a tower failed (with CURVE: our key refused
+  // by zstored's --curve-allow, or security.server_key not zstored's key;
+  // CURVE on one side only), as "CURVE handshake with tcp://...: ...", or
+  // empty while none failed since a tower last spoke to us. Handshakes are
+  // retried: a key added to the allow list later works at the next attempt.
+  std::string handshake_error() const;
 
  private:
   class Impl;

@@ -16,6 +16,7 @@
 #include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
 #include "protocol/endpoint.h"
+#include "security/curve_cert.h"
 
 namespace zstore::client::dafka {
 
@@ -79,6 +80,7 @@ DafkaNode::DafkaNode(const NodeOptions& options)
     : address_(new_address()),
       beacon_interval_(options.beacon_interval),
       peer_timeout_(options.peer_timeout),
+      security_(options.security),
       ctx_(1),
       publisher_(ctx_, zmq::socket_type::xpub),
       data_sub_(ctx_, zmq::socket_type::sub),
@@ -89,6 +91,14 @@ DafkaNode::DafkaNode(const NodeOptions& options)
 
   for (auto* s : {&publisher_, &data_sub_, &beacon_pub_, &beacon_sub_}) s->set(zmq::sockopt::linger, 0);
   publisher_.set(zmq::sockopt::xpub_verbose, 1);
+  if (security_.curve()) {  // subscribers are judged by read_zap() and settle_zap()
+    zap_ = zmq::socket_t(ctx_, zmq::socket_type::router);
+    zap_.set(zmq::sockopt::linger, 0);
+    zap_.bind("inproc://zeromq.zap.01");
+    publisher_.set(zmq::sockopt::curve_server, 1);
+    publisher_.set(zmq::sockopt::curve_secretkey, security_.cert->secret_key);
+    publisher_.set(zmq::sockopt::zap_domain, std::string("dafka-node"));
+  }
   publisher_.bind(options.bind_endpoint);
   endpoint_ = publisher_.get(zmq::sockopt::last_endpoint);
 
@@ -105,6 +115,10 @@ DafkaNode::DafkaNode(const NodeOptions& options)
 
   beacon_sub_.set(zmq::sockopt::subscribe, beacon::kBeacon);
   beacon_sub_.set(zmq::sockopt::subscribe, beacon::kWelcome);
+  security_.as_client(beacon_pub_);
+  security_.as_client(beacon_sub_);
+  beacon_pub_monitor_ = std::make_unique<security::HandshakeMonitor>(ctx_, beacon_pub_, security_.curve());
+  beacon_sub_monitor_ = std::make_unique<security::HandshakeMonitor>(ctx_, beacon_sub_, security_.curve());
   for (const auto& [xsub, xpub] : towers) {
     beacon_pub_.connect(xsub);
     beacon_sub_.connect(xpub);
@@ -136,6 +150,64 @@ void DafkaNode::wake() {
   [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);  // EAGAIN: already pending
 }
 
+std::string DafkaNode::handshake_error() const {
+  std::lock_guard lock(handshake_mutex_);
+  return handshake_error_;
+}
+
+// zstored (its stores and towers share one key) and the peers the towers
+// announced, which passed the towers' allow list.
+bool DafkaNode::admitted(const std::string& raw_key) const {
+  std::string key = security::encode_key(raw_key);
+  if (key == security_.server_key) return true;
+  return std::any_of(peers_.begin(), peers_.end(), [&](const auto& p) { return p.second.key == key; });
+}
+
+namespace {
+void zap_reply(zmq::socket_t& zap, const std::string& route, const std::string& id, bool ok) {
+  const std::string reply[] = {route, "", "1.0", id, ok ? "200" : "400", ok ? "OK" : "not a known peer", "", ""};
+  for (std::size_t i = 0; i < 8; ++i) {
+    zap.send(zmq::buffer(reply[i]), i < 7 ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+}
+}  // namespace
+
+// [route, "", version, id, domain, address, identity, mechanism, key]
+void DafkaNode::read_zap() {
+  Parts f;
+  for (std::size_t i = 0; i < kBatch && try_recv(zap_, f); ++i) {
+    if (f.size() < 4) continue;
+    bool curve = f.size() >= 9 && f[7].to_string_view() == "CURVE" && f[8].size() == 32;
+    if (!curve) {
+      zap_reply(zap_, f[0].to_string(), f[3].to_string(), false);
+      continue;
+    }
+    zap_waiting_.push_back({f[0].to_string(), f[3].to_string(), f[8].to_string(), Clock::now() + peer_timeout_});
+  }
+  settle_zap(Clock::now());
+}
+
+void DafkaNode::settle_zap(Clock::time_point now) {
+  for (auto it = zap_waiting_.begin(); it != zap_waiting_.end();) {
+    bool ok = admitted(it->key);
+    if (!ok && now < it->deadline) {
+      ++it;
+      continue;
+    }
+    zap_reply(zap_, it->route, it->id, ok);
+    it = zap_waiting_.erase(it);
+  }
+}
+
+// A failure stays the error until a tower speaks to us (read_beacons()).
+void DafkaNode::read_monitors() {
+  auto sub = beacon_sub_monitor_->poll();
+  auto pub = beacon_pub_monitor_->poll();
+  if (!sub && !pub) return;
+  std::lock_guard lock(handshake_mutex_);
+  handshake_error_ = sub ? sub->message : pub->message;
+}
+
 void DafkaNode::send(const wire::Message& msg) { try_send(publisher_, wire::encode(msg)); }
 
 void DafkaNode::subscribe(const std::string& topic) { data_sub_.set(zmq::sockopt::subscribe, topic); }
@@ -164,8 +236,13 @@ void DafkaNode::run() {
           {data_sub_.handle(), 0, ZMQ_POLLIN, 0},
           {publisher_.handle(), 0, ZMQ_POLLIN, 0},
           {nullptr, wake_fd_, ZMQ_POLLIN, 0},
+          {beacon_pub_monitor_->events().handle(), 0, ZMQ_POLLIN, 0},
+          {beacon_sub_monitor_->events().handle(), 0, ZMQ_POLLIN, 0},
+          {zap_.handle(), 0, ZMQ_POLLIN, 0},  // polled only with CURVE
       };
-      zmq::poll(items, 4, wait);
+      zmq::poll(items, zap_ ? 7 : 6, wait);
+      if (zap_ && (items[6].revents & ZMQ_POLLIN)) read_zap();
+      if ((items[4].revents | items[5].revents) & ZMQ_POLLIN) read_monitors();
       if (items[3].revents & ZMQ_POLLIN) {
         std::uint64_t v;
         [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof v);
@@ -174,6 +251,7 @@ void DafkaNode::run() {
         handler_due = Clock::now();  // commands may change what is due
       }
       if (items[0].revents & ZMQ_POLLIN) read_beacons();
+      if (!zap_waiting_.empty()) settle_zap(Clock::now());
       if (items[2].revents & ZMQ_POLLIN) read_publisher();
       if (items[1].revents & ZMQ_POLLIN) {
         read_data();
@@ -192,6 +270,10 @@ void DafkaNode::run() {
 void DafkaNode::read_beacons() {
   Parts parts;
   for (std::size_t i = 0; i < kBatch && try_recv(beacon_sub_, parts); ++i) {
+    if (i == 0) {
+      std::lock_guard lock(handshake_mutex_);
+      handshake_error_.clear();  // a tower speaks to us
+    }
     auto frames = views(parts);
     if (beacon::is_welcome(frames)) continue;  // we never wait for it
     auto decoded = beacon::decode_tower_beacon(frames);
@@ -200,19 +282,23 @@ void DafkaNode::read_beacons() {
       continue;
     }
     if (decoded->uuid == address_) continue;  // our own beacon
+    if (security_.curve() && decoded->key.empty()) {
+      dropped_.fetch_add(1);  // a publisher we could not authenticate
+      continue;
+    }
     auto now = Clock::now();
     auto it = peers_.find(decoded->uuid);
-    if (it != peers_.end() && it->second.endpoint != decoded->endpoint) {
+    if (it != peers_.end() && (it->second.endpoint != decoded->endpoint || it->second.key != decoded->key)) {
       disconnect_endpoint(it->second.endpoint);
       peers_.erase(it);
       it = peers_.end();
     }
     if (it == peers_.end()) {
-      if (!connect_endpoint(decoded->endpoint)) {
+      if (!connect_endpoint(decoded->endpoint, decoded->key)) {
         dropped_.fetch_add(1);  // an endpoint ZeroMQ refuses
         continue;
       }
-      peers_.emplace(decoded->uuid, Peer{decoded->endpoint, now});
+      peers_.emplace(decoded->uuid, Peer{decoded->endpoint, decoded->key, now});
       peer_count_.store(peers_.size());
     } else {
       it->second.last_seen = now;
@@ -232,23 +318,33 @@ void DafkaNode::expire_peers(Clock::time_point now) {
   peer_count_.store(peers_.size());
 }
 
-bool DafkaNode::connect_endpoint(const std::string& endpoint) {
-  auto& refs = endpoint_refs_[endpoint];
-  if (refs == 0) {
+// libzmq reads the CURVE options at connect(): the peer's key is set just
+// before. An endpoint announced with another key (a node restarted there)
+// is connected again with the new one.
+bool DafkaNode::connect_endpoint(const std::string& endpoint, const std::string& key) {
+  auto& conn = endpoint_refs_[endpoint];
+  if (conn.refs == 0 || conn.key != key) {
     try {
+      if (conn.refs > 0) data_sub_.disconnect(endpoint);
+      if (security_.curve()) {
+        security::SocketSecurity peer = security_;
+        peer.server_key = key;
+        peer.as_client(data_sub_);
+      }
       data_sub_.connect(endpoint);
     } catch (const zmq::error_t&) {
       endpoint_refs_.erase(endpoint);
       return false;
     }
+    conn.key = key;
   }
-  ++refs;
+  ++conn.refs;
   return true;
 }
 
 void DafkaNode::disconnect_endpoint(const std::string& endpoint) {
   auto it = endpoint_refs_.find(endpoint);
-  if (it == endpoint_refs_.end() || --it->second > 0) return;
+  if (it == endpoint_refs_.end() || --it->second.refs > 0) return;
   endpoint_refs_.erase(it);
   try {
     data_sub_.disconnect(endpoint);
@@ -257,7 +353,8 @@ void DafkaNode::disconnect_endpoint(const std::string& endpoint) {
 }
 
 void DafkaNode::send_beacon() {
-  try_send(beacon_pub_, beacon::encode(beacon::NodeBeacon{address_, beacon_host_, beacon_port_}));
+  std::string key = security_.curve() ? security_.cert->public_key : std::string();
+  try_send(beacon_pub_, beacon::encode(beacon::NodeBeacon{address_, beacon_host_, beacon_port_, key}));
 }
 
 void DafkaNode::read_data() {

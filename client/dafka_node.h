@@ -9,6 +9,15 @@
 // Discovery follows the reference nodes: a tower beacon from another node
 // connects the data SUB to its endpoint once; peer_timeout of silence
 // disconnects it. Creation never waits for a tower's welcome.
+// With CURVE (NodeOptions::security) the publisher is a CURVE server under
+// our key, our beacons carry that key, the beacon sockets are CURVE clients
+// of the towers, and the data SUB connects to a peer with the key its
+// beacon carried (a beacon without one is dropped). The publisher admits
+// (its own ZAP handler, answered on the agent thread) only zstored's key and
+// the keys of the peers the towers announced; a key not yet announced waits
+// for its beacon up to peer_timeout, then is refused. Socket monitors on the
+// beacon sockets tell handshake_error() why the towers refuse us, until a
+// tower speaks to us again.
 //
 // The Handler runs on the agent thread and is the only code that may call
 // send() and subscribe(); wake() and the accessors are thread-safe.
@@ -18,6 +27,8 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -27,6 +38,8 @@
 
 #include "client/dafka_options.h"
 #include "protocol/dafka_messages.h"
+#include "security/curve_socket.h"
+#include "security/handshake_monitor.h"
 
 namespace zstore::client::dafka {
 
@@ -68,6 +81,10 @@ class DafkaNode {
   std::size_t peer_count() const { return peer_count_.load(); }
   std::uint64_t dropped_messages() const { return dropped_.load(); }  // malformed input
   std::uint64_t agent_errors() const { return errors_.load(); }        // caught in the loop
+  // Why the latest handshake with a tower failed (a refused key, a wrong
+  // server key, CURVE on one side only), or empty while none has failed
+  // since a tower last spoke to us.
+  std::string handshake_error() const;
 
   // Agent thread only (from Handler callbacks), or before start().
   void send(const protocol::dafka::Message& msg);
@@ -76,7 +93,12 @@ class DafkaNode {
  private:
   struct Peer {
     std::string endpoint;
+    std::string key;  // CURVE: the server key of its publisher
     Clock::time_point last_seen;
+  };
+  struct Connection {
+    int refs = 0;     // peers announcing the endpoint
+    std::string key;  // the server key it was connected with
   };
 
   void run();
@@ -85,7 +107,11 @@ class DafkaNode {
   void read_publisher();
   void send_beacon();
   void expire_peers(Clock::time_point now);
-  bool connect_endpoint(const std::string& endpoint);
+  bool connect_endpoint(const std::string& endpoint, const std::string& key);
+  void read_monitors();
+  void read_zap();  // ZAP requests for our publisher (CURVE): queued
+  void settle_zap(Clock::time_point now);  // answers those now decided
+  bool admitted(const std::string& raw_key) const;
   void disconnect_endpoint(const std::string& endpoint);
 
   std::string address_;
@@ -94,13 +120,26 @@ class DafkaNode {
   std::uint16_t beacon_port_ = 0;
   std::chrono::milliseconds beacon_interval_;
   std::chrono::milliseconds peer_timeout_;
+  security::SocketSecurity security_;
 
   zmq::context_t ctx_;
+  // Before the sockets they watch: closed after them, so the sockets never
+  // report to a closed monitor.
+  std::unique_ptr<security::HandshakeMonitor> beacon_pub_monitor_;
+  std::unique_ptr<security::HandshakeMonitor> beacon_sub_monitor_;
   zmq::socket_t publisher_;
   zmq::socket_t data_sub_;
   zmq::socket_t beacon_pub_;
   zmq::socket_t beacon_sub_;
+  zmq::socket_t zap_;  // ROUTER at inproc://zeromq.zap.01 of ctx_ (CURVE only)
+  struct ZapRequest {
+    std::string route, id, key;  // routing id, request id, raw client key
+    Clock::time_point deadline;
+  };
+  std::vector<ZapRequest> zap_waiting_;  // agent thread only
   int wake_fd_ = -1;
+  mutable std::mutex handshake_mutex_;
+  std::string handshake_error_;  // guarded by handshake_mutex_
 
   Handler* handler_ = nullptr;
   std::thread thread_;
@@ -111,7 +150,7 @@ class DafkaNode {
   std::map<std::string, Peer> peers_;  // by uuid; agent thread only
   // Peers per connected endpoint: a node restarted on the same port has a new
   // uuid while the old one is still timing out; one connection serves both.
-  std::map<std::string, int> endpoint_refs_;
+  std::map<std::string, Connection> endpoint_refs_;
   Clock::time_point next_beacon_{};
 };
 

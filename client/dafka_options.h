@@ -1,10 +1,12 @@
 // Options shared by the Dafka producer and consumer: where to find towers,
-// where to bind the node's publisher, discovery timings.
+// where to bind the node's publisher, discovery timings, CURVE.
 #pragma once
 
 #include <chrono>
 #include <string>
 #include <vector>
+
+#include "security/curve_socket.h"
 
 namespace zstore::client::dafka {
 
@@ -21,6 +23,15 @@ struct NodeOptions {
   std::string advertise_host;
   std::chrono::milliseconds beacon_interval{1000};
   std::chrono::milliseconds peer_timeout{4000};
+  // CURVE (docs/dafka-curve.md): our certificate (with its secret key) and
+  // server_key, the public key of zstored (its towers and stores); no cert =
+  // plain. With it the publisher is a CURVE server under our key, which our
+  // beacons announce, admitting zstored's key and the peers the towers
+  // announced; every connection is a CURVE client: to the towers
+  // with server_key, to a peer's publisher with the key its beacon carried
+  // (peers announcing none are ignored). A refused key or a wrong server
+  // key shows in handshake_error() of the producer or consumer.
+  security::SocketSecurity security;
 };
 
 }  // namespace zstore::client::dafka

@@ -83,6 +83,7 @@ class Producer::Impl final : public DafkaNode::Handler {
 
   const std::string& address() const { return node_.address(); }
   const std::string& endpoint() const { return node_.endpoint(); }
+  std::string handshake_error() const { return node_.handshake_error(); }
 
   // --- agent thread ---
 
@@ -183,6 +184,7 @@ bool Producer::flush(std::chrono::milliseconds timeout) { return impl_->flush(ti
 bool Producer::wait_connected(std::chrono::milliseconds timeout) { return impl_->wait_connected(timeout); }
 const std::string& Producer::address() const { return impl_->address(); }
 const std::string& Producer::endpoint() const { return impl_->endpoint(); }
+std::string Producer::handshake_error() const { return impl_->handshake_error(); }
 std::size_t Producer::unacked() const { return impl_->unacked(); }
 
 }  // namespace zstore::client::dafka

@@ -61,6 +61,12 @@ class Producer {
   const std::string& address() const;
   // The endpoint its publisher is bound to ("tcp://127.0.0.1:40123").
   const std::string& endpoint() const;
+  // Why the latest handshake with a tower failed (with CURVE: our key refused
+  // by zstored's --curve-allow, or security.server_key not zstored's key;
+  // CURVE on one side only), as "CURVE handshake with tcp://...: ...", or
+  // empty while none failed since a tower last spoke to us. Handshakes are
+  // retried: a key added to the allow list later works at the next attempt.
+  std::string handshake_error() const;
   // Records published and not yet acknowledged.
   std::size_t unacked() const;
 

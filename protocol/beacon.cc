@@ -46,7 +46,19 @@ std::optional<std::string> endpoint_problem(std::string_view endpoint) {
   return "endpoint " + quoted(endpoint) + " is not tcp://host:port with a port in 1..65535";
 }
 
+// Why `key` cannot be a beacon's key, or nullopt when it can.
+std::optional<DecodeError> check_key(std::string_view key, std::string_view what) {
+  if (is_z85_key(key)) return std::nullopt;
+  return decode_error(K::kBadField, std::string(what) + " key " + quoted(key) + " is not 40 Z85 characters");
+}
+
 }  // namespace
+
+bool is_z85_key(std::string_view key) {
+  static constexpr std::string_view kZ85 =
+      "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+  return key.size() == 40 && key.find_first_not_of(kZ85) == std::string_view::npos;
+}
 
 Frames encode(const NodeBeacon& beacon) {
   if (beacon.uuid.empty() || beacon.uuid.size() > kMaxFieldBytes) {
@@ -54,7 +66,10 @@ Frames encode(const NodeBeacon& beacon) {
   }
   if (beacon.host.size() > kMaxFieldBytes) throw std::invalid_argument("node beacon: host over 255 bytes");
   if (beacon.port == 0) throw std::invalid_argument("node beacon: port 0");
-  return {std::string(kBeacon), beacon.uuid, beacon.host, std::to_string(beacon.port)};
+  if (!beacon.key.empty() && !is_z85_key(beacon.key)) throw std::invalid_argument("node beacon: key is not Z85");
+  Frames out{std::string(kBeacon), beacon.uuid, beacon.host, std::to_string(beacon.port)};
+  if (!beacon.key.empty()) out.push_back(beacon.key);
+  return out;
 }
 
 Frames encode(const TowerBeacon& beacon) {
@@ -63,21 +78,28 @@ Frames encode(const TowerBeacon& beacon) {
   }
   if (beacon.endpoint.size() > kMaxFieldBytes) throw std::invalid_argument("tower beacon: endpoint over 255 bytes");
   if (auto problem = endpoint_problem(beacon.endpoint)) throw std::invalid_argument("tower beacon: " + *problem);
-  return {std::string(kBeacon), beacon.uuid, beacon.endpoint};
+  if (!beacon.key.empty() && !is_z85_key(beacon.key)) throw std::invalid_argument("tower beacon: key is not Z85");
+  Frames out{std::string(kBeacon), beacon.uuid, beacon.endpoint};
+  if (!beacon.key.empty()) out.push_back(beacon.key);
+  return out;
 }
 
 Frames encode_welcome() { return {std::string(kWelcome)}; }
 
 DecodeResult<NodeBeacon> decode_node_beacon(FrameViews frames) {
   if (auto e = check_header(frames, "node beacon")) return *e;
-  if (frames.size() != 3 && frames.size() != 4) {
-    return decode_error(K::kFrameCount, "node beacon: expected 4 frames (or 3 without host), got " +
+  if (frames.size() < 3 || frames.size() > 5) {
+    return decode_error(K::kFrameCount, "node beacon: expected 4 frames (3 without host, 5 with a key), got " +
                                             std::to_string(frames.size()));
   }
-  const bool has_host = frames.size() == 4;
+  const bool has_host = frames.size() >= 4;
+  const bool has_key = frames.size() == 5;
   const std::string_view uuid = frames[1];
   const std::string_view host = has_host ? frames[2] : std::string_view();
-  const std::string_view port_text = frames[frames.size() - 1];
+  const std::string_view port_text = frames[has_host ? 3 : 2];
+  if (has_key) {
+    if (auto e = check_key(frames[4], "node beacon:")) return *e;
+  }
   if (auto e = check_non_empty(uuid, "node beacon: uuid")) return *e;
   if (auto e = check_length(host, "node beacon: host")) return *e;
   if (auto e = check_non_empty(port_text, "node beacon: port")) return *e;
@@ -85,18 +107,23 @@ DecodeResult<NodeBeacon> decode_node_beacon(FrameViews frames) {
   if (!port) {
     return decode_error(K::kBadField, "node beacon: port " + quoted(port_text) + " is not a decimal in 1..65535");
   }
-  return NodeBeacon{std::string(uuid), std::string(host), *port};
+  return NodeBeacon{std::string(uuid), std::string(host), *port, has_key ? std::string(frames[4]) : std::string()};
 }
 
 DecodeResult<TowerBeacon> decode_tower_beacon(FrameViews frames) {
   if (auto e = check_header(frames, "tower beacon")) return *e;
-  if (frames.size() != 3) {
-    return decode_error(K::kFrameCount, "tower beacon: expected 3 frames, got " + std::to_string(frames.size()));
+  if (frames.size() != 3 && frames.size() != 4) {
+    return decode_error(K::kFrameCount,
+                        "tower beacon: expected 3 frames (4 with a key), got " + std::to_string(frames.size()));
+  }
+  const bool has_key = frames.size() == 4;
+  if (has_key) {
+    if (auto e = check_key(frames[3], "tower beacon:")) return *e;
   }
   if (auto e = check_non_empty(frames[1], "tower beacon: uuid")) return *e;
   if (auto e = check_non_empty(frames[2], "tower beacon: endpoint")) return *e;
   if (auto problem = endpoint_problem(frames[2])) return decode_error(K::kBadField, "tower beacon: " + *problem);
-  return TowerBeacon{std::string(frames[1]), std::string(frames[2])};
+  return TowerBeacon{std::string(frames[1]), std::string(frames[2]), has_key ? std::string(frames[3]) : std::string()};
 }
 
 bool is_welcome(FrameViews frames) { return frames.size() == 1 && frames[0] == kWelcome; }

@@ -1,5 +1,6 @@
 // AuthMetrics: authentication failures by port, shared by the ZAP handler
-// (a ZeroMQ port's ZAP domain: chp-snapshot, chp-updates, chp-collector, ha)
+// (a ZeroMQ port's ZAP domain: chp-snapshot, chp-updates, chp-collector, ha,
+// dafka-store, tower-beacons, tower-peers)
 // and the HTTP server ("http"). Thread-safe; /metrics reads it.
 #pragma once
 
@@ -13,7 +14,8 @@ namespace zstore::server {
 class AuthMetrics {
  public:
   AuthMetrics() {
-    for (const char* port : {"chp-snapshot", "chp-updates", "chp-collector", "ha", "http"}) failures_[port] = 0;
+    for (const char* port : {"chp-snapshot", "chp-updates", "chp-collector", "ha", "dafka-store", "tower-beacons",
+                             "tower-peers", "http"}) failures_[port] = 0;
   }
   void count_failure(const std::string& port) {
     std::lock_guard lock(mutex_);

@@ -32,6 +32,8 @@ void DafkaDiscovery::start() {
   sub_.set(zmq::sockopt::maxmsgsize, std::int64_t{4096});
   sub_.set(zmq::sockopt::subscribe, std::string(beacon::kBeacon));
   sub_.set(zmq::sockopt::subscribe, std::string(beacon::kWelcome));
+  config_.security.as_client(pub_);
+  config_.security.as_client(sub_);
   for (const auto& tower : config_.towers) {
     std::string host;
     std::uint16_t port = 0;
@@ -54,7 +56,8 @@ DafkaDiscovery::Clock::time_point DafkaDiscovery::next_deadline() const {
 }
 
 void DafkaDiscovery::beacon() {
-  beacon::NodeBeacon b{config_.address, config_.advertise, config_.port};
+  std::string key = config_.security.curve() ? config_.security.cert->public_key : std::string();
+  beacon::NodeBeacon b{config_.address, config_.advertise, config_.port, key};
   try {
     (void)try_send(pub_, beacon::encode(b));
   } catch (const std::invalid_argument& e) {  // e.g. an --advertise host over 255 bytes
@@ -76,14 +79,14 @@ void DafkaDiscovery::on_readable(std::vector<PeerChange>* changes) {
     if (b->uuid == config_.address) continue;  // our own beacon
     auto now = Clock::now();
     auto it = peers_.find(b->uuid);
-    if (it != peers_.end() && it->second.endpoint == b->endpoint) {
+    if (it != peers_.end() && it->second.endpoint == b->endpoint && it->second.key == b->key) {
       it->second.last_seen = now;
       continue;
     }
-    if (it != peers_.end()) changes->push_back({PeerChange::Kind::kDisconnect, it->second.endpoint});
-    peers_[b->uuid] = Peer{b->endpoint, now};
-    changes->push_back({PeerChange::Kind::kConnect, b->endpoint});
-    spdlog::info("Dafka peer {} at {}", b->uuid, b->endpoint);
+    if (it != peers_.end()) changes->push_back({PeerChange::Kind::kDisconnect, it->second.endpoint, it->second.key});
+    peers_[b->uuid] = Peer{b->endpoint, b->key, now};
+    changes->push_back({PeerChange::Kind::kConnect, b->endpoint, b->key});
+    spdlog::info("Dafka peer {} at {}{}", b->uuid, b->endpoint, b->key.empty() ? "" : " (key " + b->key + ")");
   }
   metrics_.peers.store(peers_.size(), std::memory_order_relaxed);
 }
@@ -100,7 +103,7 @@ void DafkaDiscovery::on_timer(std::vector<PeerChange>* changes) {
       continue;
     }
     spdlog::info("Dafka peer {} at {} timed out", it->first, it->second.endpoint);
-    changes->push_back({PeerChange::Kind::kDisconnect, it->second.endpoint});
+    changes->push_back({PeerChange::Kind::kDisconnect, it->second.endpoint, it->second.key});
     it = peers_.erase(it);
   }
   metrics_.peers.store(peers_.size(), std::memory_order_relaxed);

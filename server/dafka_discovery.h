@@ -4,7 +4,11 @@
 // tower's XPUB (T+1) receives tower beacons. The peer table maps a node uuid
 // to its publisher endpoint; a peer silent for the timeout is dropped. Our
 // own beacon is ignored. Never waits for a tower: beacons sent before a tower
-// is up are simply lost. Owned and driven by one reactor thread.
+// is up are simply lost. With a certificate in `security` both sockets are
+// CURVE clients of the towers (whose key is security.server_key) and our
+// beacon carries our public key, so peers can connect to our publisher; a
+// peer's key reaches the reactor with its endpoint. Owned and driven by one
+// reactor thread.
 #pragma once
 
 #include <chrono>
@@ -15,6 +19,7 @@
 
 #include <zmq.hpp>
 
+#include "security/curve_socket.h"
 #include "server/dafka_metrics.h"
 #include "server/log.h"
 
@@ -27,12 +32,14 @@ struct DiscoveryConfig {
   std::vector<std::string> towers;  // tcp://host:T
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds timeout{4000};
+  security::SocketSecurity security;  // plain without a certificate
 };
 
 // A change of the peer table the reactor applies to its subscriber.
 struct PeerChange {
   enum class Kind { kConnect, kDisconnect } kind;
   std::string endpoint;
+  std::string key;  // the peer's Z85 public key from its beacon (CURVE), or empty
 };
 
 // Splits "tcp://host:T" into host and port; false when it is not that form.
@@ -59,6 +66,7 @@ class DafkaDiscovery {
  private:
   struct Peer {
     std::string endpoint;
+    std::string key;
     Clock::time_point last_seen;
   };
   void beacon();

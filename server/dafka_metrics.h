@@ -25,7 +25,7 @@ struct DafkaMetrics {
   std::atomic<std::uint64_t> write_failures{0};
   std::atomic<std::uint64_t> invalid{0};         // decoded but unusable (bad address, ...)
   std::atomic<std::uint64_t> peers{0};           // publishers our SUB is connected to
-  std::atomic<std::uint64_t> peers_refused{0};   // announced publishers outside --dafka-peers
+  std::atomic<std::uint64_t> peers_refused{0};   // announced publishers outside --dafka-peers or (CURVE) without an allowed key
   MalformedCounts malformed;
   std::atomic<std::uint64_t> loop_errors{0};  // events that failed and were skipped
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest

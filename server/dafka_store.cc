@@ -6,7 +6,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "protocol/endpoint.h"
 #include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
@@ -56,7 +55,7 @@ DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string 
                        DafkaStoreConfig config, DafkaMetrics& metrics)
     : ctx_(ctx), log_(log), address_(std::move(address)), config_(std::move(config)), metrics_(metrics),
       discovery_(ctx, DiscoveryConfig{address_, config_.advertise, config_.port, config_.towers,
-                                      config_.beacon_interval, config_.beacon_timeout},
+                                      config_.beacon_interval, config_.beacon_timeout, config_.security},
                  metrics),
       fetches_(config_.max_fetch_sessions) {}
 
@@ -80,6 +79,7 @@ void DafkaStore::start() {
   }
   sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kDirectRecord, address_));
   sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kConsumerHello, address_));
+  config_.security.as_server(xpub_, "dafka-store");
   xpub_.bind(endpoint());
   discovery_.start();
   std::string stop_ep = "inproc://zstore-dafka-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
@@ -112,8 +112,9 @@ int DafkaStore::poll_timeout_ms() const {
 void DafkaStore::run() {
   std::string towers;
   for (const auto& t : config_.towers) towers += (towers.empty() ? "" : ", ") + t;
-  spdlog::info("Dafka store {} publishing on {} (advertised as {}:{}), towers: {}", address_, endpoint(),
-               config_.advertise, config_.port, towers.empty() ? "(none)" : towers);
+  spdlog::info("Dafka store {} publishing on {} (advertised as {}:{}){}, towers: {}", address_, endpoint(),
+               config_.advertise, config_.port, config_.security.curve() ? " with CURVE" : "",
+               towers.empty() ? "(none)" : towers);
   if (config_.towers.empty()) spdlog::warn("Dafka store has no tower: it will discover no peer");
   next_retry_ = Clock::now() + config_.fetch_retry;
   auto turn = [this] {
@@ -349,42 +350,6 @@ void DafkaStore::on_subscriptions() {
     if (!dafka::is_valid_address(consumer)) continue;  // a prefix subscription, not a hello
     if (send(dafka::encode(dafka::StoreHello{consumer, address_}))) {
       metrics_.store_hellos_sent.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-}
-
-void DafkaStore::on_discovery() {
-  std::vector<PeerChange> changes;
-  discovery_.on_readable(&changes);
-  apply(changes);
-}
-
-bool DafkaStore::peer_allowed(const std::string& endpoint) {
-  if (config_.peers.empty()) return true;
-  auto hp = protocol::parse_tcp_endpoint(endpoint);
-  if (hp && protocol::in_ranges(config_.peers, hp->host)) return true;
-  metrics_.peers_refused.fetch_add(1, std::memory_order_relaxed);
-  peer_log_.log(spdlog::level::warn, "Dafka: not connecting to {}: outside --dafka-peers", endpoint);
-  return false;
-}
-
-void DafkaStore::apply(const std::vector<PeerChange>& changes) {
-  for (const auto& c : changes) {
-    try {
-      if (c.kind == PeerChange::Kind::kConnect && !connected_.count(c.endpoint) && !peer_allowed(c.endpoint)) {
-        continue;
-      }
-      if (c.kind == PeerChange::Kind::kDisconnect && !connected_.count(c.endpoint)) continue;  // never connected
-      if (c.kind == PeerChange::Kind::kConnect && connected_[c.endpoint]++ == 0) {
-        sub_.connect(c.endpoint);
-      } else if (c.kind == PeerChange::Kind::kDisconnect && --connected_[c.endpoint] <= 0) {
-        connected_.erase(c.endpoint);
-        sub_.disconnect(c.endpoint);
-      }
-    } catch (const zmq::error_t& e) {
-      if (c.kind == PeerChange::Kind::kConnect) connected_.erase(c.endpoint);
-      spdlog::warn("Dafka: cannot {} {}: {}", c.kind == PeerChange::Kind::kConnect ? "connect to" : "disconnect from",
-                   c.endpoint, e.what());
     }
   }
 }

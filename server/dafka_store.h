@@ -10,10 +10,16 @@
 // subscription to L+address gets a STORE-HELLO. Malformed input is counted
 // and dropped. start() binds and runs the reactor on its own thread; stop()
 // joins it.
+// With a certificate in config.security (docs/dafka-curve.md) the XPUB is a
+// CURVE server (ZAP domain "dafka-store"), discovery talks CURVE to the
+// towers, and the SUB connects to a peer's publisher only when its beacon
+// carried a key that config.peer_name knows (the --curve-allow list), using
+// that key as the publisher's server key.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +30,7 @@
 
 #include "protocol/cidr.h"
 #include "protocol/dafka_codec.h"
+#include "security/curve_socket.h"
 #include "server/dafka_discovery.h"
 #include "server/dafka_fetches.h"
 #include "server/dafka_metrics.h"
@@ -49,6 +56,10 @@ struct DafkaStoreConfig {
   std::size_t max_fetch_sessions = 256;
   protocol::dafka::Limits limits;
   std::vector<protocol::Cidr> peers;  // where the SUB may connect (host in one); empty: anywhere
+  security::SocketSecurity security;  // plain without a certificate; server_key: the towers' key
+  // With CURVE: the allowed name of a peer's Z85 key, empty when it is not
+  // allowed; unset allows every key. Called on the reactor thread.
+  std::function<std::string(const std::string& key)> peer_name;
 };
 
 class DafkaStore {
@@ -96,7 +107,9 @@ class DafkaStore {
   void on_discovery();
   void on_timer();
   void apply(const std::vector<PeerChange>& changes);
-  bool peer_allowed(const std::string& endpoint);  // --dafka-peers; logs and counts a refusal
+  bool peer_allowed(const PeerChange& change);  // --dafka-peers and CURVE keys; logs and counts a refusal
+  void connect_peer(const PeerChange& change);
+  void disconnect_peer(const PeerChange& change);
   void note_seen(const Key& key, std::uint64_t offset);
   void request_missing(const Key& key, bool from_timer);
   void give_up(std::map<Key, Gap>::iterator it, std::uint64_t from, std::uint64_t end);
@@ -119,7 +132,11 @@ class DafkaStore {
   zmq::socket_t stop_tx_;
   std::thread thread_;
   DafkaDiscovery discovery_;
-  std::map<std::string, int> connected_;  // publisher endpoint -> peers announcing it
+  struct Connection {
+    int refs = 0;     // peers announcing the endpoint
+    std::string key;  // the server key it was connected with (CURVE)
+  };
+  std::map<std::string, Connection> connected_;  // by publisher endpoint
   std::map<Key, Gap> gaps_;
   FetchPump fetches_;
   RateLimiter bad_input_log_;

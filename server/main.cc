@@ -70,8 +70,11 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
   return c;
 }
 
-DafkaStoreConfig dafka_config(const ServerOptions& o) {
+DafkaStoreConfig dafka_config(const ServerOptions& o, const security::SocketSecurity& security,
+                              const ZapHandler* zap) {
   DafkaStoreConfig c;
+  c.security = security;
+  if (zap) c.peer_name = [zap](const std::string& key) { return zap->name_of_key(key); };
   c.bind = o.bind;
   c.port = o.dafka_port;
   c.advertise = o.advertise;
@@ -274,11 +277,12 @@ struct Reactors {
       chp->start();
     }
     if (o.tower_port != 0) {
-      tower = std::make_unique<Tower>(ctx, o.bind, o.tower_port, tower_metrics);
+      tower = std::make_unique<Tower>(ctx, o.bind, o.tower_port, tower_metrics, security);
       tower->start();
     }
     if (o.dafka_port != 0) {
-      dafka = std::make_unique<DafkaStore>(ctx, *st.dafka, st.node_address, dafka_config(o), dafka_metrics);
+      dafka = std::make_unique<DafkaStore>(ctx, *st.dafka, st.node_address, dafka_config(o, security, zap.get()),
+                                           dafka_metrics);
       dafka->start();
     }
   }

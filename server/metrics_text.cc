@@ -101,7 +101,8 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog
   counter(w, "zstore_dafka_gaps_skipped_total", "Dafka gaps given up after their FETCH retries", get(m.gaps_skipped));
   counter(w, "zstore_dafka_offsets_skipped_total", "Dafka offsets in the gaps given up", get(m.offsets_skipped));
   malformed(w, "zstore_dafka_malformed_total", "malformed Dafka messages dropped, by kind", m);
-  counter(w, "zstore_dafka_peers_refused_total", "announced publishers not connected to: outside --dafka-peers",
+  counter(w, "zstore_dafka_peers_refused_total",
+          "announced publishers not connected to: outside --dafka-peers, or with CURVE a key not allowed",
           get(m.peers_refused));
   if (log) dafka_log_metrics(w, *log);
   gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));

@@ -61,15 +61,18 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "free bytes below which, on the data dir's file system, CHP updates and Dafka records are refused "
        "(checked every second); 0 disables")
       ("dafka-port", po::value(&raw.dafka_port)->default_value(raw.dafka_port),
-       "Dafka store publisher (XPUB) port; 0 disables the store")
+       "Dafka store publisher (XPUB) port; 0 disables the store. With --curve-cert it connects only to "
+       "publishers announcing a key in --curve-allow")
       ("tower-port", po::value(&raw.tower_port)->default_value(raw.tower_port),
-       "embedded Dafka tower: XSUB at T, XPUB at T+1; 0 disables it")
+       "embedded Dafka tower: XSUB at T, XPUB at T+1; 0 disables it. With --curve-cert only allowed keys "
+       "beacon or hear beacons")
       ("http-port", po::value(&raw.http_port)->default_value(raw.http_port),
        "HTTP port for GET /healthz, GET /metrics and POST /admin/checkpoint (bound on --bind); 0 disables it")
       ("advertise", po::value(&o.advertise)->default_value(o.advertise),
        "host other Dafka nodes use to reach this store")
       ("towers", po::value(&raw.towers),
-       "comma-separated towers tcp://host:T to beacon to (default: the embedded tower)")
+       "comma-separated towers tcp://host:T to beacon to (default: the embedded tower); with --curve-cert "
+       "they must be zstoreds sharing our certificate")
       ("dafka-peers", po::value(&raw.dafka_peers),
        "comma-separated address ranges (10.0.0.0/8, 192.168.1.7, fd00::/8) the Dafka store may connect to; "
        "default any")
@@ -101,7 +104,8 @@ void describe_security(po::options_description& d, ServerOptions& o) {
   d.add_options()
       ("curve-cert", po::value(&o.curve_cert),
        "CURVE: our secret certificate (zstore-cli keygen NAME writes NAME.key_secret); encrypts and "
-       "authenticates every ZeroMQ port; needs --curve-allow")
+       "authenticates every ZeroMQ port (CHP, HA, the Dafka store, its peer connections and the tower; Dafka "
+       "nodes announce their keys in beacons); needs --curve-allow")
       ("curve-allow", po::value(&o.curve_allow),
        "CURVE: directory of the public certificates (NAME.key) of the clients allowed in; re-read on SIGHUP")
       ("insecure", po::bool_switch(&o.insecure),
@@ -143,9 +147,6 @@ std::optional<std::string> check_security(const ServerOptions& o) {
   }
   if (!o.acl.empty() && o.curve_cert.empty()) {
     return std::string("--acl needs --curve-cert and --curve-allow: clients are named by their keys");
-  }
-  if (!o.curve_cert.empty() && (o.dafka_port != 0 || o.tower_port != 0)) {
-    return std::string("--curve-cert does not cover Dafka yet: add --dafka-port 0 --tower-port 0");
   }
   return std::nullopt;
 }

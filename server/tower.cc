@@ -28,8 +28,9 @@ std::string peer_address(zmq::message_t& frame) {
 
 }  // namespace
 
-Tower::Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMetrics& metrics)
-    : ctx_(ctx), bind_(std::move(bind)), port_(port), metrics_(metrics) {}
+Tower::Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMetrics& metrics,
+             security::SocketSecurity security)
+    : ctx_(ctx), bind_(std::move(bind)), port_(port), metrics_(metrics), security_(std::move(security)) {}
 
 Tower::~Tower() { stop(); }
 
@@ -43,6 +44,8 @@ void Tower::start() {
   xpub_.set(zmq::sockopt::xpub_welcome_msg, std::string(beacon::kWelcome));
   xpub_.set(zmq::sockopt::maxmsgsize, std::int64_t{4096});
   xpub_.set(zmq::sockopt::linger, 0);
+  security_.as_server(xsub_, "tower-beacons");
+  security_.as_server(xpub_, "tower-peers");
   auto eps = endpoints();
   xsub_.bind(eps[0]);
   xpub_.bind(eps[1]);
@@ -65,7 +68,8 @@ void Tower::stop() {
 }
 
 void Tower::run() {
-  spdlog::info("Dafka tower on {} (beacons in), {} (beacons out)", endpoints()[0], endpoints()[1]);
+  spdlog::info("Dafka tower on {} (beacons in), {} (beacons out){}", endpoints()[0], endpoints()[1],
+               security_.curve() ? ", CURVE" : "");
   auto turn = [this] {
     zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
                                {xsub_.handle(), 0, ZMQ_POLLIN, 0},
@@ -99,7 +103,8 @@ void Tower::forward_beacons() {
       continue;
     }
     try {
-      (void)try_send(xpub_, beacon::encode(beacon::TowerBeacon{node->uuid, beacon::tower_endpoint(host, node->port)}));
+      auto out = beacon::TowerBeacon{node->uuid, beacon::tower_endpoint(host, node->port), node->key};
+      (void)try_send(xpub_, beacon::encode(out));
     } catch (const std::invalid_argument&) {  // a host the endpoint form cannot carry
       metrics_.malformed.fetch_add(1, std::memory_order_relaxed);
       continue;

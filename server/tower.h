@@ -4,6 +4,10 @@
 // "B | uuid | tcp://host:port" for each node beacon, using the connection's
 // peer address when the node left its host empty. Subscriptions arriving on
 // the XPUB are forwarded upstream to the XSUB, except welcome ones ('W').
+// The CURVE key a node beacon carries (protocol/beacon.h) is forwarded with
+// it. With a certificate in `security` both sockets are CURVE servers, ZAP
+// domains "tower-beacons" (T) and "tower-peers" (T+1): only allowed keys
+// announce themselves or hear of others.
 // start() binds and runs the reactor on its own thread; stop() joins it.
 #pragma once
 
@@ -15,6 +19,7 @@
 
 #include <zmq.hpp>
 
+#include "security/curve_socket.h"
 #include "server/log.h"
 
 namespace zstore::server {
@@ -28,7 +33,8 @@ struct TowerMetrics {
 
 class Tower {
  public:
-  Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMetrics& metrics);
+  Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMetrics& metrics,
+        security::SocketSecurity security = {});
   ~Tower();
   Tower(const Tower&) = delete;
   Tower& operator=(const Tower&) = delete;
@@ -50,6 +56,7 @@ class Tower {
   std::string bind_;
   std::uint16_t port_;
   TowerMetrics& metrics_;
+  security::SocketSecurity security_;
   zmq::socket_t xsub_;
   zmq::socket_t xpub_;
   zmq::socket_t stop_rx_;

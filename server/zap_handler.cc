@@ -71,6 +71,11 @@ std::string ZapHandler::name_of(const std::string& raw_key) const {
   return it == names_.end() ? std::string() : it->second;
 }
 
+std::string ZapHandler::name_of_key(const std::string& z85_key) const {
+  auto raw = security::decode_key(z85_key);
+  return raw ? name_of(*raw) : std::string();
+}
+
 std::string ZapHandler::start() {
   if (auto err = reload(); !err.empty()) return err;
   auto socket = std::make_shared<zmq::socket_t>(ctx_, zmq::socket_type::rep);

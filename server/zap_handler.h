@@ -40,6 +40,9 @@ class ZapHandler {
   // (on error the previous list stays).
   std::string reload();
   std::size_t allowed() const;  // keys in the list, ours included
+  // The name of a Z85 public key in the list, empty when it is not there
+  // (or not a key). Thread-safe.
+  std::string name_of_key(const std::string& z85_key) const;
 
  private:
   void run();

@@ -1,5 +1,6 @@
 #include "client/cli/dafka_command.h"
 
+#include <algorithm>
 #include <atomic>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -33,14 +34,18 @@ struct Invocation {
   std::optional<milliseconds> timeout;
   std::optional<std::uint64_t> count;
   bool from_beginning = false;
+  security::SocketSecurity security;
 };
 
 constexpr milliseconds kDefaultProduceTimeout{10000};
+// A handshake failure that lasts this long (retries fail too) ends the command.
+constexpr milliseconds kHandshakeGrace{1000};
 
 const char* kUsage =
     "usage: zstore-cli dafka produce TOPIC [--tower tcp://HOST:P]... [--timeout-ms N]\n"
+    "                                      [--curve-cert FILE --server-key FILE]\n"
     "       zstore-cli dafka consume TOPIC [--from-beginning] [--tower tcp://HOST:P]... [--count N]\n"
-    "                                      [--timeout-ms N]\n"
+    "                                      [--timeout-ms N] [--curve-cert FILE --server-key FILE]\n"
     "\n"
     "produce  publish one record per line of stdin (without the newline); exit 0 once\n"
     "         a store acknowledged every record, 1 if that takes longer than\n"
@@ -51,7 +56,9 @@ const char* kUsage =
     "         unless --from-beginning asks the stores for everything they hold.\n"
     "\n"
     "Towers are found at tcp://HOST:P (XSUB P, XPUB P+1); default tcp://127.0.0.1:5580,\n"
-    "the tower zstored embeds. Text content is printed as is, anything else escaped\n"
+    "the tower zstored embeds. A zstored with --curve-cert needs --curve-cert (our\n"
+    "NAME.key_secret, NAME.key in its --curve-allow) and --server-key (its public key);\n"
+    "a refused or wrong key ends the command with the reason. Text content is printed as is, anything else escaped\n"
     "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error.\n";
 
 po::options_description visible_options() {
@@ -63,6 +70,7 @@ po::options_description visible_options() {
       ("timeout-ms", po::value<std::string>(), "produce: wait N ms for the ACKs; consume: stop after N ms")  //
       ("count", po::value<std::string>(), "consume: exit after N records")                                 //
       ("from-beginning", "consume: every record the stores hold, then new ones");
+  add_curve_options(o);
   return o;
 }
 
@@ -94,6 +102,7 @@ std::optional<Invocation> parse(const std::vector<std::string>& args) {
   if (vm.count("timeout-ms")) inv.timeout = milliseconds(parse_number(vm, "timeout-ms", 1, 86400000));
   if (vm.count("count")) inv.count = parse_number(vm, "count", 1, UINT64_MAX);
   inv.from_beginning = vm.count("from-beginning") > 0;
+  inv.security = curve_from(vm);
   if (inv.command == "produce" && (inv.count || inv.from_beginning))
     throw UsageError("--count and --from-beginning apply to consume only");
   return inv;
@@ -102,6 +111,7 @@ std::optional<Invocation> parse(const std::vector<std::string>& args) {
 dafka::NodeOptions node_options(const Invocation& inv) {
   dafka::NodeOptions o;
   o.towers = inv.towers;
+  o.security = inv.security;
   return o;
 }
 
@@ -116,6 +126,39 @@ int fail(const std::string& message) {
   return kExitFailure;
 }
 
+// Tracks a node's handshake error: fatal once it lasted kHandshakeGrace.
+class HandshakeWatch {
+ public:
+  // The error once it is fatal, else empty.
+  std::string check(const std::string& error) {
+    auto now = Clock::now();
+    if (error.empty()) {
+      failing_ = false;
+      return {};
+    }
+    if (!failing_) since_ = now;
+    failing_ = true;
+    return now - since_ >= kHandshakeGrace ? error : std::string();
+  }
+
+ private:
+  bool failing_ = false;
+  Clock::time_point since_{};
+};
+
+// flush() in slices, giving up early on a lasting handshake failure (set
+// into *error).
+bool flush_or_fail(dafka::Producer& producer, milliseconds timeout, std::string* error) {
+  HandshakeWatch watch;
+  auto deadline = Clock::now() + timeout;
+  while (true) {
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (producer.flush(std::clamp(left, milliseconds(0), milliseconds(100)))) return true;
+    *error = watch.check(producer.handshake_error());
+    if (!error->empty() || Clock::now() >= deadline) return false;
+  }
+}
+
 int run_produce(const Invocation& inv) {
   dafka::ProducerOptions o;
   o.node = node_options(inv);
@@ -127,10 +170,12 @@ int run_produce(const Invocation& inv) {
     ++published;
   }
   const auto timeout = inv.timeout.value_or(kDefaultProduceTimeout);
-  if (producer.flush(timeout)) return kExitOk;
+  std::string error;
+  if (flush_or_fail(producer, timeout, &error)) return kExitOk;
+  if (!error.empty()) return fail(error);
   return fail(std::to_string(producer.unacked()) + " of " + std::to_string(published) +
               " record(s) not acknowledged by a store within " + std::to_string(timeout.count()) +
-              " ms (towers: " + towers_text(inv) + ")");
+              " ms (towers: " + towers_text(inv) + ")" + curve_hint(inv.security));
 }
 
 int run_consume(const Invocation& inv) {
@@ -143,11 +188,15 @@ int run_consume(const Invocation& inv) {
 
   std::atomic<bool> done{false};
   std::uint64_t printed = 0;  // the printer thread's until joined
+  std::string error;          // likewise
   std::optional<Clock::time_point> deadline;
   if (inv.timeout) deadline = Clock::now() + *inv.timeout;
   std::thread printer([&] {
+    HandshakeWatch watch;
     while (!done.load()) {
       if (deadline && Clock::now() >= *deadline) break;
+      error = watch.check(consumer.handshake_error());
+      if (!error.empty()) break;
       auto record = consumer.poll(milliseconds(100));
       if (!record) continue;
       std::cout << printable(record->content) << std::endl;
@@ -158,9 +207,10 @@ int run_consume(const Invocation& inv) {
   stop.wait();
   done.store(true);
   printer.join();
+  if (!error.empty()) return fail(error);
   if (inv.count && printed < *inv.count && stop.signal_number() == 0)
     return fail("received " + std::to_string(printed) + " of " + std::to_string(*inv.count) + " record(s) within " +
-                std::to_string(inv.timeout->count()) + " ms (towers: " + towers_text(inv) + ")");
+                std::to_string(inv.timeout->count()) + " ms (towers: " + towers_text(inv) + ")" + curve_hint(inv.security));
   return kExitOk;
 }
 

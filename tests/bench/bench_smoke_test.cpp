@@ -144,6 +144,17 @@ BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {
   BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
   BOOST_TEST(run.last["per_s"].get<double>() > 100.0);
   check_latency(run.last, "");
+  BOOST_TEST(run.last["curve"] == false);
+
+  // The encrypted path: zstored with --curve-cert, the nodes with an allowed
+  // key (their beacons carry it, the store connects with it).
+  Run curve = bench(with({"dafka", "--writers", "1", "--curve"}));
+  BOOST_TEST_REQUIRE(curve.code == 0, curve.output);
+  BOOST_TEST_REQUIRE(curve.last.is_object(), curve.output);
+  BOOST_TEST(curve.last["curve"] == true);
+  BOOST_TEST(curve.output.find("CURVE on: zstored refuses plaintext clients") != std::string::npos, curve.output);
+  BOOST_TEST(curve.last["per_s"].get<double>() > 100.0);
+  check_latency(curve.last, "");
 
   Run replay = bench({"replay", "--records", "20000", "--vs-relay", "--json"});
   BOOST_TEST_REQUIRE(replay.code == 0, replay.output);
@@ -203,9 +214,9 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {
   BOOST_TEST(bench({"warp"}).code == 2);
   BOOST_TEST(bench({"chp", "--value-bytes", "5"}).code == 2);
   BOOST_TEST(bench({"storm", "--resume", "maybe"}).code == 2);
-  Run dafka_curve = bench({"dafka", "--curve"});
+  Run dafka_curve = bench({"dafka", "--curve", "--dafka-server", "127.0.0.1:5582", "--tower", "127.0.0.1:5580"});
   BOOST_TEST(dafka_curve.code == 2);
-  BOOST_TEST(dafka_curve.output.find("dafka --curve is not available yet") != std::string::npos, dafka_curve.output);
+  BOOST_TEST(dafka_curve.output.find("cannot use --server or --dafka-server") != std::string::npos, dafka_curve.output);
   BOOST_TEST(bench({"snapshot", "--curve"}).code == 2);
   BOOST_TEST(bench({"chp", "--curve", "--server", "127.0.0.1:5556"}).code == 2);
   Run missing = bench({"chp", "--zstored", "/nonexistent/zstored", "--duration", "1"});

@@ -139,6 +139,11 @@ BOOST_AUTO_TEST_CASE(options_defaults_and_usage_errors) {
            {"chp", "--key-order", "shuffled"}}) {
     BOOST_CHECK_THROW(parse_options(bad, out), std::invalid_argument);
   }
+  // --curve: chp and dafka only, with a zstored of the bench's own.
+  BOOST_CHECK_THROW(parse_options({"snapshot", "--curve"}, out), std::invalid_argument);
+  BOOST_CHECK_THROW(parse_options({"dafka", "--curve", "--dafka-server", "h:1", "--tower", "h:2"}, out),
+                    std::invalid_argument);
+  BOOST_TEST(parse_options({"dafka", "--curve"}, out).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(memory_of_this_process_is_read) {

@@ -1,8 +1,9 @@
 // tools/docker-entrypoint, the container's entry point, run here without
 // Docker (keys, data and binaries moved by environment, loopback ports):
 // first start makes the server's keys and HTTP token, serves CURVE only to
-// allowed clients and HTTP /metrics only with the token; flags after it win
-// over its defaults; --insecure runs plain.
+// allowed clients and HTTP /metrics only with the token; Dafka (store and
+// tower) stays on, under CURVE; flags after it win over its defaults;
+// --insecure runs plain.
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -33,7 +34,7 @@ std::string read(const fs::path& p) {
 
 struct Entrypoint {
   TempDir root;
-  std::uint16_t chp = free_port_range(3), http = free_port();
+  std::uint16_t chp = free_port_range(3), http = free_port(), tower = free_port_range(3);
   std::unique_ptr<Process> process;
   int starts = 0;
 
@@ -62,7 +63,11 @@ BOOST_AUTO_TEST_CASE(first_start_makes_keys_and_serves_securely) {
   fs::create_directories(e.root.path() / "keys" / "allow");
   auto alice = zstore::security::generate_cert();
   BOOST_REQUIRE_EQUAL(zstore::security::save_cert(alice, (e.root.path() / "keys" / "allow").string(), "alice"), "");
-  BOOST_REQUIRE_MESSAGE(e.start({}), e.log());
+  auto dafka = std::vector<std::string>{"--tower-port", std::to_string(e.tower), "--dafka-port",
+                                        std::to_string(e.tower + 2)};
+  BOOST_REQUIRE_MESSAGE(e.start(dafka), e.log());
+  BOOST_TEST(e.log().find("Dafka tower on tcp://127.0.0.1:" + std::to_string(e.tower)) != std::string::npos);
+  BOOST_TEST(e.log().find("with CURVE, towers:") != std::string::npos, e.log());
   auto keys = e.root.path() / "keys";
   auto server = zstore::security::load_cert((keys / "server.key_secret").string(), true);
   BOOST_REQUIRE_MESSAGE(server.cert, server.error);
@@ -87,7 +92,7 @@ BOOST_AUTO_TEST_CASE(first_start_makes_keys_and_serves_securely) {
   // A restart keeps the keys.
   e.process->kill(SIGTERM);
   BOOST_REQUIRE_EQUAL(e.process->wait(), 0);
-  BOOST_REQUIRE_MESSAGE(e.start({}), e.log());
+  BOOST_REQUIRE_MESSAGE(e.start(dafka), e.log());
   BOOST_TEST(read(keys / "http-token") == token);
   BOOST_TEST(zstore::security::load_cert((keys / "server.key").string(), false).cert->public_key ==
              server.cert->public_key);
@@ -101,4 +106,27 @@ BOOST_AUTO_TEST_CASE(insecure_runs_plain_and_makes_nothing) {
   ChpPeer plain(ctx, "tcp://127.0.0.1", e.chp);
   BOOST_TEST(plain.snapshot("", 5s).has_value());
   BOOST_TEST(http_request(e.http, "GET", "/metrics").status == 200);
+}
+
+// The entry point leaves Dafka's ports to zstored's defaults in secure mode
+// too (it used to turn Dafka off): run it on a stand-in zstored that records
+// its environment.
+BOOST_AUTO_TEST_CASE(secure_mode_keeps_dafka_on) {
+  Entrypoint e;
+  auto bin = e.root.path() / "bin";
+  fs::create_directories(bin);
+  fs::create_symlink(bin_path("zstore-cli"), bin / "zstore-cli");
+  auto env_file = e.root.path() / "env";
+  {
+    std::ofstream stub(bin / "zstored");
+    stub << "#!/bin/sh\nenv > '" << env_file.string() << "'\n";
+  }
+  fs::permissions(bin / "zstored", fs::perms::owner_all);
+  ::setenv("ZSTORE_BIN_DIR", bin.c_str(), 1);
+  std::string out;
+  BOOST_REQUIRE_EQUAL(run_command({"/bin/sh", std::string(ZSTORE_SOURCE_DIR) + "/tools/docker-entrypoint"}, &out), 0);
+  std::string env = read(env_file);
+  BOOST_TEST(env.find("ZSTORE_CURVE_CERT=") != std::string::npos, env);
+  BOOST_TEST(env.find("ZSTORE_DAFKA_PORT") == std::string::npos, env);
+  BOOST_TEST(env.find("ZSTORE_TOWER_PORT") == std::string::npos, env);
 }

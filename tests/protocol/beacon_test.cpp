@@ -14,6 +14,7 @@ using zstore::protocol::Frames;
 namespace {
 
 const std::string kUuid = "0123456789ABCDEF0123456789ABCDEF";
+const std::string kKey = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";  // a Z85 public key (rfc 32's example)
 
 // The error detail of a failed result, "" for a success (Boost builds check
 // messages even when the check passes).
@@ -85,7 +86,7 @@ BOOST_AUTO_TEST_CASE(node_beacon_with_wrong_frame_count_is_rejected) {
   expect_node_error(Frames{}, DecodeErrorKind::kFrameCount, "no frames");
   expect_node_error(Frames{"B"}, DecodeErrorKind::kFrameCount, "got 1");
   expect_node_error(Frames{"B", kUuid}, DecodeErrorKind::kFrameCount, "got 2");
-  expect_node_error(Frames{"B", kUuid, "h", "5556", ""}, DecodeErrorKind::kFrameCount, "got 5");
+  expect_node_error(Frames{"B", kUuid, "h", "5556", kKey, ""}, DecodeErrorKind::kFrameCount, "got 6");
 }
 
 BOOST_AUTO_TEST_CASE(node_beacon_not_starting_with_b_is_rejected) {
@@ -131,6 +132,41 @@ BOOST_AUTO_TEST_CASE(encoding_an_invalid_node_beacon_throws) {
 }
 
 // ---------------------------------------------------------------------------
+// The CURVE key extension
+
+BOOST_AUTO_TEST_CASE(a_key_is_one_more_frame_and_plain_beacons_are_unchanged) {
+  BOOST_CHECK(beacon::encode(beacon::NodeBeacon{kUuid, "h", 5556, kKey}) == (Frames{"B", kUuid, "h", "5556", kKey}));
+  BOOST_CHECK(beacon::encode(beacon::TowerBeacon{kUuid, "tcp://h:1", kKey}) == (Frames{"B", kUuid, "tcp://h:1", kKey}));
+  BOOST_CHECK(beacon::encode(beacon::NodeBeacon{kUuid, "h", 5556}).size() == 4u);
+  BOOST_CHECK(beacon::encode(beacon::TowerBeacon{kUuid, "tcp://h:1"}).size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(beacons_with_a_key_round_trip) {
+  for (const auto& b : {beacon::NodeBeacon{kUuid, "h", 5556, kKey}, beacon::NodeBeacon{kUuid, "", 1, kKey}}) {
+    auto decoded = decode_node(beacon::encode(b));
+    BOOST_REQUIRE_MESSAGE(decoded.ok(), failure(decoded));
+    BOOST_CHECK(*decoded == b);
+  }
+  auto tower = decode_tower(beacon::encode(beacon::TowerBeacon{kUuid, "tcp://h:1", kKey}));
+  BOOST_REQUIRE_MESSAGE(tower.ok(), failure(tower));
+  BOOST_CHECK(tower->key == kKey);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_that_is_not_z85_is_rejected) {
+  for (const std::string& key : {std::string(), std::string(39, 'a'), std::string(41, 'a'), std::string(40, ' '),
+                                 std::string(39, 'a') + '"', std::string(39, 'a') + '\0'}) {
+    BOOST_TEST_CONTEXT("key '" << key << "'") {
+      BOOST_CHECK(!beacon::is_z85_key(key));
+      expect_node_error(Frames{"B", kUuid, "h", "5556", key}, DecodeErrorKind::kBadField, "key");
+      expect_tower_error(Frames{"B", kUuid, "tcp://h:1", key}, DecodeErrorKind::kBadField, "key");
+    }
+  }
+  BOOST_CHECK(beacon::is_z85_key(kKey));
+  BOOST_CHECK_THROW(beacon::encode(beacon::NodeBeacon{kUuid, "h", 1, "short"}), std::invalid_argument);
+  BOOST_CHECK_THROW(beacon::encode(beacon::TowerBeacon{kUuid, "tcp://h:1", "short"}), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------
 // Tower beacon
 
 BOOST_AUTO_TEST_CASE(tower_beacon_is_three_frames_with_tcp_endpoint) {
@@ -152,7 +188,7 @@ BOOST_AUTO_TEST_CASE(tower_beacon_with_wrong_frame_count_is_rejected) {
   expect_tower_error(Frames{}, DecodeErrorKind::kFrameCount, "no frames");
   expect_tower_error(Frames{"B"}, DecodeErrorKind::kFrameCount, "got 1");
   expect_tower_error(Frames{"B", kUuid}, DecodeErrorKind::kFrameCount, "got 2");
-  expect_tower_error(Frames{"B", kUuid, "h", "5556"}, DecodeErrorKind::kFrameCount, "got 4");
+  expect_tower_error(Frames{"B", kUuid, "tcp://h:1", kKey, ""}, DecodeErrorKind::kFrameCount, "got 5");
 }
 
 BOOST_AUTO_TEST_CASE(tower_beacon_not_starting_with_b_is_rejected) {

@@ -114,3 +114,10 @@ BOOST_AUTO_TEST_CASE(dafka_topic_sections_of_the_config_file_override_the_defaul
   std::ofstream(path) << "[dafka-topic logs/]\ndafka-retain-ms = soon\n";
   BOOST_TEST(parse({"--config", path}).exit_code == 2);
 }
+
+BOOST_AUTO_TEST_CASE(curve_covers_dafka_so_its_ports_stay_on) {
+  auto o = parse({"--curve-cert", "server.key_secret", "--curve-allow", "allow"});
+  BOOST_REQUIRE_MESSAGE(o.options, o.message);
+  BOOST_TEST(o.options->dafka_port == 5582u);
+  BOOST_TEST(o.options->tower_port == 5580u);
+}

@@ -112,12 +112,7 @@ Server open_server(const Options& o, std::ostream& log, const BenchCurve* curve 
   auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
   server.process = std::make_unique<ServerProcess>(path, o.server_cpu,
                                                    curve ? curve->server_args() : std::vector<std::string>{});
-  if (curve) {
-    server.process->set_client_security(curve->client());
-    // This build's zstored refuses --curve-cert with Dafka on (its Dafka
-    // sockets do not speak CURVE yet); chp does not use Dafka.
-    server.process->without_dafka();
-  }
+  if (curve) server.process->set_client_security(curve->client());
   server.process->start();
   server.ports = server.process->ports();
   log << "zstored " << server.pid() << " on " << server.process->data_dir().string() << '\n';
@@ -201,10 +196,13 @@ Report chp_mode(const Options& o, std::ostream& log) {
 
 Report dafka_mode(const Options& o, std::ostream& log) {
   Report report("dafka");
-  Server server = open_server(o, log);
+  std::unique_ptr<BenchCurve> curve = o.curve ? std::make_unique<BenchCurve>() : nullptr;
+  Server server = open_server(o, log, curve.get());
+  if (curve) check_plain_refused(server, log);
+  report.set_flag("curve", o.curve);
   zmq::context_t context(1);
   DafkaTransport transport(context, server.ports.endpoint(server.ports.tower),
-                           server.ports.endpoint(server.ports.dafka));
+                           server.ports.endpoint(server.ports.dafka), server.ports.security);
   streaming_runs(report, o, spec_of(o, Shape::kDafka), transport, server, log);
   return report;
 }

@@ -54,8 +54,9 @@ po::options_description describe(Options& o) {
        "also run the physical limit with the same load (the relay; for snapshot and replay a ZeroMQ-only "
        "source); adds ratio_vs_relay")
       ("curve", po::bool_switch(&o.curve),
-       "chp: zstored with CURVE (--curve-cert, --curve-allow; keys made in a temp dir) and CURVE writers and "
-       "subscriber, to compare with the plain run; the --vs-relay relay stays plain")
+       "chp, dafka: zstored with CURVE (--curve-cert, --curve-allow; keys made in a temp dir) and CURVE "
+       "clients (chp: writers and subscriber; dafka: producer nodes, whose beacons carry their keys, and the "
+       "ACK subscriber), to compare with the plain run; the --vs-relay relay stays plain")
       ("json", po::bool_switch(&o.json), "print one JSON object on the last line");
   return desc;
 }
@@ -91,10 +92,9 @@ void validate(const Options& o) {
   check(o.mode != "restart" || o.server.empty(), "restart kills and restarts the server itself: it cannot use --server");
   check(o.mode != "replay" || o.dafka_server.empty(),
         "replay restarts the store itself: it cannot use --dafka-server");
-  check(!o.curve || o.mode != "dafka",
-        "dafka --curve is not available yet: the Dafka clients of this build do not speak CURVE");
-  check(!o.curve || o.mode == "chp", "--curve applies to chp only");
-  check(!o.curve || o.server.empty(), "--curve starts its own zstored with fresh keys: it cannot use --server");
+  check(!o.curve || o.mode == "chp" || o.mode == "dafka", "--curve applies to chp and dafka only");
+  check(!o.curve || (o.server.empty() && o.dafka_server.empty()),
+        "--curve starts its own zstored with fresh keys: it cannot use --server or --dafka-server");
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ struct Options {
   int server_cpu = 1;
   int client_cpu = 0;
   bool vs_relay = false;
-  bool curve = false;  // chp: CURVE server and clients (fresh keys in a temp dir)
+  bool curve = false;  // chp, dafka: CURVE server and clients (fresh keys in a temp dir)
   bool json = false;
 };
 

@@ -45,9 +45,6 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
-  // Later starts run without the Dafka store and tower (--dafka-port 0
-  // --tower-port 0; ports().dafka and .tower become 0).
-  void without_dafka() { ports_.dafka = ports_.tower = 0; }
   // The CURVE keys clients (and the readiness probe) use; plain by default.
   void set_client_security(security::SocketSecurity security) { ports_.security = std::move(security); }
   // Appends flags for every later start (e.g. an HA pair naming each other).

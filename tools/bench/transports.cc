@@ -90,8 +90,14 @@ void PubSubTransport::receive(Board& board, const std::vector<std::string>&) {
   }
 }
 
-BenchNode::BenchNode(zmq::context_t& context, const std::string& tower)
+BenchNode::BenchNode(zmq::context_t& context, const std::string& tower, const security::SocketSecurity& security)
     : publisher_(context, zmq::socket_type::xpub), beacon_(context, zmq::socket_type::pub), address_(random_address()) {
+  if (security.curve()) {
+    publisher_.set(zmq::sockopt::curve_server, 1);
+    publisher_.set(zmq::sockopt::curve_secretkey, security.cert->secret_key);
+    key_ = security.cert->public_key;
+  }
+  security.as_client(beacon_);
   publisher_.set(zmq::sockopt::sndhwm, 0);
   publisher_.set(zmq::sockopt::linger, 0);
   publisher_.set(zmq::sockopt::xpub_verbose, 1);
@@ -107,7 +113,7 @@ BenchNode::BenchNode(zmq::context_t& context, const std::string& tower)
 void BenchNode::tick() {
   auto now = std::chrono::steady_clock::now();
   if (now >= next_beacon_) {
-    send_frames(beacon_, beacon::encode(beacon::NodeBeacon{address_, "127.0.0.1", port_}));
+    send_frames(beacon_, beacon::encode(beacon::NodeBeacon{address_, "127.0.0.1", port_, key_}));
     next_beacon_ = now + std::chrono::seconds(1);
   }
   zmq::message_t subscription;
@@ -129,7 +135,8 @@ namespace {
 
 class NodeOutlet : public Outlet {
  public:
-  NodeOutlet(zmq::context_t& context, const std::string& tower) : node_(context, tower) {
+  NodeOutlet(zmq::context_t& context, const std::string& tower, const security::SocketSecurity& security)
+      : node_(context, tower, security) {
     if (!node_.wait_subscriber(std::chrono::seconds(30))) {
       throw std::runtime_error("no Dafka store connected to the producer within 30 s (is the tower at " + tower +
                                " running?)");
@@ -145,10 +152,13 @@ class NodeOutlet : public Outlet {
 
 }  // namespace
 
-DafkaTransport::DafkaTransport(zmq::context_t& context, std::string tower, std::string store)
-    : context_(context), tower_(std::move(tower)), store_(std::move(store)) {}
+DafkaTransport::DafkaTransport(zmq::context_t& context, std::string tower, std::string store,
+                               security::SocketSecurity security)
+    : context_(context), tower_(std::move(tower)), store_(std::move(store)), security_(std::move(security)) {}
 
-std::unique_ptr<Outlet> DafkaTransport::open(int) { return std::make_unique<NodeOutlet>(context_, tower_); }
+std::unique_ptr<Outlet> DafkaTransport::open(int) {
+  return std::make_unique<NodeOutlet>(context_, tower_, security_);
+}
 
 void DafkaTransport::receive(Board& board, const std::vector<std::string>& partitions) {
   zmq::socket_t sub(context_, zmq::socket_type::sub);
@@ -159,6 +169,7 @@ void DafkaTransport::receive(Board& board, const std::vector<std::string>& parti
     writer_of[partitions[w]] = static_cast<int>(w);
     sub.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kAck, partitions[w]));
   }
+  security_.as_client(sub);
   sub.connect(store_);
   std::vector<zmq::message_t> frames;
   std::vector<std::string_view> views;

@@ -40,7 +40,9 @@ class PubSubTransport : public Transport {
 class DafkaTransport : public Transport {
  public:
   // tower: "tcp://host:T" (beacons go to T); store: the store's publisher.
-  DafkaTransport(zmq::context_t& context, std::string tower, std::string store);
+  // security: CURVE for every node and the ACK subscriber (plain by default).
+  DafkaTransport(zmq::context_t& context, std::string tower, std::string store,
+                 security::SocketSecurity security = {});
   std::unique_ptr<Outlet> open(int writer) override;
   void receive(Board& board, const std::vector<std::string>& partitions) override;
 
@@ -48,13 +50,15 @@ class DafkaTransport : public Transport {
   zmq::context_t& context_;
   std::string tower_;
   std::string store_;
+  security::SocketSecurity security_;
 };
 
 // A Dafka node as the benchmark uses it: a random address, an XPUB bound on
-// loopback and beacons to a tower every second (tick()).
+// loopback and beacons to a tower every second (tick()). With CURVE its
+// publisher is a CURVE server under security.cert, which its beacons announce.
 class BenchNode {
  public:
-  BenchNode(zmq::context_t& context, const std::string& tower);
+  BenchNode(zmq::context_t& context, const std::string& tower, const security::SocketSecurity& security = {});
   // Waits (beaconing) until some peer subscribed to our publisher.
   bool wait_subscriber(std::chrono::milliseconds timeout);
   void tick();  // a beacon when one is due; drains subscription messages
@@ -66,6 +70,7 @@ class BenchNode {
   zmq::socket_t beacon_;
   std::string address_;
   std::uint16_t port_ = 0;
+  std::string key_;  // our public key in beacons (CURVE), or empty
   std::chrono::steady_clock::time_point next_beacon_{};
   bool subscribed_ = false;
 };

@@ -1,0 +1,79 @@
+// DafkaStore: connecting the SUB to the publishers discovery announces,
+// within --dafka-peers and, with CURVE, to allowed keys only.
+#include <spdlog/spdlog.h>
+
+#include "protocol/endpoint.h"
+#include "server/dafka_store.h"
+
+namespace zstore::server {
+
+bool DafkaStore::peer_allowed(const PeerChange& change) {
+  auto refuse = [&](const char* why) {
+    metrics_.peers_refused.fetch_add(1, std::memory_order_relaxed);
+    peer_log_.log(spdlog::level::warn, "Dafka: not connecting to {}{}: {}", change.endpoint,
+                  change.key.empty() ? "" : " (key " + change.key + ")", why);
+    return false;
+  };
+  if (!config_.peers.empty()) {
+    auto hp = protocol::parse_tcp_endpoint(change.endpoint);
+    if (!hp || !protocol::in_ranges(config_.peers, hp->host)) return refuse("outside --dafka-peers");
+  }
+  if (!config_.security.curve()) return true;
+  if (change.key.empty()) return refuse("its beacon carries no CURVE key");
+  if (config_.peer_name && config_.peer_name(change.key).empty()) return refuse("its key is not in --curve-allow");
+  return true;
+}
+
+// Connects with the peer's key as the server key (libzmq reads the CURVE
+// options at connect()). A known endpoint announced with another key (a
+// node restarted there) is connected again with the new one.
+void DafkaStore::connect_peer(const PeerChange& c) {
+  auto it = connected_.find(c.endpoint);
+  if (it != connected_.end() && it->second.key == c.key) {
+    ++it->second.refs;
+    return;
+  }
+  if (!peer_allowed(c)) return;
+  if (it != connected_.end()) sub_.disconnect(c.endpoint);
+  if (config_.security.curve()) {
+    security::SocketSecurity peer = config_.security;
+    peer.server_key = c.key;
+    peer.as_client(sub_);
+  }
+  Connection& conn = connected_[c.endpoint];
+  try {
+    sub_.connect(c.endpoint);
+  } catch (const zmq::error_t&) {
+    connected_.erase(c.endpoint);
+    throw;
+  }
+  ++conn.refs;
+  conn.key = c.key;
+}
+
+void DafkaStore::disconnect_peer(const PeerChange& c) {
+  auto it = connected_.find(c.endpoint);
+  if (it == connected_.end()) return;  // never connected
+  if (--it->second.refs > 0) return;
+  connected_.erase(it);
+  sub_.disconnect(c.endpoint);
+}
+
+void DafkaStore::on_discovery() {
+  std::vector<PeerChange> changes;
+  discovery_.on_readable(&changes);
+  apply(changes);
+}
+
+void DafkaStore::apply(const std::vector<PeerChange>& changes) {
+  for (const auto& c : changes) {
+    bool connect = c.kind == PeerChange::Kind::kConnect;
+    try {
+      connect ? connect_peer(c) : disconnect_peer(c);
+    } catch (const zmq::error_t& e) {
+      spdlog::warn("Dafka: cannot {} {}: {}", connect ? "connect to" : "disconnect from", c.endpoint, e.what());
+    }
+  }
+}
+
+}  // namespace zstore::server
