@@ -55,8 +55,10 @@ std::string describe(HandshakeProblem problem, const std::string& endpoint, cons
       text += "the server refused our key (not in its allow list)";
       break;
     case HandshakeProblem::kServerKeyMismatch:
-      text += "server key mismatch (the server could not decrypt our hello: ";
-      text += "the server key we hold is not its public key)";
+      // Also what a CURVE client sees of a plain server that hung up
+      // before its greeting was read (TCP reset): say both.
+      text += "server key mismatch (the server hung up on our hello: the server key we hold is not its ";
+      text += "public key, or the server does not use CURVE)";
       break;
     case HandshakeProblem::kMechanismMismatch:
       text += "security mechanism mismatch (one side uses CURVE, the other does not)";

@@ -96,7 +96,11 @@ BOOST_AUTO_TEST_CASE(curve_client_of_a_plain_server_is_told_the_mechanisms_diffe
   o.security = keys.as("alice");
   CloneClient client(o);
   const std::string error = error_of(client);
-  BOOST_TEST(contains(error, "security mechanism mismatch"), error);
+  // Which side notices first is a race: our client reads the server's NULL
+  // greeting (mechanism mismatch), or the server's hang-up resets the
+  // connection before that (told as a key mismatch that names this cause).
+  BOOST_TEST((contains(error, "security mechanism mismatch") || contains(error, "or the server does not use CURVE")),
+             error);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_key_allowed_later_clears_the_error_and_syncs, Fixture) {

@@ -114,7 +114,14 @@ BOOST_AUTO_TEST_CASE(a_curve_client_of_a_plain_server_is_told_the_mechanisms_dif
   Server server(false);
   auto out = connect_and_watch(server, server.keys.as("alice"));
   BOOST_REQUIRE(out.failure.has_value());
-  BOOST_TEST(static_cast<int>(out.failure->problem) == static_cast<int>(HandshakeProblem::kMechanismMismatch));
+  // A race: we read the server's NULL greeting (mechanism mismatch), or its
+  // hang-up resets the connection first (a key mismatch whose text names a
+  // plain server as the other cause).
+  if (out.failure->problem == HandshakeProblem::kServerKeyMismatch) {
+    BOOST_TEST(out.failure->message.find("or the server does not use CURVE") != std::string::npos);
+  } else {
+    BOOST_TEST(static_cast<int>(out.failure->problem) == static_cast<int>(HandshakeProblem::kMechanismMismatch));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_plain_handshake_succeeds_quietly) {
