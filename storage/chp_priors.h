@@ -35,6 +35,9 @@ class BatchPriors {
     in_batch_.reserve(keys.size());
   }
 
+  // n keys known to be absent (no lookup).
+  explicit BatchPriors(std::size_t n) : values_(n), statuses_(n, rocksdb::Status::NotFound()) {}
+
   // Key i (named key) before its write.
   Status before(std::size_t i, const std::string& key, Prior* out) const {
     if (auto it = in_batch_.find(key); it != in_batch_.end()) {

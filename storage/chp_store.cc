@@ -242,6 +242,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   epochs_.back().last = seq;
   history_count_ = count;
   live_keys_ = keys;
+  ascending_since_clear_ = false;
   if (history_count_ > history_max_ + history_max_ / 16) (void)trim_history();  // retried at the next apply
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
   return Status::Ok();
@@ -373,6 +374,9 @@ Status ChpStore::clear() {
   history_from_ = UINT64_MAX;  // nothing to hand out until adopt()
   history_count_ = 0;
   live_keys_ = 0;
+  ascending_since_clear_ = true;
+  loaded_any_ = false;
+  last_loaded_.clear();
   return Status::Ok();
 }
 
@@ -383,7 +387,8 @@ Status ChpStore::load(std::span<const ChpRecord> records) {
   std::vector<rocksdb::Slice> names;
   names.reserve(records.size());
   for (const auto& r : records) names.push_back(slice(r.key));
-  BatchPriors priors(db_, names);
+  bool all_new = all_new_after_clear(records);  // a snapshot after clear(): no lookups
+  BatchPriors priors = all_new ? BatchPriors(records.size()) : BatchPriors(db_, names);
   auto* expiry = db_->handle(Column::kChpExpiry);
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
@@ -404,7 +409,24 @@ Status ChpStore::load(std::span<const ChpRecord> records) {
   if (!s.ok()) return s;
   live_keys_ = keys;
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
+  ascending_since_clear_ = all_new;
+  if (all_new && !records.empty()) {
+    loaded_any_ = true;
+    last_loaded_ = records.back().key;
+  }
   return s;
+}
+
+// Whether records are in ascending key order, above every key loaded since
+// clear() and nothing else was written since: then none is in the map.
+bool ChpStore::all_new_after_clear(std::span<const ChpRecord> records) const {
+  if (!ascending_since_clear_) return false;
+  const std::string* previous = loaded_any_ ? &last_loaded_ : nullptr;
+  for (const auto& r : records) {
+    if (previous != nullptr && !(*previous < r.key)) return false;
+    previous = &r.key;
+  }
+  return true;
 }
 
 Status ChpStore::adopt(std::uint64_t sequence, ChpEpochs epochs) {

@@ -156,6 +156,7 @@ class ChpStore {
                 std::uint64_t history_count);
   Status trim_history();
   Status count_keys_once();
+  bool all_new_after_clear(std::span<const ChpRecord> records) const;
   void put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys);
 
   Database* db_;
@@ -167,6 +168,11 @@ class ChpStore {
   std::uint64_t history_max_ = kDefaultHistoryEntries;
   std::uint64_t sweep_floor_ms_ = 0;  // no live index entry below it
   std::atomic<std::uint64_t> live_keys_{0};
+  // Since clear(), only load()s in ascending key order: the map holds no key
+  // above last_loaded_ (none at all while !loaded_any_).
+  bool ascending_since_clear_ = false;
+  bool loaded_any_ = false;
+  std::string last_loaded_;
 };
 
 }  // namespace zstore::storage
