@@ -11,20 +11,26 @@ namespace chp = protocol::chp;
 namespace {
 constexpr auto kSnapshotRetry = std::chrono::seconds(2);
 constexpr std::size_t kLoadBatch = 1000;
+// Messages one call handles: a turn loads at most one batch of the snapshot
+// (or applies that many KVPUBs), so the reactor stays responsive while a big
+// map loads; the socket stays readable and the next turn goes on.
+constexpr std::size_t kPerTurn = kLoadBatch;
 constexpr std::size_t kMaxBuffered = 1'000'000;
 }  // namespace
 
 ChpFollower::ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
-                         chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security)
+                         chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security,
+                         std::uint64_t receive_budget)
     : ctx_(ctx), store_(store), pending_(pending), leader_(std::move(leader)), limits_(limits),
-      now_ms_(std::move(now_ms)), security_(std::move(security)) {}
+      now_ms_(std::move(now_ms)), security_(std::move(security)), receive_budget_(receive_budget) {}
 
 void ChpFollower::start() {
   auto colon = leader_.rfind(':');
   int port = std::stoi(leader_.substr(colon + 1));
   sub_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
   sub_.set(zmq::sockopt::linger, 0);
-  sub_.set(zmq::sockopt::rcvhwm, 0);
+  sub_.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));
+  sub_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
   sub_.set(zmq::sockopt::subscribe, "");
   security_.as_client(sub_);
   sub_.connect(leader_.substr(0, colon) + ":" + std::to_string(port + 1));
@@ -34,13 +40,15 @@ void ChpFollower::start() {
 void ChpFollower::request_snapshot() {
   dealer_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);  // a fresh socket: no stale replies
   dealer_.set(zmq::sockopt::linger, 0);
-  dealer_.set(zmq::sockopt::rcvhwm, 0);
+  dealer_.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));  // the leader waits (ROUTER)
+  dealer_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
   security_.as_client(dealer_);
   dealer_.connect(leader_);
   (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerSnapshot), ""});
   phase_ = Phase::kRequested;
   loaded_.clear();
   buffered_.clear();
+  buffered_bytes_ = 0;
   last_progress_ = Clock::now();
 }
 
@@ -62,7 +70,7 @@ std::uint64_t ChpFollower::expiry_of(const std::string& properties) const {
 
 void ChpFollower::on_snapshot_socket() {
   ReceivedMessage msg;
-  while (try_recv(dealer_, &msg)) {
+  for (std::size_t n = 0; n < kPerTurn && try_recv(dealer_, &msg); ++n) {
     auto reply = chp::decode_snapshot_reply(msg.frames(), limits_);
     if (!reply) {
       restart("malformed snapshot message: " + reply.error().detail);
@@ -113,6 +121,7 @@ void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   phase_ = Phase::kFollowing;
   std::vector<chp::KvMsg> buffered;
   buffered.swap(buffered_);
+  buffered_bytes_ = 0;
   for (auto& kv : buffered) {
     if (kv.sequence > store_.last_sequence()) {
       apply_update(kv);
@@ -133,23 +142,61 @@ void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   spdlog::info("HA follower: synced from {} at sequence {}", leader_, store_.last_sequence());
 }
 
+// Consecutive KVPUBs of one call go to the store as one batch (as the
+// active writes them), so a passive keeps up with its active's rate.
 void ChpFollower::on_update_socket() {
   ReceivedMessage msg;
-  while (try_recv(sub_, &msg)) {
+  std::vector<storage::ChpWrite> batch;  // sequences last_sequence()+1, +2, ...
+  for (std::size_t n = 0; n < kPerTurn && try_recv(sub_, &msg); ++n) {
     auto update = chp::decode_update(msg.frames(), limits_);
-    if (!update || std::holds_alternative<chp::Hugz>(update.value())) continue;
-    auto& kv = std::get<chp::KvMsg>(update.value());
-    if (phase_ != Phase::kFollowing) {
-      if (buffered_.size() >= kMaxBuffered) return restart("too many updates during the snapshot");
-      buffered_.push_back(std::move(kv));
+    if (!update) continue;
+    std::uint64_t last = store_.last_sequence() + batch.size();  // once the batch is applied
+    if (auto* hugz = std::get_if<chp::Hugz>(&update.value())) {
+      // The leader's HUGZ follows every KVPUB up to its sequence: above
+      // ours, some were lost (a full receive queue drops the latest).
+      if (phase_ == Phase::kFollowing && hugz->sequence > last) {
+        return restart("HUGZ at sequence " + std::to_string(hugz->sequence) + ", above our " + std::to_string(last) +
+                       ": updates were lost");
+      }
       continue;
     }
-    if (kv.sequence <= store_.last_sequence()) {
+    auto& kv = std::get<chp::KvMsg>(update.value());
+    if (phase_ != Phase::kFollowing) {
+      if (!buffer(kv)) return;
+      continue;
+    }
+    if (kv.sequence <= last) {
       pending_.seen_from_active(kv.uuid);
       continue;
     }
-    apply_update(kv);
+    if (kv.sequence != last + 1) {
+      return restart("sequence gap: " + std::to_string(last) + " -> " + std::to_string(kv.sequence));
+    }
+    pending_.seen_from_active(kv.uuid);
+    batch.push_back(write_of(kv));
   }
+  if (!batch.empty()) {
+    if (auto s = store_.apply(batch); !s.ok()) restart(s.message());
+  }
+}
+
+// Keeps a KVPUB that arrived while the snapshot loads; false (and a new
+// sync) past the byte budget.
+bool ChpFollower::buffer(chp::KvMsg& kv) {
+  buffered_bytes_ += kv.key.size() + kv.uuid.size() + kv.properties.size() + kv.body.size();
+  if (buffered_.size() >= kMaxBuffered || buffered_bytes_ > receive_budget_) {
+    restart("too many updates during the snapshot (" + std::to_string(buffered_bytes_) +
+            " bytes, more than --receive-buffer-bytes)");
+    return false;
+  }
+  buffered_.push_back(std::move(kv));
+  return true;
+}
+
+storage::ChpWrite ChpFollower::write_of(chp::KvMsg& kv) const {
+  std::uint64_t expires = kv.body.empty() ? 0 : expiry_of(kv.properties);
+  return {std::move(kv.key), std::move(kv.uuid), std::move(kv.properties), std::move(kv.body), expires, kv.sequence,
+          now_ms_()};
 }
 
 void ChpFollower::apply_update(chp::KvMsg& kv) {
@@ -157,9 +204,7 @@ void ChpFollower::apply_update(chp::KvMsg& kv) {
     return restart("sequence gap: " + std::to_string(store_.last_sequence()) + " -> " + std::to_string(kv.sequence));
   }
   pending_.seen_from_active(kv.uuid);
-  std::uint64_t expires = kv.body.empty() ? 0 : expiry_of(kv.properties);
-  storage::ChpWrite w{std::move(kv.key), std::move(kv.uuid), std::move(kv.properties), std::move(kv.body), expires,
-                      kv.sequence, now_ms_()};
+  storage::ChpWrite w = write_of(kv);
   if (auto s = store_.apply({&w, 1}); !s.ok()) restart(s.message());
 }
 

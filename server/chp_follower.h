@@ -2,8 +2,10 @@
 // the active's publisher, asks for a full snapshot, REPLACES the local map
 // with it (the map is marked unsynced until KTHXBAI, so a crash mid-way
 // never leaves a partial map that could be served), then applies every
-// KVPUB with the active's own sequence numbers. A sequence gap or an
-// unanswered snapshot request starts a new sync; it never gives up.
+// KVPUB with the active's own sequence numbers. A sequence gap (a KVPUB
+// or HUGZ above the next sequence: updates lost, e.g. to a full receive
+// queue) or an unanswered snapshot request starts a new sync; it never
+// gives up.
 #pragma once
 
 #include <chrono>
@@ -18,6 +20,7 @@
 #include "security/curve_socket.h"
 #include "protocol/chp_codec.h"
 #include "server/chp_pending.h"
+#include "server/receive_budget.h"
 #include "storage/chp_store.h"
 
 namespace zstore::server {
@@ -27,12 +30,17 @@ class ChpFollower {
   using Clock = std::chrono::steady_clock;
 
   // leader: "tcp://host:P" of the active server's CHP ports.
+  // receive_budget: bytes each of its receive queues may hold (its high-
+  // water marks, receive_budget.h) and the KVPUBs it buffers while syncing;
+  // an update lost to a full queue is a sequence gap, which resyncs.
   ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
-              protocol::chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {});
+              protocol::chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {},
+              std::uint64_t receive_budget = kDefaultReceiveBudgetBytes);
 
   // Connects and requests a snapshot.
   void start();
   // Socket handlers and the retry timer; call when readable / every turn.
+  // A handler reads a bounded number of messages (one load batch) per call.
   void on_snapshot_socket();
   void on_update_socket();
   void on_timer();
@@ -48,6 +56,8 @@ class ChpFollower {
   void flush_loaded();
   void finish_sync(const protocol::chp::Kthxbai& done);
   void apply_update(protocol::chp::KvMsg& kv);
+  bool buffer(protocol::chp::KvMsg& kv);
+  storage::ChpWrite write_of(protocol::chp::KvMsg& kv) const;
   std::uint64_t expiry_of(const std::string& properties) const;
 
   zmq::context_t& ctx_;
@@ -64,6 +74,8 @@ class ChpFollower {
   Clock::time_point last_progress_{};
   std::vector<storage::ChpRecord> loaded_;         // snapshot records not yet written
   std::vector<protocol::chp::KvMsg> buffered_;      // KVPUBs received while syncing
+  std::uint64_t buffered_bytes_ = 0;
+  std::uint64_t receive_budget_;
 };
 
 }  // namespace zstore::server

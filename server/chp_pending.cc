@@ -1,8 +1,16 @@
 #include "server/chp_pending.h"
 
 namespace zstore::server {
+namespace {
+
+std::uint64_t size_of(const storage::ChpWrite& w) {
+  return w.key.size() + w.uuid.size() + w.properties.size() + w.value.size();
+}
+
+}  // namespace
 
 void PendingList::erase(Iter it) {
+  bytes_ -= size_of(it->write);
   if (!it->write.uuid.empty()) {
     if (auto u = by_uuid_.find(it->write.uuid); u != by_uuid_.end() && u->second == it) by_uuid_.erase(u);
   }
@@ -30,7 +38,7 @@ void PendingList::add(storage::ChpWrite write) {
     drop_older_of_key(write.key, next_id_);
     return;
   }
-  if (entries_.size() >= max_entries_) {
+  while (!entries_.empty() && (entries_.size() >= max_entries_ || bytes_ + size_of(write) > max_bytes_)) {
     erase(entries_.begin());
     ++dropped_;
   }
@@ -38,6 +46,7 @@ void PendingList::add(storage::ChpWrite write) {
     if (auto old = by_uuid_.find(write.uuid); old != by_uuid_.end()) erase(old->second);
   }
   std::uint64_t id = next_id_++;
+  bytes_ += size_of(write);
   entries_.push_back({id, std::move(write)});
   auto it = std::prev(entries_.end());
   if (!it->write.uuid.empty()) by_uuid_[it->write.uuid] = it;
@@ -69,6 +78,7 @@ std::vector<storage::ChpWrite> PendingList::take_all() {
     out.push_back(std::move(e.write));
   }
   entries_.clear();
+  bytes_ = 0;
   by_uuid_.clear();
   by_key_.clear();
   return out;

@@ -7,7 +7,8 @@
 // key that reached us before it are superseded and dropped: the active never
 // got them (a publisher drops messages to a peer that is reconnecting), and
 // applying them at takeover would put an older value over a newer one.
-// Bounded: past max_entries the oldest entry is dropped (and counted).
+// Bounded: past max_entries, or max_bytes of keys, UUIDs, properties and
+// values, the oldest entries are dropped (and counted).
 // A passive that (re)loads the active's snapshot drops, once it is loaded,
 // everything it received until then (see drop_received_before): the
 // active's KVPUBs of those updates may have gone out before we subscribed,
@@ -31,8 +32,9 @@ namespace zstore::server {
 
 class PendingList {
  public:
-  explicit PendingList(std::size_t max_entries = 1'000'000, std::size_t max_seen = 1'000'000)
-      : max_entries_(max_entries), max_seen_(max_seen) {}
+  explicit PendingList(std::size_t max_entries = 1'000'000, std::size_t max_seen = 1'000'000,
+                       std::uint64_t max_bytes = 4ull << 30)
+      : max_entries_(max_entries), max_seen_(max_seen), max_bytes_(max_bytes) {}
 
   // Adds a client update unless the active already republished its UUID.
   void add(storage::ChpWrite write);
@@ -52,12 +54,15 @@ class PendingList {
   std::size_t drop_received_before(std::uint64_t mark);
 
   std::size_t size() const { return entries_.size(); }
+  std::uint64_t bytes() const { return bytes_; }
   std::uint64_t dropped() const { return dropped_; }
   std::uint64_t superseded() const { return superseded_; }
 
  private:
   std::size_t max_entries_;
   std::size_t max_seen_;
+  std::uint64_t max_bytes_;
+  std::uint64_t bytes_ = 0;
   struct Entry {
     std::uint64_t id;  // arrival order
     storage::ChpWrite write;

@@ -13,13 +13,16 @@ constexpr std::size_t kMaxKeys = 4'000'000;  // bounds memory: a bigger hand-ove
 }  // namespace
 
 ChpReconciler::ChpReconciler(zmq::context_t& ctx, std::string peer_chp, std::uint64_t after, chp::Limits limits,
-                             std::function<std::uint64_t()> now_ms, security::SocketSecurity security)
-    : ctx_(ctx), peer_chp_(std::move(peer_chp)), after_(after), limits_(limits), now_ms_(std::move(now_ms)), security_(std::move(security)) {}
+                             std::function<std::uint64_t()> now_ms, security::SocketSecurity security,
+                             std::uint64_t receive_budget)
+    : ctx_(ctx), peer_chp_(std::move(peer_chp)), after_(after), limits_(limits), now_ms_(std::move(now_ms)),
+      security_(std::move(security)), receive_budget_(receive_budget) {}
 
 void ChpReconciler::start() {
   dealer_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);
   dealer_.set(zmq::sockopt::linger, 0);
-  dealer_.set(zmq::sockopt::rcvhwm, 0);
+  dealer_.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));  // the peer waits (ROUTER)
+  dealer_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
   security_.as_client(dealer_);
   dealer_.connect(peer_chp_);
   std::string after;

@@ -25,6 +25,7 @@
 
 #include "security/curve_socket.h"
 #include "protocol/chp_codec.h"
+#include "server/receive_budget.h"
 #include "storage/chp_store.h"
 
 namespace zstore::server {
@@ -36,8 +37,10 @@ class ChpReconciler {
   using Clock = std::chrono::steady_clock;
 
   // peer_chp: "tcp://host:P" of the peer's CHP ports; after: the common point.
+  // receive_budget: the bytes its receive queue may hold (receive_budget.h).
   ChpReconciler(zmq::context_t& ctx, std::string peer_chp, std::uint64_t after, protocol::chp::Limits limits,
-                std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {});
+                std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {},
+                std::uint64_t receive_budget = kDefaultReceiveBudgetBytes);
 
   void start();  // connects and sends the request
   zmq::socket_t& socket() { return dealer_; }
@@ -70,6 +73,7 @@ class ChpReconciler {
   protocol::chp::Limits limits_;
   std::function<std::uint64_t()> now_ms_;
   security::SocketSecurity security_;  // CURVE client of the peer
+  std::uint64_t receive_budget_;
   zmq::socket_t dealer_;
   Clock::time_point last_progress_{};
   std::map<std::string, protocol::chp::KvMsg> latest_;  // the peer's latest update per key

@@ -27,7 +27,7 @@ std::uint64_t system_now_ms() {
 ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
                      ChpMetrics& metrics)
     : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
-      snapshots_(256, config_.snapshot_stall) {
+      snapshots_(256, config_.snapshot_stall), pending_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }
 
@@ -39,8 +39,7 @@ std::vector<std::string> ChpServer::endpoints() const {
 }
 
 void ChpServer::start() {
-  auto max_frame = static_cast<std::int64_t>(
-      std::max({config_.limits.max_value_bytes, config_.limits.max_key_bytes, config_.limits.max_properties_bytes}));
+  auto max_frame = largest_chp_frame(config_.limits);
   router_ = zmq::socket_t(ctx_, zmq::socket_type::router);
   router_.set(zmq::sockopt::router_mandatory, 1);
   router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.limits.max_key_bytes + 64));
@@ -53,8 +52,8 @@ void ChpServer::start() {
   publisher_.set(zmq::sockopt::linger, 1000);
   collector_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
   collector_.set(zmq::sockopt::subscribe, "");
-  collector_.set(zmq::sockopt::maxmsgsize, max_frame + 64);
-  collector_.set(zmq::sockopt::rcvhwm, 100000);
+  collector_.set(zmq::sockopt::maxmsgsize, max_frame);
+  collector_.set(zmq::sockopt::rcvhwm, receive_hwm(config_.receive_budget_bytes, config_.limits));
   collector_.set(zmq::sockopt::linger, 0);
   config_.security.as_server(router_, "chp-snapshot");
   config_.security.as_server(publisher_, "chp-updates");

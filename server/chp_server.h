@@ -25,6 +25,7 @@
 #include "server/chp_follower.h"
 #include "server/chp_metrics.h"
 #include "server/chp_pending.h"
+#include "server/receive_budget.h"
 #include "server/chp_reconciler.h"
 #include "server/ha_link.h"
 #include "server/chp_snapshots.h"
@@ -56,6 +57,9 @@ struct ChpServerConfig {
   std::chrono::milliseconds history_max_age{0};
   std::size_t max_batch = 4096;          // KVSETs drained per loop turn
   std::size_t max_batch_bytes = 64u << 20;  // and their bytes: a turn stops after the message that reaches it
+  // --receive-buffer-bytes (receive_budget.h): bytes one connection's
+  // receive queue may hold (collector, HA follower), and the HA pending list.
+  std::uint64_t receive_budget_bytes = kDefaultReceiveBudgetBytes;
   // KVSYNCs sent per loop turn: small enough that KVSETs arriving during a
   // large snapshot wait little for the reactor (docs/benchmarks.md).
   std::size_t snapshot_slice = 256;

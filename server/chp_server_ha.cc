@@ -129,7 +129,7 @@ void ChpServer::ha_tick() {
     spdlog::info("HA: following the active at {} (our last sequence {}, handed over)", config_.ha->peer_chp,
                  store_.last_sequence());
     follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.ha->peer_chp, config_.limits,
-                                              config_.now_ms, config_.security);
+                                              config_.now_ms, config_.security, config_.receive_budget_bytes);
     follower_->start();
   }
   if (reconciler_ && reconciler_->on_timer() == ChpReconciler::Progress::kFailed) finish_reconcile();
@@ -144,7 +144,7 @@ void ChpServer::maybe_reconcile() {
   if (Clock::now() < next_reconcile_) return;
   spdlog::info("HA: taking over what the peer applied after sequence {} (its last is {})", common, peer_->map.last);
   reconciler_ = std::make_unique<ChpReconciler>(ctx_, config_.ha->peer_chp, common, config_.limits, config_.now_ms,
-                                                 config_.security);
+                                                 config_.security, config_.receive_budget_bytes);
   reconciler_->start();
 }
 

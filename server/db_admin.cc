@@ -30,15 +30,6 @@ std::vector<ColumnSizes> column_sizes(storage::Database& db) {
   return out;
 }
 
-std::uint64_t count_keys(storage::Database& db, storage::Column column) {
-  rocksdb::ReadOptions ro;
-  ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db.db()->NewIterator(ro, db.handle(column)));
-  std::uint64_t n = 0;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
-  return n;
-}
-
 CheckpointResult write_checkpoint(storage::Database& db, const std::string& dir) {
   if (dir.empty() || !fs::path(dir).is_absolute()) {
     return {CheckpointError::kBadTarget, "checkpoint directory must be an absolute path, got '" + dir + "'"};

@@ -19,8 +19,6 @@ struct ColumnSizes {
 
 std::vector<ColumnSizes> column_sizes(storage::Database& db);
 
-// Exact number of keys in a column family (iterates it: O(keys)).
-std::uint64_t count_keys(storage::Database& db, storage::Column column);
 
 enum class CheckpointError { kNone, kBadTarget, kExists, kFailed };
 

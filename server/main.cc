@@ -63,6 +63,7 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
   c.snapshot_stall = std::chrono::milliseconds(o.snapshot_stall_ms);
   c.history_max_age = std::chrono::milliseconds(o.chp_history_ms);
   c.max_batch_bytes = o.max_batch_bytes;
+  c.receive_budget_bytes = o.receive_buffer_bytes;
   if (!o.ha.empty()) {
     c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
                     std::chrono::milliseconds(o.ha_heartbeat_ms), o.ha_test_cut_file};
@@ -95,8 +96,9 @@ DafkaStoreConfig dafka_config(const ServerOptions& o, const security::SocketSecu
 
 ServerView server_view(storage::Database* db, ChpServer* chp, const ChpMetrics* chp_metrics,
                        const DafkaMetrics* dafka_metrics, const TowerMetrics* tower_metrics, const DiskWatch* disk,
-                       const storage::DafkaLog* dafka_log, AuthMetrics* auth) {
+                       const storage::DafkaLog* dafka_log, AuthMetrics* auth, const storage::ChpStore* chp_store) {
   ServerView v;
+  v.chp_store = chp ? chp_store : nullptr;
   v.auth = auth;
   v.db = db;
   v.dafka_log = dafka_log;
@@ -290,7 +292,8 @@ struct Reactors {
   void start_http(const ServerOptions& o, Storage& st, const DiskWatch& disk) {
     http = std::make_unique<HttpServer>(
         http_config(o), server_view(st.db.get(), chp.get(), &chp_metrics, dafka ? &dafka_metrics : nullptr,
-                                    tower ? &tower_metrics : nullptr, &disk, st.dafka.get(), &auth_metrics));
+                                    tower ? &tower_metrics : nullptr, &disk, st.dafka.get(), &auth_metrics,
+                                    st.chp.get()));
     http->start();
   }
 

@@ -40,7 +40,7 @@ void malformed(PromWriter& w, std::string_view name, std::string_view help, cons
   }
 }
 
-void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
+void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* store) {
   counter(w, "zstore_chp_updates_applied_total", "CHP updates (KVSET) persisted and published", get(m.updates_applied));
   counter(w, "zstore_chp_snapshots_served_total", "CHP snapshots (ICANHAZ?) answered", get(m.snapshots_served));
   counter(w, "zstore_chp_snapshot_keys_sent_total", "KVSYNC messages sent in snapshots", get(m.snapshot_keys_sent));
@@ -66,7 +66,7 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, storage::Database& db) {
   w.sample(get(m.acl_withheld_snapshot_keys), {{"kind", "snapshot_key"}});
   w.sample(get(m.acl_denied_subscriptions), {{"kind", "subscription"}});
   w.sample(get(m.acl_denied_peer_requests), {{"kind", "peer_request"}});
-  gauge(w, "zstore_chp_keys", "keys in the CHP map", count_keys(db, storage::Column::kChpMap));
+  if (store) gauge(w, "zstore_chp_keys", "keys in the CHP map", store->live_keys());  // maintained: no scan
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
 }
 
@@ -152,7 +152,7 @@ std::string render_metrics(const ServerView& view) {
   auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - view.started).count();
   w.family("zstore_uptime_seconds", "gauge", "seconds since zstored started");
   w.sample(uptime);
-  if (view.chp) chp_metrics(w, *view.chp, *view.db);
+  if (view.chp) chp_metrics(w, *view.chp, view.chp_store);
   if (view.dafka) dafka_metrics(w, *view.dafka, view.dafka_log);
   if (view.tower) {
     counter(w, "zstore_tower_beacons_forwarded_total", "beacons the embedded tower forwarded",

@@ -54,6 +54,9 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "CHP HUGZ heartbeat interval when idle")
       ("max-batch-bytes", po::value(&o.max_batch_bytes)->default_value(o.max_batch_bytes),
        "bytes of CHP updates or Dafka messages read per loop turn into one write batch (at least one message)")
+      ("receive-buffer-bytes", po::value(&o.receive_buffer_bytes)->default_value(o.receive_buffer_bytes),
+       "bytes one CHP connection's receive queue may hold (collector, HA follower); with --max-value-bytes it sets "
+       "the queues' high-water marks, see docs/operations.md")
       ("snapshot-stall-ms", po::value(&o.snapshot_stall_ms)->default_value(o.snapshot_stall_ms),
        "a CHP snapshot whose client reads nothing for this long is dropped and its RocksDB snapshot released; 0 = never")
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error")
@@ -264,6 +267,7 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   if (o.data_dir.empty()) return std::string("--data-dir must not be empty");
   if (o.max_value_bytes == 0) return std::string("--max-value-bytes must be positive");
   if (o.max_batch_bytes == 0) return std::string("--max-batch-bytes must be positive");
+  if (o.receive_buffer_bytes == 0) return std::string("--receive-buffer-bytes must be positive");
   if (o.sync_interval_ms == 0) return std::string("--sync-interval-ms must be positive");
   if (o.hugz_interval_ms == 0) return std::string("--hugz-interval-ms must be positive");
   if (o.beacon_interval_ms == 0 || o.beacon_timeout_ms <= o.beacon_interval_ms) {

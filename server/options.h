@@ -22,8 +22,9 @@ struct ServerOptions {
   std::uint32_t sync_interval_ms = 100;
   std::size_t max_value_bytes = 16u << 20;
   std::uint32_t hugz_interval_ms = 1000;
-  std::uint32_t snapshot_stall_ms = 30000;      // a snapshot client reading nothing this long is dropped; 0 = never
-  std::uint64_t max_batch_bytes = 64ull << 20;  // bytes drained per loop turn (CHP updates, Dafka messages)
+  std::uint32_t snapshot_stall_ms = 30000;          // a snapshot client reading nothing this long is dropped; 0 = never
+  std::uint64_t receive_buffer_bytes = 4ull << 30;  // per CHP receive queue (server/receive_budget.h)
+  std::uint64_t max_batch_bytes = 64ull << 20;      // bytes drained per loop turn (CHP updates, Dafka messages)
   std::string log_level = "info";
   std::uint64_t min_free_bytes = 1ull << 30;  // below it writes are refused; 0 = no watermark
 

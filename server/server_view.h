@@ -1,7 +1,8 @@
 // ServerView: what the HTTP side (health, metrics, admin) may look at in a
 // running zstored. Every member is safe to read from another thread: the
 // metrics are atomics, ha_state reads an atomic, the Database is RocksDB,
-// the Dafka log is read only through its atomic partition count.
+// the Dafka log is read only through its atomic partition count, the CHP
+// store through its atomic key count.
 // The viewed objects must outlive every HttpServer using the view.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include "server/dafka_metrics.h"
 #include "server/disk_watch.h"
 #include "server/tower.h"
+#include "storage/chp_store.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"
 
@@ -26,6 +28,7 @@ struct ServerView {
   const TowerMetrics* tower = nullptr;  // null when the embedded tower is disabled
   const DiskWatch* disk = nullptr;      // null when --min-free-bytes is 0
   const storage::DafkaLog* dafka_log = nullptr;  // partition_count() only (atomic)
+  const storage::ChpStore* chp_store = nullptr;  // live_keys() only (atomic); null when CHP is disabled
   std::function<std::string()> ha_state;  // standalone, primary, backup, active, passive
   AuthMetrics* auth = nullptr;  // authentication failures (the HTTP server counts its 401s in it)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

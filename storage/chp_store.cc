@@ -10,6 +10,7 @@
 
 #include "protocol/byte_order.h"
 #include "storage/chp_history.h"
+#include "storage/chp_priors.h"
 
 namespace zstore::storage {
 namespace {
@@ -96,11 +97,8 @@ Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_
   std::unique_ptr<ChpStore> store(new ChpStore(db));
   store->history_max_ = history_entries;
   Status s = store->load_meta();
+  if (s.ok()) s = store->count_keys_once();
   if (!s.ok()) return s;
-  std::unique_ptr<rocksdb::Iterator> index(db->db()->NewIterator(rocksdb::ReadOptions(), db->handle(Column::kChpExpiry)));
-  index->SeekToFirst();
-  store->may_have_ttls_ = index->Valid() || !index->status().ok();
-  index.reset();
   *out = std::move(store);
   return Status::Ok();
 }
@@ -146,6 +144,33 @@ Status ChpStore::load_meta() {
   return read_u64_meta(db_, kMetaChpHistoryCount, &history_count_, &present);
 }
 
+// The key count, from meta; a database written before it was kept is
+// counted once (a scan of the map) and the count stored.
+Status ChpStore::count_keys_once() {
+  std::uint64_t keys = 0;
+  bool present = false;
+  if (Status s = read_u64_meta(db_, kMetaChpKeys, &keys, &present); !s.ok() || present) {
+    live_keys_ = keys;
+    return s;
+  }
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(ro, db_->handle(Column::kChpMap)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++keys;
+  if (!it->status().ok()) return Status::Error("counting the CHP keys: " + it->status().ToString());
+  rocksdb::WriteBatch batch;
+  put_keys(batch, keys);
+  if (Status s = db_->write(batch); !s.ok()) return s;
+  live_keys_ = keys;
+  return Status::Ok();
+}
+
+void ChpStore::put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys) {
+  std::string bytes;
+  protocol::put_be<std::uint64_t>(bytes, keys);
+  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpKeys), bytes);
+}
+
 void ChpStore::put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs,
                         std::uint64_t history_from, std::uint64_t history_count) {
   auto* meta = db_->handle(Column::kMeta);
@@ -167,10 +192,14 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   auto* map = db_->handle(Column::kChpMap);
   auto* expiry = db_->handle(Column::kChpExpiry);
   std::uint64_t seq = last_sequence_;
+  std::uint64_t keys = live_keys();
   std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
-  std::unordered_map<std::string, std::uint64_t> in_batch;  // key -> expiry written earlier in this batch
-  bool had_ttls = may_have_ttls_;
-  for (auto& w : writes) {
+  std::vector<rocksdb::Slice> names;
+  names.reserve(writes.size());
+  for (const auto& w : writes) names.push_back(slice(w.key));
+  BatchPriors priors(db_, names);
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    auto& w = writes[i];
     if (w.sequence == 0) {
       w.sequence = ++seq;
     } else if (w.sequence <= seq) {
@@ -178,22 +207,23 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
     } else {
       seq = w.sequence;
     }
-    Status s = drop_old_expiry(batch, w.key, in_batch);
-    if (!s.ok()) return s;
+    BatchPriors::Prior old;
+    if (Status s = priors.before(i, w.key, &old); !s.ok()) return s;
+    if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, w.key));
     ChpEntryPieces pieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
     if (history_max_ > 0) put_history(batch, db_, w.sequence, w.written_ms, w.key, pieces);
-    if (w.value.empty()) {
+    bool exists = !w.value.empty();
+    keys = keys + (exists ? 1 : 0) - (old.exists ? 1 : 0);
+    priors.written(w.key, {exists, exists ? w.expires_at_ms : 0});
+    if (!exists) {
       batch.Delete(map, slice(w.key));
-      if (may_have_ttls_) in_batch[w.key] = 0;
       continue;
     }
     put_entry(batch, map, w.key, pieces);
     if (w.expires_at_ms != 0) {
       batch.Put(expiry, encode_expiry_key(w.expires_at_ms, w.key), rocksdb::Slice());
-      may_have_ttls_ = true;
       lowest = std::min(lowest, w.expires_at_ms);
     }
-    if (may_have_ttls_) in_batch[w.key] = w.expires_at_ms;
   }
   std::uint64_t count = history_max_ > 0 ? history_count_ + writes.size() : 0;
   std::string seq_bytes;
@@ -202,38 +232,19 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   std::string count_bytes;
   protocol::put_be<std::uint64_t>(count_bytes, count);
   batch.Put(db_->handle(Column::kMeta), slice(kMetaChpHistoryCount), count_bytes);
+  put_keys(batch, keys);
   Status s = db_->write(batch);
   if (!s.ok()) {
     for (auto& w : writes) w.sequence = 0;
-    may_have_ttls_ = had_ttls;
     return s;
   }
   last_sequence_ = seq;
   epochs_.back().last = seq;
   history_count_ = count;
+  live_keys_ = keys;
+  ascending_since_clear_ = false;
   if (history_count_ > history_max_ + history_slack()) (void)trim_history();  // retried at the next apply
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
-  return Status::Ok();
-}
-
-// The previous version of key (earlier in this batch, else on disk) had an
-// expiry: its index entry goes in the same batch, so the index holds
-// exactly one entry per key with a TTL and the sweep meets no stale ones.
-Status ChpStore::drop_old_expiry(rocksdb::WriteBatch& batch, const std::string& key,
-                                 const std::unordered_map<std::string, std::uint64_t>& in_batch) {
-  if (!may_have_ttls_) return Status::Ok();  // no TTL was ever written: nothing to look up
-  std::uint64_t old = 0;
-  if (auto it = in_batch.find(key); it != in_batch.end()) {
-    old = it->second;
-  } else {
-    rocksdb::PinnableSlice bytes;
-    rocksdb::Status rs = db_->db()->Get(rocksdb::ReadOptions(), db_->handle(Column::kChpMap), slice(key), &bytes);
-    if (rs.IsNotFound()) return Status::Ok();
-    if (!rs.ok()) return Status::Error("read of the previous entry failed: " + rs.ToString());
-    if (bytes.size() < 16) return Status::Error("corrupt CHP entry");
-    old = protocol::get_be<std::uint64_t>(std::string_view(bytes.data() + 8, 8));
-  }
-  if (old != 0) batch.Delete(db_->handle(Column::kChpExpiry), encode_expiry_key(old, key));
   return Status::Ok();
 }
 
@@ -303,58 +314,82 @@ Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vect
   return Status::Ok();
 }
 
+// One range delete per family, from the empty key (the smallest) to the
+// last one, in one batch. The empty begin key is outside chp_map's insert
+// hint extractor's domain (two-byte prefixes), so the range tombstone
+// takes no hint: RocksDB shares a memtable's hints between its point and
+// range-tombstone tables, and a hint from one corrupts the other.
 Status ChpStore::clear() {
-  // The map one batch of deletes at a time: a range delete there would take
-  // the memtable insert hints of chp_map's puts (RocksDB applies them to the
-  // range-tombstone table too, and corrupts it).
-  auto* map = db_->handle(Column::kChpMap);
-  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), map));
   rocksdb::WriteBatch batch;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    batch.Delete(map, it->key());
-    if (batch.Count() >= 10000) {
-      if (Status s = db_->write(batch); !s.ok()) return s;
-      batch.Clear();
-    }
-  }
-  if (!it->status().ok()) return Status::Error("clear scan failed: " + it->status().ToString());
-  for (Column c : {Column::kChpExpiry, Column::kChpHistory}) {
-    it.reset(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(c)));
+  for (Column c : {Column::kChpMap, Column::kChpExpiry, Column::kChpHistory}) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(c)));
     it->SeekToLast();
     if (!it->Valid()) {
       if (!it->status().ok()) return Status::Error("clear: " + it->status().ToString());
       continue;
     }
-    std::string last = it->key().ToString();
-    it->SeekToFirst();
-    if (!it->Valid()) return Status::Error("clear: " + it->status().ToString());
-    batch.DeleteRange(db_->handle(c), it->key(), slice(last));
-    batch.Delete(db_->handle(c), slice(last));
+    batch.DeleteRange(db_->handle(c), rocksdb::Slice(), it->key());
+    batch.Delete(db_->handle(c), it->key());
   }
   put_meta(batch, last_sequence_, epochs_, UINT64_MAX, 0);
+  put_keys(batch, 0);
   if (Status s = db_->write(batch); !s.ok()) return s;
   history_from_ = UINT64_MAX;  // nothing to hand out until adopt()
   history_count_ = 0;
+  live_keys_ = 0;
+  ascending_since_clear_ = true;
+  loaded_any_ = false;
+  last_loaded_.clear();
   return Status::Ok();
 }
 
 Status ChpStore::load(std::span<const ChpRecord> records) {
   rocksdb::WriteBatch batch;
   std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
-  for (const auto& r : records) {
+  std::uint64_t keys = live_keys();
+  std::vector<rocksdb::Slice> names;
+  names.reserve(records.size());
+  for (const auto& r : records) names.push_back(slice(r.key));
+  bool all_new = all_new_after_clear(records);  // a snapshot after clear(): no lookups
+  BatchPriors priors = all_new ? BatchPriors(records.size()) : BatchPriors(db_, names);
+  auto* expiry = db_->handle(Column::kChpExpiry);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    BatchPriors::Prior old;
+    if (Status s = priors.before(i, r.key, &old); !s.ok()) return s;
+    if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, r.key));
+    if (!old.exists) ++keys;
+    priors.written(r.key, {true, r.entry.expires_at_ms});
     put_entry(batch, db_->handle(Column::kChpMap), r.key,
               ChpEntryPieces(r.entry.sequence, r.entry.expires_at_ms, r.entry.uuid, r.entry.properties, r.entry.value));
     if (r.entry.expires_at_ms != 0) {
-      batch.Put(db_->handle(Column::kChpExpiry), encode_expiry_key(r.entry.expires_at_ms, r.key), rocksdb::Slice());
+      batch.Put(expiry, encode_expiry_key(r.entry.expires_at_ms, r.key), rocksdb::Slice());
       lowest = std::min(lowest, r.entry.expires_at_ms);
     }
   }
+  put_keys(batch, keys);
   Status s = db_->write(batch);
-  if (s.ok() && lowest != std::numeric_limits<std::uint64_t>::max()) {
-    may_have_ttls_ = true;
-    sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
+  if (!s.ok()) return s;
+  live_keys_ = keys;
+  sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
+  ascending_since_clear_ = all_new;
+  if (all_new && !records.empty()) {
+    loaded_any_ = true;
+    last_loaded_ = records.back().key;
   }
   return s;
+}
+
+// Whether records are in ascending key order, above every key loaded since
+// clear() and nothing else was written since: then none is in the map.
+bool ChpStore::all_new_after_clear(std::span<const ChpRecord> records) const {
+  if (!ascending_since_clear_) return false;
+  const std::string* previous = loaded_any_ ? &last_loaded_ : nullptr;
+  for (const auto& r : records) {
+    if (previous != nullptr && !(*previous < r.key)) return false;
+    previous = &r.key;
+  }
+  return true;
 }
 
 Status ChpStore::adopt(std::uint64_t sequence, ChpEpochs epochs) {

@@ -6,6 +6,7 @@
 // from that same thread while writes continue.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -29,6 +30,7 @@ inline constexpr std::string_view kMetaChpSynced = "chp_synced";
 inline constexpr std::string_view kMetaChpEpochs = "chp_epochs";
 inline constexpr std::string_view kMetaChpHistoryFrom = "chp_history_from";
 inline constexpr std::string_view kMetaChpHistoryCount = "chp_history_count";
+inline constexpr std::string_view kMetaChpKeys = "chp_keys";
 
 // Sequences of databases written before epochs were hybrid clocks were
 // (epoch << kEpochShift) | counter; their epoch list starts there.
@@ -78,6 +80,12 @@ class ChpStore {
 
   std::uint64_t last_sequence() const { return last_sequence_; }
 
+  // Keys in the map: kept by apply(), load() and clear() and persisted in
+  // the same batch as each change, so it is exact after a restart or a
+  // crash (a database written before it existed is counted once at Open).
+  // Any thread may read it.
+  std::uint64_t live_keys() const { return live_keys_.load(std::memory_order_relaxed); }
+
   // Applies writes in order as one atomic batch, each also recorded in the
   // history. Writes with sequence 0 get last_sequence()+1, +2, ...; explicit
   // sequences (a follower copying its leader) must be above last_sequence()
@@ -103,7 +111,8 @@ class ChpStore {
   Status due_expiries(std::uint64_t now_ms, std::size_t limit, std::vector<Due>* out);
 
   // Deletes every key and the history, keeping the sequence counter: a
-  // follower replacing its map with its leader's snapshot.
+  // follower replacing its map with its leader's snapshot. Costs O(1): one
+  // range delete per column family; compaction reclaims the space later.
   Status clear();
 
   // Stores records as they are (their own sequence and expiry), without
@@ -152,8 +161,9 @@ class ChpStore {
   Status trim_history();
   std::uint64_t history_slack() const;
   Status drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_ms);
-  Status drop_old_expiry(rocksdb::WriteBatch& batch, const std::string& key,
-                         const std::unordered_map<std::string, std::uint64_t>& in_batch);
+  Status count_keys_once();
+  bool all_new_after_clear(std::span<const ChpRecord> records) const;
+  void put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys);
 
   Database* db_;
   std::uint64_t last_sequence_ = 0;
@@ -162,8 +172,13 @@ class ChpStore {
   std::uint64_t history_from_ = 0;
   std::uint64_t history_count_ = 0;
   std::uint64_t history_max_ = kDefaultHistoryEntries;
-  bool may_have_ttls_ = false;      // false: no key has a TTL, apply() skips the old-entry lookup
   std::uint64_t sweep_floor_ms_ = 0;  // no live index entry below it
+  std::atomic<std::uint64_t> live_keys_{0};
+  // Since clear(), only load()s in ascending key order: the map holds no key
+  // above last_loaded_ (none at all while !loaded_any_).
+  bool ascending_since_clear_ = false;
+  bool loaded_any_ = false;
+  std::string last_loaded_;
 };
 
 }  // namespace zstore::storage

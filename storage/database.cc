@@ -84,6 +84,11 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   if (name == "chp_map") {
     // Two bytes bound the hints (about 250 B each) to 65536 per memtable.
     cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(2));
+    // Every write looks up the key's previous entry (ChpStore keeps the key
+    // count and the TTL index exact): a memtable bloom filter answers most
+    // lookups of new keys without a skip-list search.
+    cf.memtable_whole_key_filtering = true;
+    cf.memtable_prefix_bloom_size_ratio = 0.02;
   }
   if (name == "dafka_records") {
     cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<PartitionOfRecordKey>();

@@ -4,6 +4,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -11,6 +12,7 @@
 #include <zmq.hpp>
 
 #include "protocol/chp_codec.h"
+#include "server/receive_budget.h"
 #include "server/zmq_frames.h"
 #include "storage/chp_store.h"
 #include "tests/support/test_support.h"
@@ -81,4 +83,107 @@ BOOST_AUTO_TEST_CASE(nothing_received_before_the_snapshot_completed_stays_pendin
   // Updates received from here on are kept until the active republishes them.
   pending.add(kvset("m", std::string(16, '\x04'), "later"));
   BOOST_CHECK_EQUAL(pending.size(), 1u);
+}
+
+// ---- bounded receive queues --------------------------------------------------
+
+namespace {
+
+// A scripted leader (ROUTER at P, PUB at P+1) and a follower of it with a
+// receive budget of `budget` bytes.
+struct Bounded {
+  zstore::testing::TempDir dir;
+  std::unique_ptr<zstore::storage::Database> db;
+  std::unique_ptr<zstore::storage::ChpStore> store;
+  zmq::context_t ctx;
+  std::uint16_t port = zstore::testing::free_port_range(2);
+  zmq::socket_t router{ctx, zmq::socket_type::router};
+  zmq::socket_t pub{ctx, zmq::socket_type::pub};
+  PendingList pending;
+  std::unique_ptr<ChpFollower> follower;
+  std::string identity;
+
+  explicit Bounded(std::uint64_t budget) {
+    BOOST_REQUIRE(zstore::storage::Database::Open(dir.str(), {}, &db).ok());
+    BOOST_REQUIRE(zstore::storage::ChpStore::Open(db.get(), &store).ok());
+    router.bind("tcp://127.0.0.1:" + std::to_string(port));
+    pub.set(zmq::sockopt::sndhwm, 1);
+    pub.bind("tcp://127.0.0.1:" + std::to_string(port + 1));
+    follower = std::make_unique<ChpFollower>(ctx, *store, pending, "tcp://127.0.0.1:" + std::to_string(port),
+                                             chp::Limits{}, [] { return 0; }, zstore::security::SocketSecurity{}, budget);
+    follower->start();
+  }
+
+  // Drains the follower's sockets (and calls each() every time) until a
+  // snapshot request reaches the leader; false after 10 s.
+  bool next_request(const std::function<void()>& each = {}) {
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    ReceivedMessage request;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (zstore::server::try_recv(router, &request)) {
+        identity = std::string(request.views[0]);
+        return true;
+      }
+      if (each) each();
+      follower->on_update_socket();
+      follower->on_snapshot_socket();
+      std::this_thread::sleep_for(1ms);
+    }
+    return false;
+  }
+
+  void publish(std::uint64_t sequence, std::size_t value_bytes) {
+    (void)zstore::server::try_send(pub, chp::encode_kvmsg({"k", sequence, std::string(16, '\x05'), "",
+                                                           std::string(value_bytes, 'v')}));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(receive_queues_get_the_high_water_mark_of_the_budget) {
+  Bounded b(64ull << 20);
+  int expected = zstore::server::receive_hwm(64ull << 20, chp::Limits{});
+  BOOST_CHECK_EQUAL(expected, 3);  // 64 MiB of the largest messages (16 MiB value, 64 KiB key and properties)
+  BOOST_CHECK_EQUAL(b.follower->update_socket().get(zmq::sockopt::rcvhwm), expected);
+  BOOST_CHECK_EQUAL(b.follower->snapshot_socket().get(zmq::sockopt::rcvhwm), expected);
+}
+
+// Updates lost to a full receive queue are a sequence gap: the next KVPUB,
+// or else the leader's next HUGZ (which carries its last sequence), shows
+// it and the follower asks for a new snapshot rather than miss them. Here
+// the queue drops the tail of a burst: only the HUGZ can tell.
+BOOST_AUTO_TEST_CASE(updates_lost_to_a_bounded_queue_make_the_follower_resync) {
+  Bounded b(1);  // one message per queue
+  BOOST_REQUIRE(b.next_request());
+  (void)zstore::server::try_send(b.router, chp::encode_kthxbai({0, "", {}}), b.identity);
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (b.store->last_sequence() < 1) {  // until the subscription is in place
+    BOOST_REQUIRE(std::chrono::steady_clock::now() < deadline);
+    b.publish(1, 10);
+    std::this_thread::sleep_for(5ms);
+    b.follower->on_snapshot_socket();
+    b.follower->on_update_socket();
+  }
+  for (std::uint64_t s = 2; s < 400; ++s) b.publish(s, 64 * 1024);  // 25 MB: more than the queues and TCP buffers
+  BOOST_CHECK(b.next_request([&] { (void)zstore::server::try_send(b.pub, chp::encode_hugz({399})); }));
+  BOOST_CHECK_LT(b.store->last_sequence(), 399u);
+  BOOST_CHECK(!b.follower->following());
+}
+
+// KVPUBs buffered while the snapshot loads are bounded by the budget too.
+BOOST_AUTO_TEST_CASE(updates_buffered_during_a_snapshot_past_the_budget_restart_it) {
+  Bounded b(10'000);
+  BOOST_REQUIRE(b.next_request());
+  std::string first = b.identity;
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  ReceivedMessage request;
+  bool asked_again = false;
+  for (std::uint64_t s = 1; !asked_again; ++s) {
+    BOOST_REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, "no new snapshot request");
+    b.publish(s, 1000);
+    std::this_thread::sleep_for(1ms);
+    b.follower->on_update_socket();
+    asked_again = zstore::server::try_recv(b.router, &request);
+  }
+  BOOST_CHECK(!b.follower->following());
 }

@@ -118,3 +118,20 @@ BOOST_AUTO_TEST_CASE(superseding_keeps_the_indexes_consistent) {
   p.seen_from_active("u3");  // already gone: nothing else may go
   BOOST_CHECK((uuids(p.take_all()) == std::vector<std::string>{"u4", "u5", "u6"}));
 }
+
+BOOST_AUTO_TEST_CASE(past_its_byte_budget_the_oldest_updates_are_dropped) {
+  PendingList p(1'000'000, 1'000'000, 3000);  // three updates of 1000 bytes: 2-byte key and UUID, 996-byte value
+  for (int i = 0; i < 5; ++i) p.add(write("k" + std::to_string(i), "u" + std::to_string(i), std::string(996, 'x')));
+  BOOST_CHECK_EQUAL(p.size(), 3u);
+  BOOST_CHECK_EQUAL(p.dropped(), 2u);
+  BOOST_CHECK_EQUAL(p.bytes(), 3000u);
+  BOOST_CHECK(uuids(p.take_all()) == (std::vector<std::string>{"u2", "u3", "u4"}));
+  BOOST_CHECK_EQUAL(p.bytes(), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(one_update_larger_than_the_budget_is_still_kept) {
+  PendingList p(1'000'000, 1'000'000, 100);
+  p.add(write("a", "u1"));
+  p.add(write("b", "u2", std::string(500, 'x')));
+  BOOST_CHECK(uuids(p.take_all()) == (std::vector<std::string>{"u2"}));
+}

@@ -69,6 +69,16 @@ BOOST_AUTO_TEST_CASE(snapshot_stall_flag) {
   expect_refused({"--max-batch-bytes", "0"}, "--max-batch-bytes");
 }
 
+BOOST_AUTO_TEST_CASE(receive_buffer_bytes_flag) {
+  auto d = parse({});
+  BOOST_REQUIRE(d.options);
+  BOOST_TEST(d.options->receive_buffer_bytes == (4ull << 30));
+  auto o = parse({"--receive-buffer-bytes", "1048576"});
+  BOOST_REQUIRE(o.options);
+  BOOST_TEST(o.options->receive_buffer_bytes == 1048576u);
+  expect_refused({"--receive-buffer-bytes", "0"}, "--receive-buffer-bytes");
+}
+
 BOOST_AUTO_TEST_CASE(dafka_retention_flags_and_defaults) {
   auto d = parse({});
   BOOST_REQUIRE(d.options);

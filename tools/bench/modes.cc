@@ -1,8 +1,10 @@
 #include "tools/bench/modes.h"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "protocol/endpoint.h"
 #include "tools/bench/bench_curve.h"
@@ -11,6 +13,8 @@
 #include "tools/bench/read_limits.h"
 #include "tools/bench/relay.h"
 #include "tools/bench/restart.h"
+#include "tools/bench/resync.h"
+#include "tools/bench/scrape.h"
 #include "tools/bench/server_process.h"
 #include "tools/bench/storm.h"
 #include "tools/bench/system.h"
@@ -262,6 +266,23 @@ Report replay_mode(const Options& o, std::ostream& log) {
   return report;
 }
 
+// The median of 5 scrapes of /metrics (our own zstored only: it has an
+// HTTP port), and the key count the scrape reports.
+void report_scrape(Report& report, const Server& server, std::ostream& log) {
+  if (!server.process) return;
+  log << "scraping /metrics...\n";
+  std::vector<double> ms;
+  double keys = -1;
+  for (int i = 0; i < 5; ++i) {
+    ScrapeTiming t = time_metrics_scrape(server.ports.host, server.ports.http);
+    ms.push_back(t.ms);
+    keys = t.chp_keys;
+  }
+  std::sort(ms.begin(), ms.end());
+  report.set("metrics_scrape_ms", ms[ms.size() / 2], "ms");
+  report.set("metrics_chp_keys", keys);
+}
+
 Report snapshot_mode(const Options& o, std::ostream& log) {
   Report report("snapshot");
   Server server = open_server(o, log);
@@ -280,6 +301,7 @@ Report snapshot_mode(const Options& o, std::ostream& log) {
   report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
   report.set("load_per_s", loaded.rate(), "msg/s");
   report_memory(report, server.pid());
+  report_scrape(report, server, log);
 
   LoadSpec writer = spec_of(o, Shape::kChp);
   writer.writers = 1;
@@ -341,6 +363,7 @@ Report run_mode(const Options& o, std::ostream& log) {
   if (o.mode == "replay") return replay_mode(o, log);
   if (o.mode == "restart") return restart_mode(o, log);
   if (o.mode == "storm") return storm_mode(o, log);
+  if (o.mode == "resync") return resync_mode(o, log);
   return snapshot_mode(o, log);
 }
 

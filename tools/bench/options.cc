@@ -14,7 +14,7 @@ namespace {
 
 po::options_description describe(Options& o) {
   po::options_description desc(
-      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart|storm [options]\n"
+      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart|storm|resync [options]\n"
       "Measures zstored (started on a temp dir unless --server) or the in-process relay.\nOptions");
   desc.add_options()
       ("help,h", "this text")
@@ -27,13 +27,13 @@ po::options_description describe(Options& o) {
       ("rate-fraction", po::value(&o.rate_fraction)->default_value(o.rate_fraction),
        "chp/dafka: then run again at this fraction (0..1) of the measured rate")
       ("shape", po::value(&o.shape)->default_value(o.shape), "relay: message shape, chp or dafka")
-      ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart, storm: keys loaded")
+      ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart, storm, resync: keys loaded")
       ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp: distinct keys written (0: all new)")
       ("key-order", po::value(&o.key_order)->default_value(o.key_order),
        "chp: random (uniform over --key-space) or sequential (each writer in turn)")
       ("subtree", po::value(&o.subtree)->default_value(o.subtree), "snapshot: prefix of the subtree snapshot")
       ("writer-rate", po::value(&o.writer_rate)->default_value(o.writer_rate),
-       "snapshot, storm: updates/s of the concurrent writer")
+       "snapshot, storm, resync: updates/s of the concurrent writer")
       ("clients", po::value(&o.clients)->default_value(o.clients), "storm: clients mirroring the map")
       ("client-threads", po::value(&o.client_threads)->default_value(o.client_threads),
        "storm: threads running the clients")
@@ -66,9 +66,9 @@ void check(bool ok, const std::string& message) {
 }
 
 void validate(const Options& o) {
-  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay", "restart", "storm"};
+  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay", "restart", "storm", "resync"};
   check(std::find(modes.begin(), modes.end(), o.mode) != modes.end(),
-        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka, replay, restart or storm)");
+        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka, replay, restart, storm or resync)");
   check(o.writers >= 1 && o.writers <= 256, "--writers must be 1..256");
   check(o.value_bytes >= kMinValueBytes && o.value_bytes <= (16u << 20), "--value-bytes must be 20..16777216");
   check(o.duration_s > 0 && o.duration_s <= 3600, "--duration must be in (0, 3600] seconds");

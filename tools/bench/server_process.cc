@@ -86,10 +86,11 @@ double time_first_kthxbai(const ServerPorts& ports, std::chrono::milliseconds ti
 
 ServerProcess::ServerProcess(std::filesystem::path zstored, int cpu, std::vector<std::string> extra)
     : zstored_(std::move(zstored)), cpu_(cpu), extra_(std::move(extra)), root_(make_temp_root()) {
-  std::uint16_t base = testing::free_port_range(6);  // reserved until zstore-bench exits
+  std::uint16_t base = testing::free_port_range(7);  // reserved until zstore-bench exits
   ports_.chp = base;
   ports_.dafka = static_cast<std::uint16_t>(base + 3);
   ports_.tower = static_cast<std::uint16_t>(base + 4);
+  ports_.http = static_cast<std::uint16_t>(base + 6);
 }
 
 ServerProcess::~ServerProcess() {
@@ -103,6 +104,7 @@ void ServerProcess::launch() {
                                    "--chp-port",            std::to_string(ports_.chp),
                                    "--dafka-port",          std::to_string(ports_.dafka),
                                    "--tower-port",          std::to_string(ports_.tower),
+                                   "--http-port",           std::to_string(ports_.http),
                                    "--log-level",           log_level_};
   args.insert(args.end(), extra_.begin(), extra_.end());
   std::vector<char*> argv;

@@ -23,6 +23,7 @@ struct ServerPorts {
   std::uint16_t chp = 0;    // CHP base P (P, P+1, P+2)
   std::uint16_t dafka = 0;  // Dafka store publisher
   std::uint16_t tower = 0;  // embedded tower (T, T+1)
+  std::uint16_t http = 0;   // --http-port (0: none)
   std::string endpoint(std::uint16_t port) const { return "tcp://" + host + ":" + std::to_string(port); }
 };
 
