@@ -269,4 +269,37 @@ LoadResult run_load(const LoadSpec& given, Transport& transport, const std::atom
   return result;
 }
 
+LoadSpec background_writer_spec(std::size_t value_bytes, double rate) {
+  LoadSpec writer;
+  writer.writers = 1;
+  writer.value_bytes = value_bytes;
+  writer.rate = rate;
+  writer.key_letter = 'w';
+  writer.key_space = 1000;
+  writer.warmup_s = 0;
+  writer.duration_s = 3600;
+  return writer;
+}
+
+BackgroundLoad::BackgroundLoad(const LoadSpec& spec, Transport& transport)
+    : thread_([this, spec, &transport] {
+        try {
+          result_ = run_load(spec, transport, &stop_);
+        } catch (const std::exception& e) {
+          error_ = e.what();
+        }
+      }) {}
+
+BackgroundLoad::~BackgroundLoad() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+LoadResult BackgroundLoad::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (!error_.empty()) throw std::runtime_error("concurrent writer: " + error_);
+  return result_;
+}
+
 }  // namespace zstore::bench

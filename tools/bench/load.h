@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <zmq.hpp>
@@ -129,5 +130,27 @@ class Transport {
 // (the measurement window then ends there too). Throws std::runtime_error
 // when a writer cannot start or the run stalls for 30 s.
 LoadResult run_load(const LoadSpec& spec, Transport& transport, const std::atomic<bool>* external_stop = nullptr);
+
+// The concurrent writer beside a measurement (snapshot, resync): one writer
+// updating keys w*/ 0..999 in turn at `rate`, for as long as it runs.
+LoadSpec background_writer_spec(std::size_t value_bytes, double rate);
+
+// run_load on its own thread from construction until stop().
+class BackgroundLoad {
+ public:
+  BackgroundLoad(const LoadSpec& spec, Transport& transport);
+  ~BackgroundLoad();  // stops it if stop() was not called; ignores its error
+  BackgroundLoad(const BackgroundLoad&) = delete;
+  BackgroundLoad& operator=(const BackgroundLoad&) = delete;
+  // Ends the load and returns what it measured; throws std::runtime_error
+  // ("concurrent writer: ...") when it failed.
+  LoadResult stop();
+
+ private:
+  std::atomic<bool> stop_{false};
+  LoadResult result_;
+  std::string error_;
+  std::thread thread_;
+};
 
 }  // namespace zstore::bench

@@ -303,24 +303,7 @@ Report snapshot_mode(const Options& o, std::ostream& log) {
   report_memory(report, server.pid());
   report_scrape(report, server, log);
 
-  LoadSpec writer = spec_of(o, Shape::kChp);
-  writer.writers = 1;
-  writer.rate = o.writer_rate;
-  writer.key_letter = 'w';
-  writer.key_space = 1000;
-  writer.random_keys = false;
-  writer.warmup_s = 0;
-  writer.duration_s = 3600;
-  std::atomic<bool> stop{false};
-  LoadResult background;
-  std::string error;
-  std::thread writer_thread([&] {
-    try {
-      background = run_load(writer, transport, &stop);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  });
+  BackgroundLoad writer(background_writer_spec(o.value_bytes, o.writer_rate), transport);
   std::this_thread::sleep_for(std::chrono::seconds(1));  // the writer's handshake and first updates
   log << "full snapshot...\n";
   auto cpu_before = server.pid() > 0 ? cpu_seconds(server.pid()) : std::nullopt;
@@ -328,9 +311,7 @@ Report snapshot_mode(const Options& o, std::ostream& log) {
   auto cpu_after = server.pid() > 0 ? cpu_seconds(server.pid()) : std::nullopt;
   log << "subtree snapshot...\n";
   SnapshotTiming sub = time_snapshot(context, server.ports.endpoint(server.ports.chp), o.subtree);
-  stop = true;
-  writer_thread.join();
-  if (!error.empty()) throw std::runtime_error("concurrent writer: " + error);
+  LoadResult background = writer.stop();
   report.set("full_keys", static_cast<double>(full.keys));
   report.set("full_seconds", full.seconds, "s");
   report.set("per_s", full.seconds > 0 ? static_cast<double>(full.keys) / full.seconds : 0, "keys/s");

@@ -102,24 +102,7 @@ Report resync_mode(const Options& options, std::ostream& log) {
 
   zmq::context_t context(1);
   PubSubTransport transport(context, m.endpoint(0, 2), m.endpoint(0, 1));
-  LoadSpec writer;
-  writer.writers = 1;
-  writer.value_bytes = o.value_bytes;
-  writer.rate = o.writer_rate;
-  writer.key_letter = 'w';
-  writer.key_space = 1000;
-  writer.warmup_s = 0;
-  writer.duration_s = 3600;
-  std::atomic<bool> stop{false};
-  LoadResult background;
-  std::string error;
-  std::thread writer_thread([&] {
-    try {
-      background = run_load(writer, transport, &stop);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  });
+  BackgroundLoad writer(background_writer_spec(o.value_bytes, o.writer_rate), transport);
   std::this_thread::sleep_for(seconds(1));  // the writer's handshake and first updates
   log << "kill -9 the passive " << passive.pid() << " and restart it: a full resync...\n";
   int synced = count_of(passive.log_text(), "HA follower: synced");
@@ -131,9 +114,7 @@ Report resync_mode(const Options& options, std::ostream& log) {
   wait_synced(passive, synced + 1, seconds(600));
   std::int64_t end = now_ns();
   double worst = watch.worst_ms();
-  stop = true;
-  writer_thread.join();
-  if (!error.empty()) throw std::runtime_error("concurrent writer: " + error);
+  LoadResult background = writer.stop();
   report.set("resync_seconds", static_cast<double>(end - start) * 1e-9, "s");
   report.set("passive_worst_turn_ms", worst, "ms");
   report.set("passive_turn_samples", static_cast<double>(watch.samples()));
