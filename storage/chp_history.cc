@@ -7,12 +7,11 @@
 #include "protocol/byte_order.h"
 #include "storage/chp_store.h"
 #include "storage/database.h"
+#include "storage/slice.h"
 
 namespace zstore::storage {
 
 namespace {
-
-rocksdb::Slice slice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
 class HistoryCursor final : public ChpSnapshotCursor {
  public:

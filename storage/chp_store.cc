@@ -11,11 +11,10 @@
 #include "protocol/byte_order.h"
 #include "storage/chp_history.h"
 #include "storage/chp_priors.h"
+#include "storage/slice.h"
 
 namespace zstore::storage {
 namespace {
-
-rocksdb::Slice slice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
 // The smallest string greater than every string starting with prefix, or
 // empty when there is none (prefix of all 0xff bytes, or empty prefix).

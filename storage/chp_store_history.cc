@@ -12,6 +12,7 @@
 #include "protocol/byte_order.h"
 #include "storage/chp_history.h"
 #include "storage/chp_store.h"
+#include "storage/slice.h"
 
 namespace zstore::storage {
 namespace {
@@ -24,8 +25,6 @@ std::string sequence_key(std::uint64_t sequence) {
   protocol::put_be<std::uint64_t>(key, sequence);
   return key;
 }
-
-rocksdb::Slice slice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
 }  // namespace
 

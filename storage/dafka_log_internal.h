@@ -10,10 +10,11 @@
 #include <string_view>
 
 #include "storage/dafka_log.h"
+#include "storage/slice.h"
 
 namespace zstore::storage::dafka_internal {
 
-inline rocksdb::Slice slice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+using storage::slice;
 inline std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
 std::string encode_u64(std::uint64_t v);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "storage/info_log.h"
+#include "storage/slice.h"
 
 #if defined(__SANITIZE_THREAD__)
 extern "C" void __tsan_ignore_thread_begin();
@@ -370,7 +371,7 @@ Status Database::recover_if_failing() {
 Status Database::get_meta(std::string_view name, std::string* value) {
   value->clear();
   if (!db_) return Status::Error("database is closed");
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handle(Column::kMeta), rocksdb::Slice(name.data(), name.size()), value);
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handle(Column::kMeta), slice(name), value);
   if (s.IsNotFound()) return Status::Ok();
   return from_rocks(s, "metadata read failed");
 }
