@@ -303,7 +303,7 @@ void ChpServer::trim_history_by_age() {
   std::uint64_t age = static_cast<std::uint64_t>(config_.history_max_age.count());
   std::uint64_t now_ms = config_.now_ms();
   storage::Status s = store_.trim_history_older_than(now_ms > age ? now_ms - age : 0);
-  // Again at the next turn while a full step was dropped, else in a second.
+  // Again at the next turn while it drops entries (a backlog), else in a second.
   bool more = s.ok() && store_.history_from() != from;
   next_history_trim_ = now + (more ? std::chrono::milliseconds(0) : std::chrono::milliseconds(1000));
   std::uint64_t suppressed = 0;
