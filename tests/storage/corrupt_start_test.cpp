@@ -90,10 +90,11 @@ std::vector<std::string> zstored_args(const fs::path& dir) {
 // Runs zstored on dir; expects a non-zero exit naming the problem (any of
 // words, case-sensitive) and dir unchanged.
 void expect_refused(const fs::path& dir, const std::vector<std::string>& words,
-                    std::optional<Credentials> run_as = std::nullopt) {
+                    std::optional<Credentials> run_as = std::nullopt,
+                    const std::string& binary = zstore::testing::bin_path("zstored")) {
   auto before = contents(dir);
   TempDir logs;
-  Process zstored(zstore::testing::bin_path("zstored"), zstored_args(dir), logs.path() / "zstored.log", run_as);
+  Process zstored(binary, zstored_args(dir), logs.path() / "zstored.log", run_as);
   int code = zstored.wait(15s);
   std::string log = zstored.log();
   BOOST_TEST_MESSAGE("exit " << code << ": " << log);
@@ -112,9 +113,10 @@ struct Populated {
 };
 
 // Runs zstored on dir; expects it to start and to exit 0 on SIGTERM.
-void expect_starts(const fs::path& dir, std::optional<Credentials> run_as = std::nullopt) {
+void expect_starts(const fs::path& dir, std::optional<Credentials> run_as = std::nullopt,
+                   const std::string& binary = zstore::testing::bin_path("zstored")) {
   TempDir logs;
-  Process zstored(zstore::testing::bin_path("zstored"), zstored_args(dir), logs.path() / "zstored.log", run_as);
+  Process zstored(binary, zstored_args(dir), logs.path() / "zstored.log", run_as);
   BOOST_CHECK_MESSAGE(
       zstore::testing::wait_until([&] { return zstored.log().find("zstored started") != std::string::npos; }, 15s),
       "zstored did not start: " << zstored.log());
@@ -135,6 +137,17 @@ std::optional<Credentials> unprivileged_owner_of(const Populated& p) {
     BOOST_REQUIRE_EQUAL(::chown(e.path().c_str(), as.uid, as.gid), 0);
   }
   return as;
+}
+
+// zstored where the unprivileged user can run it: a copy in p's (traversable)
+// temp dir, since the build tree may lie below a directory only root may
+// enter (a CI clone in a `mktemp -d` directory, mode 0700).
+std::string zstored_reachable_from(const Populated& p) {
+  fs::path copy = p.tmp.path() / "zstored";
+  fs::copy_file(zstore::testing::bin_path("zstored"), copy, fs::copy_options::overwrite_existing);
+  fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  return copy.string();
 }
 
 }  // namespace
@@ -200,9 +213,10 @@ BOOST_AUTO_TEST_CASE(data_dir_is_a_file) {
 BOOST_AUTO_TEST_CASE(unreadable_data_dir) {
   Populated p;
   auto run_as = unprivileged_owner_of(p);
-  expect_starts(p.dir, run_as);  // the control: the same user starts on the readable dir
+  std::string binary = run_as ? zstored_reachable_from(p) : zstore::testing::bin_path("zstored");
+  expect_starts(p.dir, run_as, binary);  // the control: the same user starts on the readable dir
   fs::permissions(p.dir, fs::perms::none);
-  expect_refused(p.dir, {"Permission denied", "permission"}, run_as);
+  expect_refused(p.dir, {"Permission denied", "permission"}, run_as, binary);
   fs::permissions(p.dir, fs::perms::owner_all);
 }
 
