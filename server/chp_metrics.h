@@ -30,7 +30,7 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> acl_denied_subscriptions{0};
   std::atomic<std::uint64_t> acl_denied_peer_requests{0};
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
-  // turn, 0 before the first and after the last one.
+  // turn; set by start(), 0 after the last turn.
   std::atomic<std::int64_t> loop_heartbeat_ms{0};
 };
 

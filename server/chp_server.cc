@@ -75,6 +75,7 @@ void ChpServer::start() {
     bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
     published_state_ = config_.ha->role;
   }
+  metrics_.loop_heartbeat_ms = loop_clock_ms();  // started: healthy until it misses a turn
   thread_ = std::thread([this] { run(); });
 }
 

@@ -87,6 +87,7 @@ void DafkaStore::start() {
   stop_rx_.bind(stop_ep);
   stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
   stop_tx_.connect(stop_ep);
+  metrics_.loop_heartbeat_ms = loop_clock_ms();  // started: healthy until it misses a turn
   thread_ = std::thread([this] { run(); });
 }
 

@@ -7,6 +7,7 @@
 #include "server/http_health.h"
 #include "server/http_server.h"
 #include "server/metrics_text.h"
+#include "server/tower.h"
 #include "tests/ops/ops_support.h"
 
 using namespace zstore;
@@ -77,6 +78,17 @@ BOOST_FIXTURE_TEST_CASE(healthz_answers_503_for_a_stuck_loop, Fixture) {
   BOOST_TEST(m.count("zstore_dafka_peers") == 0u);
   http.stop();
   BOOST_TEST(zstore::testing::http_request(http.port(), "GET", "/healthz").status == 0);
+}
+
+// /healthz may be asked the moment zstored says it started, before a
+// reactor thread has run its first turn: start() itself counts as a beat.
+BOOST_FIXTURE_TEST_CASE(a_started_loop_is_running_before_its_first_turn, Fixture) {
+  zmq::context_t ctx;
+  Tower t(ctx, "127.0.0.1", zstore::testing::free_port_range(2), tower);
+  t.start();
+  BOOST_TEST(tower.loop_heartbeat_ms.load() != 0);
+  t.stop();
+  BOOST_TEST(tower.loop_heartbeat_ms.load() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(prometheus_labels_are_escaped) {
