@@ -94,9 +94,16 @@ int ChpServer::poll_timeout_ms() const {
   if (expiry_backlog_) return 0;
   if (snapshots_.ready()) return 0;   // more to send: only look for input
   if (snapshots_.active()) return 1;  // paused sessions retry soon
+  // The timers that are due on this server: HUGZ and expiry only while it
+  // serves (a passive never moves them on, so counting them would spin),
+  // the HA state beat in a pair; other timers (follower retry, history
+  // trim) are checked at least every second. Rounded up: a wait rounded
+  // down to 0 ms would spin through the last millisecond of each timer.
   auto now = Clock::now();
-  auto next = std::min(last_hugz_ + config_.hugz_interval, next_expiry_);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count();
+  auto next = now + std::chrono::seconds(1);
+  if (serving()) next = std::min({next, last_hugz_ + config_.hugz_interval, next_expiry_});
+  if (ha_link_) next = std::min(next, next_ha_beat_);
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
   return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
 }
 
@@ -108,6 +115,7 @@ void ChpServer::run() {
   expire_due();                 // before the first snapshot request is served
   do {
     metrics_.loop_heartbeat_ms = loop_clock_ms();
+    metrics_.loop_turns.fetch_add(1, std::memory_order_relaxed);
   } while (guarded_turn("CHP", loop_error_log_, metrics_.loop_errors, [this] { return turn(); }));
   metrics_.loop_heartbeat_ms = 0;
   spdlog::info("CHP stopped at sequence {}", store_.last_sequence());

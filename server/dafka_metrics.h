@@ -28,8 +28,9 @@ struct DafkaMetrics {
   std::atomic<std::uint64_t> peers_refused{0};   // announced publishers outside --dafka-peers or (CURVE) without an allowed key
   MalformedCounts malformed;
   std::atomic<std::uint64_t> loop_errors{0};  // events that failed and were skipped
+  std::atomic<std::uint64_t> loop_turns{0};   // reactor turns (an idle store makes a few per second)
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
-  // turn, 0 before the first and after the last one.
+  // turn; set by start(), 0 after the last turn.
   std::atomic<std::int64_t> loop_heartbeat_ms{0};
 };
 

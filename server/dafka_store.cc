@@ -106,7 +106,7 @@ void DafkaStore::stop() {
 int DafkaStore::poll_timeout_ms() const {
   if (fetches_.active()) return fetches_.blocked() ? 1 : 0;
   auto next = std::min(discovery_.next_deadline(), next_retry_);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()).count();  // rounded down, it spins
   return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
 }
 
@@ -134,6 +134,7 @@ void DafkaStore::run() {
   };
   do {
     metrics_.loop_heartbeat_ms = loop_clock_ms();
+    metrics_.loop_turns.fetch_add(1, std::memory_order_relaxed);
   } while (guarded_turn("Dafka store", write_error_log_, metrics_.loop_errors, turn));
   metrics_.loop_heartbeat_ms = 0;
   spdlog::info("Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "

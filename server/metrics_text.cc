@@ -53,6 +53,8 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
           get(m.write_failures));
   counter(w, "zstore_chp_loop_errors_total", "CHP reactor events that failed, were logged and skipped",
           get(m.loop_errors));
+  counter(w, "zstore_chp_loop_turns_total", "CHP reactor turns (an idle server makes a few per second)",
+          get(m.loop_turns));
   counter(w, "zstore_chp_resumes_total", "CHP snapshot requests answered with the updates after the client's sequence",
           get(m.resumes));
   counter(w, "zstore_chp_ha_handed_over_total", "CHP updates taken over from the HA peer before it resynced",
@@ -96,6 +98,8 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog
   counter(w, "zstore_dafka_write_failures_total", "Dafka records the database refused (not ACKed)", get(m.write_failures));
   counter(w, "zstore_dafka_loop_errors_total", "Dafka store reactor events that failed, were logged and skipped",
           get(m.loop_errors));
+  counter(w, "zstore_dafka_loop_turns_total", "Dafka store reactor turns (an idle store makes a few per second)",
+          get(m.loop_turns));
   counter(w, "zstore_dafka_sends_dropped_total", "Dafka messages dropped on a full send queue", get(m.sends_dropped));
   counter(w, "zstore_dafka_invalid_total", "Dafka messages decoded but unusable", get(m.invalid));
   counter(w, "zstore_dafka_gaps_skipped_total", "Dafka gaps given up after their FETCH retries", get(m.gaps_skipped));
