@@ -30,6 +30,11 @@ inline constexpr std::string_view kKthxbai = "KTHXBAI";
 // ICANHAZ?'s whose keys with a TTL also carry their absolute expiry, ms
 // since the Unix epoch, so a follower does not round it to whole seconds.
 inline constexpr std::string_view kPeerSnapshot = "PEERSNAPSHOT?";
+// And a follower's catch-up after a sequence gap: ["CATCHUP?", after (8
+// bytes, big-endian)], answered like a resume (the updates after `after`,
+// exact expiries, KTHXBAI with resumed=1) or, when the history no longer
+// reaches back, by a bare KTHXBAI: then it asks for a whole snapshot.
+inline constexpr std::string_view kPeerCatchup = "CATCHUP?";
 inline constexpr std::string_view kExpiresAtProperty = "expires-at";
 // And, in a RECONCILE? reply, when the update reached the pair (ms since the
 // Unix epoch): the hand-over's last-writer-wins clock.

@@ -1,7 +1,10 @@
 #include "server/chp_follower.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
+#include "protocol/byte_order.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -37,16 +40,37 @@ void ChpFollower::start() {
   request_snapshot();
 }
 
+zmq::socket_t ChpFollower::new_dealer() {
+  zmq::socket_t dealer(ctx_, zmq::socket_type::dealer);  // a fresh socket: no stale replies
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));  // the leader waits (ROUTER)
+  dealer.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
+  security_.as_client(dealer);
+  dealer.connect(leader_);
+  return dealer;
+}
+
 void ChpFollower::request_snapshot() {
-  dealer_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);  // a fresh socket: no stale replies
-  dealer_.set(zmq::sockopt::linger, 0);
-  dealer_.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));  // the leader waits (ROUTER)
-  dealer_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
-  security_.as_client(dealer_);
-  dealer_.connect(leader_);
+  dealer_ = new_dealer();
   (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerSnapshot), ""});
   phase_ = Phase::kRequested;
   loaded_.clear();
+  caught_.clear();
+  buffered_.clear();
+  buffered_bytes_ = 0;
+  last_progress_ = Clock::now();
+}
+
+// Asks for the updates after our last sequence; KVPUBs arriving meanwhile
+// are buffered as during a sync, and the map stays complete throughout.
+void ChpFollower::request_catchup(const std::string& why) {
+  spdlog::warn("HA follower: catching up from {} after sequence {}: {}", leader_, store_.last_sequence(), why);
+  dealer_ = new_dealer();
+  std::string after;
+  protocol::put_be<std::uint64_t>(after, store_.last_sequence());
+  (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerCatchup), std::move(after)});
+  phase_ = Phase::kCatchingUp;
+  caught_.clear();
   buffered_.clear();
   buffered_bytes_ = 0;
   last_progress_ = Clock::now();
@@ -59,7 +83,7 @@ void ChpFollower::restart(const std::string& why) {
 
 void ChpFollower::on_timer() {
   if (phase_ != Phase::kFollowing && Clock::now() - last_progress_ > kSnapshotRetry) {
-    restart("snapshot request unanswered");
+    restart(phase_ == Phase::kCatchingUp ? "catch-up request unanswered" : "snapshot request unanswered");
   }
 }
 
@@ -77,6 +101,11 @@ void ChpFollower::on_snapshot_socket() {
       return;
     }
     last_progress_ = Clock::now();
+    if (phase_ == Phase::kCatchingUp) {
+      on_catchup_reply(reply.value());
+      if (phase_ != Phase::kCatchingUp) return;
+      continue;
+    }
     if (phase_ == Phase::kRequested) {
       // The first reply: from here the local map is incomplete until KTHXBAI.
       if (auto s = store_.set_synced(false); !s.ok()) return restart(s.message());
@@ -119,17 +148,8 @@ void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   if (phase_ != Phase::kLoading) return;
   if (auto s = store_.adopt(done.sequence, epochs_of(done)); !s.ok()) return restart(s.message());
   phase_ = Phase::kFollowing;
-  std::vector<chp::KvMsg> buffered;
-  buffered.swap(buffered_);
-  buffered_bytes_ = 0;
-  for (auto& kv : buffered) {
-    if (kv.sequence > store_.last_sequence()) {
-      apply_update(kv);
-    } else {
-      pending_.seen_from_active(kv.uuid);  // published; its effect is in the snapshot
-    }
-    if (phase_ != Phase::kFollowing) return;
-  }
+  apply_buffered();
+  if (phase_ != Phase::kFollowing) return;
   // Whatever is still pending is in the snapshot (perhaps as an absence or
   // overwritten: a delete or an old value never shows up by its uuid), or
   // the active has not published it yet and will (we apply its KVPUB), or
@@ -140,6 +160,65 @@ void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   }
   if (auto s = store_.set_synced(true); !s.ok()) return restart(s.message());
   spdlog::info("HA follower: synced from {} at sequence {}", leader_, store_.last_sequence());
+}
+
+// KVPUBs buffered while syncing or catching up: those above our sequence
+// are applied, the others are already in the map.
+void ChpFollower::apply_buffered() {
+  std::vector<chp::KvMsg> buffered;
+  buffered.swap(buffered_);
+  buffered_bytes_ = 0;
+  for (auto& kv : buffered) {
+    if (kv.sequence > store_.last_sequence()) {
+      apply_update(kv);
+    } else {
+      pending_.seen_from_active(kv.uuid);  // published; its effect is in the map
+    }
+    if (phase_ != Phase::kFollowing) return;
+  }
+}
+
+// One update of a catch-up: the next sequence, applied in batches.
+void ChpFollower::on_catchup_reply(chp::SnapshotReply& reply) {
+  if (auto* done = std::get_if<chp::Kthxbai>(&reply)) return finish_catchup(*done);
+  auto& kv = std::get<chp::KvMsg>(reply);
+  std::uint64_t last = store_.last_sequence() + caught_.size();
+  pending_.seen_from_active(kv.uuid);
+  if (kv.sequence <= last) return;
+  if (kv.sequence != last + 1) {
+    return restart("catch-up skips from sequence " + std::to_string(last) + " to " + std::to_string(kv.sequence));
+  }
+  std::uint64_t expires = 0, written = 0;
+  std::string properties = chp::take_expires_at(kv.properties, &expires, &written);
+  if (expires == 0 && !kv.body.empty()) expires = expiry_of(properties);
+  caught_.push_back({std::move(kv.key), std::move(kv.uuid), std::move(properties), std::move(kv.body), expires,
+                     kv.sequence, written != 0 ? written : now_ms_()});
+  if (caught_.size() < kLoadBatch) return;
+  if (auto s = store_.apply(caught_); !s.ok()) return restart(s.message());
+  caught_.clear();
+}
+
+// resumed=1: we hold every update up to done.sequence; otherwise the
+// history no longer reaches back and only a whole snapshot can help.
+void ChpFollower::finish_catchup(const chp::Kthxbai& done) {
+  if (!caught_.empty()) {
+    if (auto s = store_.apply(caught_); !s.ok()) return restart(s.message());
+    caught_.clear();
+  }
+  auto props = chp::parse_properties(done.properties);
+  bool resumed = props && std::any_of(props->begin(), props->end(), [](const chp::Property& p) {
+    return p.first == chp::kResumedProperty && p.second == "1";
+  });
+  if (!resumed) return restart("the active's history no longer reaches back to our sequence");
+  if (store_.last_sequence() != done.sequence) {
+    return restart("catch-up ended at sequence " + std::to_string(store_.last_sequence()) + ", the active's is " +
+                   std::to_string(done.sequence));
+  }
+  phase_ = Phase::kFollowing;
+  apply_buffered();
+  if (phase_ == Phase::kFollowing) {
+    spdlog::info("HA follower: caught up from {} at sequence {}", leader_, store_.last_sequence());
+  }
 }
 
 // Consecutive KVPUBs of one call go to the store as one batch (as the
@@ -155,8 +234,9 @@ void ChpFollower::on_update_socket() {
       // The leader's HUGZ follows every KVPUB up to its sequence: above
       // ours, some were lost (a full receive queue drops the latest).
       if (phase_ == Phase::kFollowing && hugz->sequence > last) {
-        return restart("HUGZ at sequence " + std::to_string(hugz->sequence) + ", above our " + std::to_string(last) +
-                       ": updates were lost");
+        if (!apply_batch(batch)) return;
+        return request_catchup("HUGZ at sequence " + std::to_string(hugz->sequence) + ", above our " +
+                               std::to_string(last) + ": updates were lost");
       }
       continue;
     }
@@ -170,14 +250,26 @@ void ChpFollower::on_update_socket() {
       continue;
     }
     if (kv.sequence != last + 1) {
-      return restart("sequence gap: " + std::to_string(last) + " -> " + std::to_string(kv.sequence));
+      // The catch-up brings this update too: the active published it
+      // before we asked.
+      std::string why = "sequence gap: " + std::to_string(last) + " -> " + std::to_string(kv.sequence);
+      if (apply_batch(batch)) request_catchup(why);
+      return;
     }
     pending_.seen_from_active(kv.uuid);
     batch.push_back(write_of(kv));
   }
-  if (!batch.empty()) {
-    if (auto s = store_.apply(batch); !s.ok()) restart(s.message());
+  apply_batch(batch);
+}
+
+// Applies consecutive KVPUBs; false (and a new sync) when the store fails.
+bool ChpFollower::apply_batch(std::vector<storage::ChpWrite>& batch) {
+  if (batch.empty()) return true;
+  if (auto s = store_.apply(batch); !s.ok()) {
+    restart(s.message());
+    return false;
   }
+  return true;
 }
 
 // Keeps a KVPUB that arrived while the snapshot loads; false (and a new
@@ -185,7 +277,7 @@ void ChpFollower::on_update_socket() {
 bool ChpFollower::buffer(chp::KvMsg& kv) {
   buffered_bytes_ += kv.key.size() + kv.uuid.size() + kv.properties.size() + kv.body.size();
   if (buffered_.size() >= kMaxBuffered || buffered_bytes_ > receive_budget_) {
-    restart("too many updates during the snapshot (" + std::to_string(buffered_bytes_) +
+    restart("too many updates while syncing (" + std::to_string(buffered_bytes_) +
             " bytes, more than --receive-buffer-bytes)");
     return false;
   }

@@ -4,8 +4,10 @@
 // never leaves a partial map that could be served), then applies every
 // KVPUB with the active's own sequence numbers. A sequence gap (a KVPUB
 // or HUGZ above the next sequence: updates lost, e.g. to a full receive
-// queue) or an unanswered snapshot request starts a new sync; it never
-// gives up.
+// queue) is caught up from the active's history (CATCHUP?: only the
+// updates missed, applied in order, the map stays complete), or with a new
+// sync when the history no longer reaches back; an unanswered request
+// starts a new sync; it never gives up.
 #pragma once
 
 #include <chrono>
@@ -50,8 +52,14 @@ class ChpFollower {
   zmq::socket_t& update_socket() { return sub_; }
 
  private:
-  enum class Phase { kRequested, kLoading, kFollowing };
+  enum class Phase { kRequested, kLoading, kCatchingUp, kFollowing };
   void request_snapshot();
+  void request_catchup(const std::string& why);
+  void on_catchup_reply(protocol::chp::SnapshotReply& reply);
+  void finish_catchup(const protocol::chp::Kthxbai& done);
+  void apply_buffered();
+  bool apply_batch(std::vector<storage::ChpWrite>& batch);
+  zmq::socket_t new_dealer();
   void restart(const std::string& why);
   void flush_loaded();
   void finish_sync(const protocol::chp::Kthxbai& done);
@@ -73,6 +81,7 @@ class ChpFollower {
   Phase phase_ = Phase::kRequested;
   Clock::time_point last_progress_{};
   std::vector<storage::ChpRecord> loaded_;         // snapshot records not yet written
+  std::vector<storage::ChpWrite> caught_;          // catch-up updates not yet applied
   std::vector<protocol::chp::KvMsg> buffered_;      // KVPUBs received while syncing
   std::uint64_t buffered_bytes_ = 0;
   std::uint64_t receive_budget_;

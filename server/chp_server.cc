@@ -236,9 +236,14 @@ void ChpServer::serve_snapshot_requests() {
     bool reconcile = msg.views.size() >= 2 && msg.views[1] == kReconcileCommand;
     // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
     bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
-    if ((reconcile || peer) && !may_ask_as_peer(msg)) continue;
+    bool catchup = msg.views.size() >= 2 && msg.views[1] == chp::kPeerCatchup;
+    if ((reconcile || peer || catchup) && !may_ask_as_peer(msg)) continue;
     if (reconcile) {
       serve_reconcile(identity, msg);  // the HA peer's; answered in any state
+      continue;
+    }
+    if (catchup) {
+      serve_catchup(identity, msg);
       continue;
     }
     std::vector<std::string_view> frames(msg.views.begin() + 1, msg.views.end());
@@ -257,7 +262,7 @@ void ChpServer::serve_snapshot_requests() {
     if (resumed) metrics_.resumes.fetch_add(1, std::memory_order_relaxed);
     if (!cursor) cursor = store_.snapshot(req->subtree);
     if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer,
-                          read_filter(msg))) {
+                          read_filter(msg), peer)) {
       std::uint64_t suppressed = 0;
       if (bad_input_log_.allow(&suppressed)) spdlog::warn("snapshot request refused: too many snapshots running");
     }

@@ -137,6 +137,7 @@ class ChpServer {
   SnapshotPump::KeyFilter read_filter(const ReceivedMessage& msg) const;
   void serve_subscriptions();  // XPUB_MANUAL: subscriptions become the permitted topics
   int poll_timeout_ms() const;
+  void serve_catchup(const std::string& identity, const ReceivedMessage& msg);
 
   zmq::context_t& ctx_;
   storage::ChpStore& store_;

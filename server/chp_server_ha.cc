@@ -195,7 +195,40 @@ void ChpServer::serve_reconcile(const std::string& identity, const ReceivedMessa
   if (!cursor) cursor = store_.snapshot("");  // the whole map: the peer keeps what came after `after`
   spdlog::info("HA: the peer asks for our updates after sequence {} (our last {}): sending {}", after,
                store_.last_sequence(), complete ? "our history" : "our whole map (history too short)");
-  (void)snapshots_.start(identity, "", std::move(cursor), complete ? "complete=1\n" : "complete=0\n", true);
+  (void)snapshots_.start(identity, "", std::move(cursor), complete ? "complete=1\n" : "complete=0\n", true, {}, true);
+}
+
+namespace {
+
+// What a catch-up the history cannot serve sends before its bare KTHXBAI.
+class NothingAfter : public storage::ChpSnapshotCursor {
+ public:
+  explicit NothingAfter(std::uint64_t sequence) : sequence_(sequence) {}
+  std::uint64_t sequence() const override { return sequence_; }
+  bool next(storage::ChpRecord*) override { return false; }
+  storage::Status status() const override { return storage::Status::Ok(); }
+
+ private:
+  std::uint64_t sequence_;
+};
+
+}  // namespace
+
+// The follower's catch-up after a gap: a vote like its snapshot request.
+void ChpServer::serve_catchup(const std::string& identity, const ReceivedMessage& msg) {
+  if (msg.views.size() != 3 || msg.views[2].size() != 8) {
+    report_malformed("catch-up request", {protocol::DecodeErrorKind::kFrameCount, "CATCHUP? needs 2 frames"});
+    return;
+  }
+  if (!accept_vote()) return;
+  std::uint64_t after = protocol::get_be<std::uint64_t>(msg.views[2]);
+  auto cursor = store_.resume_after(after, "");
+  bool resumed = cursor != nullptr;
+  if (resumed) metrics_.resumes.fetch_add(1, std::memory_order_relaxed);
+  if (!cursor) cursor = std::make_unique<NothingAfter>(store_.last_sequence());
+  spdlog::info("HA: the passive catches up after sequence {} (our last {}): {}", after, store_.last_sequence(),
+               resumed ? "sending our history" : "history too short, it will ask for the whole map");
+  (void)snapshots_.start(identity, "", std::move(cursor), kthxbai_properties(resumed), true, {}, true);
 }
 
 }  // namespace zstore::server

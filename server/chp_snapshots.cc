@@ -40,17 +40,21 @@ std::string sent_properties(const storage::ChpRecord& r, std::uint64_t now_ms, b
 
 bool SnapshotPump::start(std::string identity, std::string subtree,
                          std::unique_ptr<storage::ChpSnapshotCursor> cursor, std::string kthxbai_properties,
-                         bool exact_expiry, KeyFilter allow) {
+                         bool exact_expiry, KeyFilter allow, bool priority) {
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     if (it->identity == identity) {
       sessions_.erase(it);
       break;
     }
   }
-  if (sessions_.size() >= max_sessions_) return false;
-  sessions_.push_back(Session{std::move(identity), std::move(subtree), std::move(cursor),
-                              std::move(kthxbai_properties), exact_expiry, std::move(allow), {}, false, false,
-                              Clock::now()});
+  if (!priority && sessions_.size() >= max_sessions_) return false;
+  Session s{std::move(identity), std::move(subtree), std::move(cursor), std::move(kthxbai_properties), exact_expiry,
+            std::move(allow), priority, {}, false, false, Clock::now()};
+  if (priority) {
+    sessions_.push_front(std::move(s));  // pumped first
+  } else {
+    sessions_.push_back(std::move(s));
+  }
   return true;
 }
 
@@ -112,10 +116,12 @@ SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budge
                                         Clock::time_point now) {
   Result result;
   if (sessions_.empty()) return result;
-  std::size_t quota = std::max<std::size_t>(1, budget / sessions_.size());
+  std::size_t ordinary = 0;
+  for (const auto& s : sessions_) ordinary += s.priority ? 0 : 1;
+  std::size_t quota = std::max<std::size_t>(1, budget / std::max<std::size_t>(1, ordinary));
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     std::size_t sent_before = result.keys_sent;
-    Step st = step(router, *it, quota, now_ms, &result);
+    Step st = step(router, *it, it->priority ? budget : quota, now_ms, &result);
     if (result.keys_sent > sent_before) it->progress_at = now;
     it->blocked = st == Step::kBlocked;
     if (it->blocked && stall_.count() > 0 && now - it->progress_at >= stall_) {

@@ -36,10 +36,13 @@ class SnapshotPump {
   // whole seconds would move the expiry). Returns false (and drops the
   // request) when max_sessions other clients are already being served.
   // allow: when set, only keys it accepts are sent (the client's ACL); the
-  // others are counted in Result::withheld.
+  // others are counted in Result::withheld. priority (the HA peer's
+  // requests): never refused, and served first with a whole budget per
+  // pump, so a passive's resync does not wait behind hundreds of clients.
   using KeyFilter = std::function<bool(std::string_view key)>;
   bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor,
-             std::string kthxbai_properties = {}, bool exact_expiry = false, KeyFilter allow = {});
+             std::string kthxbai_properties = {}, bool exact_expiry = false, KeyFilter allow = {},
+             bool priority = false);
 
   struct Result {
     std::size_t keys_sent = 0;
@@ -72,6 +75,7 @@ class SnapshotPump {
     std::string kthxbai_properties;
     bool exact_expiry = false;
     KeyFilter allow;
+    bool priority = false;
     storage::ChpRecord record;  // the last record read
     bool pending = false;       // record is read but not yet sent
     bool blocked = false;

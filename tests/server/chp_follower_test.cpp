@@ -11,6 +11,7 @@
 
 #include <zmq.hpp>
 
+#include "protocol/byte_order.h"
 #include "protocol/chp_codec.h"
 #include "server/receive_budget.h"
 #include "server/zmq_frames.h"
@@ -102,6 +103,7 @@ struct Bounded {
   PendingList pending;
   std::unique_ptr<ChpFollower> follower;
   std::string identity;
+  std::string command, argument;  // of the latest request
 
   explicit Bounded(std::uint64_t budget) {
     BOOST_REQUIRE(zstore::storage::Database::Open(dir.str(), {}, &db).ok());
@@ -122,6 +124,8 @@ struct Bounded {
     while (std::chrono::steady_clock::now() < deadline) {
       if (zstore::server::try_recv(router, &request)) {
         identity = std::string(request.views[0]);
+        command = request.views.size() > 1 ? std::string(request.views[1]) : "";
+        argument = request.views.size() > 2 ? std::string(request.views[2]) : "";
         return true;
       }
       if (each) each();
@@ -150,10 +154,10 @@ BOOST_AUTO_TEST_CASE(receive_queues_get_the_high_water_mark_of_the_budget) {
 
 // Updates lost to a full receive queue are a sequence gap: the next KVPUB,
 // or else the leader's next HUGZ (which carries its last sequence), shows
-// it and the follower asks for a new snapshot rather than miss them. Here
-// the queue drops the tail of a burst: only the HUGZ can tell.
-BOOST_AUTO_TEST_CASE(updates_lost_to_a_bounded_queue_make_the_follower_resync) {
-  Bounded b(1);  // one message per queue
+// it and the follower asks for the updates after its last one (CATCHUP?)
+// rather than miss them. Here the queue drops the tail of a burst: only the
+// HUGZ can tell. Returns the follower's sequence when it asked.
+std::uint64_t lose_updates_to_a_bounded_queue(Bounded& b) {
   BOOST_REQUIRE(b.next_request());
   (void)zstore::server::try_send(b.router, chp::encode_kthxbai({0, "", {}}), b.identity);
   auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -167,6 +171,48 @@ BOOST_AUTO_TEST_CASE(updates_lost_to_a_bounded_queue_make_the_follower_resync) {
   for (std::uint64_t s = 2; s < 400; ++s) b.publish(s, 64 * 1024);  // 25 MB: more than the queues and TCP buffers
   BOOST_CHECK(b.next_request([&] { (void)zstore::server::try_send(b.pub, chp::encode_hugz({399})); }));
   BOOST_CHECK_LT(b.store->last_sequence(), 399u);
+  BOOST_CHECK(!b.follower->following());
+  BOOST_CHECK_EQUAL(b.command, std::string(chp::kPeerCatchup));
+  BOOST_REQUIRE_EQUAL(b.argument.size(), 8u);
+  std::uint64_t after = zstore::protocol::get_be<std::uint64_t>(b.argument);
+  BOOST_CHECK_EQUAL(after, b.store->last_sequence());
+  return after;
+}
+
+// The leader's history has them: only those are sent, applied in order, and
+// the map is never cleared (it stays complete: synced throughout).
+BOOST_AUTO_TEST_CASE(updates_lost_to_a_bounded_queue_are_caught_up_from_the_history) {
+  Bounded b(1);  // one message per queue
+  std::uint64_t after = lose_updates_to_a_bounded_queue(b);
+  BOOST_CHECK(b.store->synced());
+  for (std::uint64_t s = after + 1; s <= 399; ++s) {
+    std::string key = s == 399 ? "last" : "k";
+    (void)zstore::server::try_send(b.router, chp::encode_kvmsg({key, s, std::string(16, '\x06'), "", "v"}), b.identity);
+  }
+  (void)zstore::server::try_send(b.router, chp::encode_kthxbai({399, "", "resumed=1\n"}), b.identity);
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!b.follower->following() && std::chrono::steady_clock::now() < deadline) {
+    BOOST_CHECK(b.store->synced());
+    b.follower->on_snapshot_socket();
+    std::this_thread::sleep_for(1ms);
+  }
+  BOOST_REQUIRE(b.follower->following());
+  BOOST_CHECK_EQUAL(b.store->last_sequence(), 399u);
+  zstore::storage::ChpEntry entry;
+  bool found = false;
+  BOOST_CHECK(b.store->get("last", &entry, &found).ok());
+  BOOST_CHECK(found);
+  BOOST_CHECK(b.store->synced());
+}
+
+// A bare KTHXBAI (no resumed=1): the history no longer reaches back, so the
+// follower asks for a whole snapshot.
+BOOST_AUTO_TEST_CASE(a_catch_up_the_history_cannot_serve_becomes_a_snapshot) {
+  Bounded b(1);
+  lose_updates_to_a_bounded_queue(b);
+  (void)zstore::server::try_send(b.router, chp::encode_kthxbai({399, "", {}}), b.identity);
+  BOOST_REQUIRE(b.next_request());
+  BOOST_CHECK_EQUAL(b.command, std::string(chp::kPeerSnapshot));
   BOOST_CHECK(!b.follower->following());
 }
 

@@ -166,3 +166,32 @@ BOOST_AUTO_TEST_CASE(history_entries_older_than_the_age_bound_are_dropped) {
   BOOST_CHECK_EQUAL(values(*late)["/b"], "2");
   BOOST_CHECK_GE(std::stoull(property(late->properties, "history-from")), early->sequence);
 }
+
+// The HA follower's CATCHUP? (a passive that lost KVPUBs): the updates
+// after its sequence with their exact expiry, KTHXBAI with resumed=1; when
+// the history does not reach back, a bare KTHXBAI (it then asks for the
+// whole map), never the whole map in reply.
+BOOST_AUTO_TEST_CASE(a_catch_up_gets_the_history_or_nothing) {
+  Server s({"--chp-history", "4"});
+  auto p = s.peer();
+  auto first = p->snapshot("");
+  BOOST_REQUIRE(first);
+  for (int i = 0; i < 10; ++i) p->set("/k" + std::to_string(i), "v", i == 9 ? "ttl=60\n" : "");
+  BOOST_REQUIRE(p->wait_kvpub("/k9", 5s));
+  auto now = p->snapshot("");
+  BOOST_REQUIRE(now);
+
+  auto caught = p->catch_up(now->sequence - 2);
+  BOOST_REQUIRE(caught);
+  BOOST_CHECK_EQUAL(property(caught->properties, "resumed"), "1");
+  BOOST_CHECK_EQUAL(caught->sequence, now->sequence);
+  BOOST_CHECK((keys_in_order(*caught) == std::vector<std::string>{"/k8", "/k9"}));
+  BOOST_REQUIRE_EQUAL(caught->in_order.size(), 2u);
+  BOOST_CHECK(!property(caught->in_order[1].properties, "expires-at").empty());
+
+  auto nothing = p->catch_up(first->sequence);  // older than the 4 entries kept
+  BOOST_REQUIRE(nothing);
+  BOOST_CHECK(property(nothing->properties, "resumed").empty());
+  BOOST_CHECK(nothing->in_order.empty());
+  BOOST_CHECK_EQUAL(nothing->sequence, now->sequence);
+}

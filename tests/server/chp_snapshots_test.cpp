@@ -148,3 +148,18 @@ BOOST_AUTO_TEST_CASE(a_slow_reader_that_keeps_reading_is_not_dropped) {
   BOOST_CHECK_EQUAL(stalled, 0u);
   BOOST_CHECK(done);
 }
+
+// The HA peer's requests: accepted past max_sessions, served first with the
+// whole budget (a passive's resync must not wait behind every client).
+BOOST_AUTO_TEST_CASE(a_priority_session_is_never_refused_and_gets_the_whole_budget) {
+  Sockets s;
+  SnapshotPump pump(1);
+  BOOST_REQUIRE(pump.start("elsewhere", "", std::make_unique<FakeCursor>(1000)));
+  BOOST_CHECK(!pump.start("another", "", std::make_unique<FakeCursor>(1000)));  // past max_sessions
+  BOOST_REQUIRE(pump.start("client", "", std::make_unique<FakeCursor>(1000), {}, true, {}, true));
+  auto r = pump.pump(s.router, 10, 0);
+  bool done = false;
+  BOOST_CHECK_EQUAL(s.drain(&done), 10u);  // an ordinary session's share would be 5
+  BOOST_CHECK_EQUAL(r.aborted, 1u);        // "elsewhere" has no connection
+  BOOST_CHECK(!done);
+}

@@ -1,3 +1,4 @@
+#include "protocol/byte_order.h"
 #include "tools/harness/chp_peer.h"
 
 #include <uuid/uuid.h>
@@ -73,6 +74,13 @@ std::optional<ChpSnapshot> ChpPeer::snapshot(const std::string& subtree, std::ch
 std::optional<ChpSnapshot> ChpPeer::resume(const std::string& subtree, std::uint64_t after,
                                            std::chrono::milliseconds timeout) {
   send_snapshot_port(chp::encode_icanhaz({subtree, after}));
+  return collect_snapshot(timeout);
+}
+
+std::optional<ChpSnapshot> ChpPeer::catch_up(std::uint64_t after, std::chrono::milliseconds timeout) {
+  std::string be;
+  protocol::put_be<std::uint64_t>(be, after);
+  send_snapshot_port(protocol::Frames{std::string(chp::kPeerCatchup), be});
   return collect_snapshot(timeout);
 }
 

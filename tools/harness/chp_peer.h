@@ -45,6 +45,9 @@ class ChpPeer {
   // The same with zstore's resume frame: the last sequence applied.
   std::optional<ChpSnapshot> resume(const std::string& subtree, std::uint64_t after,
                                     std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // An HA follower's CATCHUP? after a sequence gap (docs/chp-extensions.md).
+  std::optional<ChpSnapshot> catch_up(std::uint64_t after,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // Next KVPUB or HUGZ from the publisher, skipping nothing.
   std::optional<protocol::chp::Update> next_update(std::chrono::milliseconds timeout);
