@@ -63,11 +63,6 @@ void ChpServer::start() {
   publisher_.bind(eps[1]);
   collector_.bind(eps[2]);
 
-  std::string stop_ep = "inproc://zstore-chp-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
-  stop_rx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_rx_.bind(stop_ep);
-  stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_tx_.connect(stop_ep);
   metrics_.last_sequence = store_.last_sequence();
   if (config_.ha) {
     ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer, config_.ha->cut_file,
@@ -75,19 +70,14 @@ void ChpServer::start() {
     bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
     published_state_ = config_.ha->role;
   }
-  metrics_.loop_heartbeat_ms = loop_clock_ms();  // started: healthy until it misses a turn
-  thread_ = std::thread([this] { run(); });
+  reactor_.start([this] { run(); });
 }
 
 void ChpServer::stop() {
-  if (!thread_.joinable()) return;
-  stop_tx_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
-  thread_.join();
+  if (!reactor_.stop()) return;
   router_.close();
   publisher_.close();
   collector_.close();
-  stop_rx_.close();
-  stop_tx_.close();
 }
 
 int ChpServer::poll_timeout_ms() const {
@@ -106,15 +96,12 @@ void ChpServer::run() {
   last_hugz_ = Clock::now();
   next_expiry_ = Clock::now();  // expire what lapsed while we were down,
   expire_due();                 // before the first snapshot request is served
-  do {
-    metrics_.loop_heartbeat_ms = loop_clock_ms();
-  } while (guarded_turn("CHP", loop_error_log_, metrics_.loop_errors, [this] { return turn(); }));
-  metrics_.loop_heartbeat_ms = 0;
+  reactor_.loop("CHP", loop_error_log_, metrics_.loop_errors, [this] { return turn(); });
   spdlog::info("CHP stopped at sequence {}", store_.last_sequence());
 }
 
 bool ChpServer::turn() {
-  std::vector<zmq::pollitem_t> items = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
+  std::vector<zmq::pollitem_t> items = {reactor_.stop_item(),
                                         {collector_.handle(), 0, ZMQ_POLLIN, 0},
                                         {router_.handle(), 0, ZMQ_POLLIN, 0}};
   if (ha_link_) items.push_back({ha_link_->subscriber().handle(), 0, ZMQ_POLLIN, 0});

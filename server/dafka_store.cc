@@ -82,25 +82,15 @@ void DafkaStore::start() {
   config_.security.as_server(xpub_, "dafka-store");
   xpub_.bind(endpoint());
   discovery_.start();
-  std::string stop_ep = "inproc://zstore-dafka-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
-  stop_rx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_rx_.bind(stop_ep);
-  stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_tx_.connect(stop_ep);
-  metrics_.loop_heartbeat_ms = loop_clock_ms();  // started: healthy until it misses a turn
-  thread_ = std::thread([this] { run(); });
+  reactor_.start([this] { run(); });
 }
 
 void DafkaStore::stop() {
-  if (!thread_.joinable()) return;
-  stop_tx_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
-  thread_.join();
+  if (!reactor_.stop()) return;
   fetches_.clear();
   discovery_.close();
   xpub_.close();
   sub_.close();
-  stop_rx_.close();
-  stop_tx_.close();
 }
 
 int DafkaStore::poll_timeout_ms() const {
@@ -119,7 +109,7 @@ void DafkaStore::run() {
   if (config_.towers.empty()) spdlog::warn("Dafka store has no tower: it will discover no peer");
   next_retry_ = Clock::now() + config_.fetch_retry;
   auto turn = [this] {
-    zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
+    zmq::pollitem_t items[] = {reactor_.stop_item(),
                                {sub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0},
                                {discovery_.subscriber().handle(), 0, ZMQ_POLLIN, 0}};
@@ -132,10 +122,7 @@ void DafkaStore::run() {
     pump_fetches();
     return true;
   };
-  do {
-    metrics_.loop_heartbeat_ms = loop_clock_ms();
-  } while (guarded_turn("Dafka store", write_error_log_, metrics_.loop_errors, turn));
-  metrics_.loop_heartbeat_ms = 0;
+  reactor_.loop("Dafka store", write_error_log_, metrics_.loop_errors, turn);
   spdlog::info("Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "
                "{} FETCH(es) sent, {} answered with {} DIRECT-RECORD(s), {} malformed, {} invalid",
                metrics_.records_stored.load(), metrics_.duplicates.load(), metrics_.too_far.load(),

@@ -14,13 +14,13 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <zmq.hpp>
 
 #include "security/curve_socket.h"
 #include "server/log.h"
+#include "server/reactor_thread.h"
 
 namespace zstore::server {
 
@@ -59,10 +59,8 @@ class Tower {
   security::SocketSecurity security_;
   zmq::socket_t xsub_;
   zmq::socket_t xpub_;
-  zmq::socket_t stop_rx_;
-  zmq::socket_t stop_tx_;
-  std::thread thread_;
   RateLimiter bad_input_log_;
+  ReactorThread reactor_{ctx_, metrics_.loop_heartbeat_ms};
 };
 
 }  // namespace zstore::server
