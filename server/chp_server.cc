@@ -141,11 +141,8 @@ bool ChpServer::turn() {
 
 void ChpServer::report_malformed(const char* where, const protocol::DecodeError& error) {
   metrics_.malformed.count(error.kind);
-  std::uint64_t suppressed = 0;
-  if (bad_input_log_.allow(&suppressed)) {
-    spdlog::warn("dropped malformed {} ({}): {}{}", where, protocol::to_string(error.kind), error.detail,
-                 suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-  }
+  bad_input_log_.log(spdlog::level::warn, "dropped malformed {} ({}): {}", where, protocol::to_string(error.kind),
+                     error.detail);
 }
 
 void ChpServer::drain_collector() {
@@ -182,11 +179,7 @@ void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
   if (!s.ok()) {
     metrics_.write_failures.fetch_add(writes.size(), std::memory_order_relaxed);
     refused_since_ok_ += writes.size();
-    std::uint64_t suppressed = 0;
-    if (write_error_log_.allow(&suppressed)) {
-      spdlog::error("refused {} update(s), not published: {}{}", writes.size(), s.message(),
-                    suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-    }
+    write_error_log_.log(spdlog::level::err, "refused {} update(s), not published: {}", writes.size(), s.message());
     return;
   }
   if (refused_since_ok_ > 0) {
@@ -237,8 +230,7 @@ void ChpServer::serve_snapshot_requests() {
     if (!cursor) cursor = store_.snapshot(req->subtree);
     if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer,
                           read_filter(msg))) {
-      std::uint64_t suppressed = 0;
-      if (bad_input_log_.allow(&suppressed)) spdlog::warn("snapshot request refused: too many snapshots running");
+      bad_input_log_.log(spdlog::level::warn, "snapshot request refused: too many snapshots running");
     }
   }
 }
@@ -251,12 +243,9 @@ void ChpServer::pump_snapshots() {
   metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
   if (r.stalled > 0) {
     metrics_.snapshots_stalled.fetch_add(r.stalled, std::memory_order_relaxed);
-    std::uint64_t suppressed = 0;
-    if (bad_input_log_.allow(&suppressed)) {
-      spdlog::warn("dropped {} snapshot(s) whose client read nothing for {} ms (--snapshot-stall-ms){}", r.stalled,
-                   config_.snapshot_stall.count(),
-                   suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-    }
+    bad_input_log_.log(spdlog::level::warn,
+                       "dropped {} snapshot(s) whose client read nothing for {} ms (--snapshot-stall-ms)", r.stalled,
+                       config_.snapshot_stall.count());
   }
 }
 
@@ -269,8 +258,7 @@ void ChpServer::expire_due() {
   std::vector<storage::ChpStore::Due> due;
   storage::Status s = store_.due_expiries(config_.now_ms(), kLimit, &due);
   if (!s.ok()) {
-    std::uint64_t suppressed = 0;
-    if (write_error_log_.allow(&suppressed)) spdlog::error("expiry sweep failed: {}", s.message());
+    write_error_log_.log(spdlog::level::err, "expiry sweep failed: {}", s.message());
     return;
   }
   expiry_backlog_ = due.size() == kLimit;
@@ -294,8 +282,7 @@ void ChpServer::trim_history_by_age() {
   // Again at the next turn while it drops entries (a backlog), else in a second.
   bool more = s.ok() && store_.history_from() != from;
   next_history_trim_ = now + (more ? std::chrono::milliseconds(0) : std::chrono::milliseconds(1000));
-  std::uint64_t suppressed = 0;
-  if (!s.ok() && write_error_log_.allow(&suppressed)) spdlog::error("history trim failed: {}", s.message());
+  if (!s.ok()) write_error_log_.log(spdlog::level::err, "history trim failed: {}", s.message());
 }
 
 void ChpServer::expire_all_due() {

@@ -132,20 +132,13 @@ void DafkaStore::run() {
 
 void DafkaStore::report_malformed(const char* where, const protocol::DecodeError& error) {
   metrics_.malformed.count(error.kind);
-  std::uint64_t suppressed = 0;
-  if (bad_input_log_.allow(&suppressed)) {
-    spdlog::warn("Dafka: dropped malformed {} ({}): {}{}", where, protocol::to_string(error.kind), error.detail,
-                 suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-  }
+  bad_input_log_.log(spdlog::level::warn, "Dafka: dropped malformed {} ({}): {}", where,
+                     protocol::to_string(error.kind), error.detail);
 }
 
 void DafkaStore::report_invalid(const char* what) {
   metrics_.invalid.fetch_add(1, std::memory_order_relaxed);
-  std::uint64_t suppressed = 0;
-  if (bad_input_log_.allow(&suppressed)) {
-    spdlog::warn("Dafka: dropped {}{}", what,
-                 suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-  }
+  bad_input_log_.log(spdlog::level::warn, "Dafka: dropped {}", what);
 }
 
 bool DafkaStore::send(const protocol::Frames& frames) {
@@ -216,11 +209,8 @@ void DafkaStore::commit(Turn* turn) {
   if (!s.ok()) {
     metrics_.write_failures.fetch_add(turn->records.size(), std::memory_order_relaxed);
     refused_since_ok_ += turn->records.size();
-    std::uint64_t suppressed = 0;
-    if (write_error_log_.allow(&suppressed)) {
-      spdlog::error("Dafka: refused {} record(s), not acknowledged: {}{}", turn->records.size(), s.message(),
-                    suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-    }
+    write_error_log_.log(spdlog::level::err, "Dafka: refused {} record(s), not acknowledged: {}", turn->records.size(),
+                         s.message());
     // Remembered as gaps: FETCHed again (timer) once writes work again.
     for (const auto& p : highest_offsets(turn->records)) note_seen(Key(p.subject, p.partition), p.highest);
     return;
@@ -351,8 +341,7 @@ void DafkaStore::give_up(std::map<Key, Gap>::iterator it, std::uint64_t from, st
   std::uint64_t skipped = 0;
   storage::Status s = log_.skip_gap(key.first, key.second, &skipped);
   if (!s.ok()) {
-    std::uint64_t suppressed = 0;
-    if (write_error_log_.allow(&suppressed)) spdlog::error("Dafka store: skipping a gap: {}", s.message());
+    write_error_log_.log(spdlog::level::err, "Dafka store: skipping a gap: {}", s.message());
     return;  // the next timer tries again
   }
   if (skipped == 0) {
