@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "protocol/endpoint.h"
 #include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
@@ -13,8 +14,6 @@ namespace zstore::server {
 namespace chp = protocol::chp;
 
 namespace {
-
-std::string endpoint(const std::string& host, int port) { return "tcp://" + host + ":" + std::to_string(port); }
 
 std::uint64_t system_now_ms() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -34,8 +33,10 @@ ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerCon
 ChpServer::~ChpServer() { stop(); }
 
 std::vector<std::string> ChpServer::endpoints() const {
-  return {endpoint(config_.bind, config_.port), endpoint(config_.bind, config_.port + 1),
-          endpoint(config_.bind, config_.port + 2)};
+  auto at = [this](int offset) {
+    return protocol::tcp_endpoint(config_.bind, static_cast<std::uint16_t>(config_.port + offset));
+  };
+  return {at(0), at(1), at(2)};
 }
 
 void ChpServer::start() {

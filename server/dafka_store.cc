@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "protocol/endpoint.h"
 #include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
@@ -61,7 +62,7 @@ DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string 
 
 DafkaStore::~DafkaStore() { stop(); }
 
-std::string DafkaStore::endpoint() const { return "tcp://" + config_.bind + ":" + std::to_string(config_.port); }
+std::string DafkaStore::endpoint() const { return protocol::tcp_endpoint(config_.bind, config_.port); }
 
 void DafkaStore::start() {
   xpub_ = zmq::socket_t(ctx_, zmq::socket_type::xpub);

@@ -238,6 +238,9 @@ std::optional<std::string> check_ha(const ServerOptions& o) {
   for (const auto& [flag, value] : eps) {
     if (!is_tcp_endpoint(*value)) return std::string(flag) + ": expected tcp://host:port, got '" + *value + "'";
   }
+  if (!protocol::tcp_endpoint_at_offset(o.ha_peer_chp, 2)) {
+    return "--ha-peer-chp: the peer's CHP ports P..P+2 need P <= 65533, got '" + o.ha_peer_chp + "'";
+  }
   if (o.ha_heartbeat_ms == 0) return std::string("--ha-heartbeat-ms must be positive");
   return std::nullopt;
 }
@@ -256,7 +259,9 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   o.http_port = static_cast<std::uint16_t>(raw.http_port);
   o.towers = split_list(raw.towers);
   for (const auto& t : o.towers) {
-    if (t.rfind("tcp://", 0) != 0) return "--towers: '" + t + "' is not a tcp://host:port address";
+    if (!protocol::tcp_endpoint_at_offset(t, 1)) {
+      return "--towers: '" + t + "' is not a tcp://host:port address with a port in 1..65534 (the tower uses P and P+1)";
+    }
   }
   if (!raw.dafka_peers.empty()) {
     std::string error;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "protocol/beacon.h"
+#include "protocol/endpoint.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -12,8 +13,6 @@ namespace zstore::server {
 namespace beacon = protocol::beacon;
 
 namespace {
-
-std::string endpoint(const std::string& host, int port) { return "tcp://" + host + ":" + std::to_string(port); }
 
 // The peer address ZeroMQ recorded for the connection a frame came on.
 std::string peer_address(zmq::message_t& frame) {
@@ -32,7 +31,8 @@ Tower::Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMet
 
 Tower::~Tower() { stop(); }
 
-std::vector<std::string> Tower::endpoints() const { return {endpoint(bind_, port_), endpoint(bind_, port_ + 1)}; }
+std::vector<std::string> Tower::endpoints() const { return {protocol::tcp_endpoint(bind_, port_),
+          protocol::tcp_endpoint(bind_, static_cast<std::uint16_t>(port_ + 1))}; }
 
 void Tower::start() {
   xsub_ = zmq::socket_t(ctx_, zmq::socket_type::xsub);

@@ -51,7 +51,7 @@ DafkaStoreConfig dafka_config(const ServerOptions& o, const security::SocketSecu
   if (c.towers.empty() && o.tower_port != 0) {
     // Our own embedded tower; a wildcard bind is reached on loopback.
     bool wildcard = o.bind == "*" || o.bind == "0.0.0.0";
-    c.towers.push_back("tcp://" + (wildcard ? std::string("127.0.0.1") : o.bind) + ":" + std::to_string(o.tower_port));
+    c.towers.push_back(protocol::tcp_endpoint(wildcard ? "127.0.0.1" : o.bind, o.tower_port));
   }
   c.beacon_interval = std::chrono::milliseconds(o.beacon_interval_ms);
   c.beacon_timeout = std::chrono::milliseconds(o.beacon_timeout_ms);
