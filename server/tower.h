@@ -21,15 +21,9 @@
 #include "security/curve_socket.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
+#include "server/tower_metrics.h"
 
 namespace zstore::server {
-
-struct TowerMetrics {
-  std::atomic<std::uint64_t> beacons_forwarded{0};
-  std::atomic<std::uint64_t> malformed{0};
-  std::atomic<std::uint64_t> loop_errors{0};  // events that failed and were skipped
-  std::atomic<std::int64_t> loop_heartbeat_ms{0};  // see ChpMetrics::loop_heartbeat_ms
-};
 
 class Tower {
  public:
