@@ -275,7 +275,8 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   o.towers = split_list(raw.towers);
   for (const auto& t : o.towers) {
     if (!protocol::tcp_endpoint_at_offset(t, 1)) {
-      return "--towers: '" + t + "' is not a tcp://host:port address with a port in 1..65534 (the tower uses P and P+1)";
+      return "--towers: '" + t +
+             "' is not a tcp://host:port address with a port in 1..65534 (the tower uses P and P+1)";
     }
   }
   if (!raw.dafka_peers.empty()) {

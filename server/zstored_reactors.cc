@@ -92,7 +92,9 @@ std::string Reactors::endpoints(const ServerOptions& o) const {
   if (tower) eps += " tower " + tower->endpoints()[0] + " " + tower->endpoints()[1];
   if (http) eps += " http " + http->endpoint();
   if (dafka) eps += " dafka " + dafka->endpoint() + " (node " + dafka->address() + ")";
-  if (!o.ha.empty()) eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
+  if (!o.ha.empty()) {
+    eps += " ha " + o.ha + " " + o.ha_bind + " (peer " + o.ha_peer + ", peer CHP " + o.ha_peer_chp + ")";
+  }
   return eps.empty() ? " (none)" : eps;
 }
 
