@@ -61,13 +61,12 @@ void block_signals() {
 }  // namespace
 
 std::pair<std::string, std::string> tower_endpoints(const std::string& tower) {
-  auto endpoint = protocol::parse_tcp_endpoint(tower);
-  if (!endpoint) throw std::invalid_argument("tower endpoint must be tcp://host:port, got '" + tower + "'");
-  if (endpoint->port == 65535) {
-    throw std::invalid_argument("tower endpoint needs a port in 1..65534, got '" + tower + "'");
+  auto xsub = protocol::tcp_endpoint_at_offset(tower, 0);
+  auto xpub = protocol::tcp_endpoint_at_offset(tower, 1);
+  if (!xsub || !xpub) {
+    throw std::invalid_argument("tower endpoint must be tcp://host:port with a port in 1..65534, got '" + tower + "'");
   }
-  return {protocol::tcp_endpoint(endpoint->host, endpoint->port),
-          protocol::tcp_endpoint(endpoint->host, static_cast<std::uint16_t>(endpoint->port + 1))};
+  return {*xsub, *xpub};
 }
 
 std::string new_address() {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "protocol/byte_order.h"
+#include "protocol/dafka_reader.h"
 
 namespace zstore::protocol::dafka {
 namespace {
@@ -122,106 +123,7 @@ Frames encode_head(const H& msg) {
 }
 
 // ---------------------------------------------------------------------------
-// Decoding
-
-// Reads body fields front to back. The first failure sticks: later reads
-// return empty values, and error() reports the first problem.
-class Reader {
- public:
-  Reader(std::string_view frame, std::size_t offset, std::string_view name)
-      : frame_(frame), pos_(offset), name_(name) {}
-
-  std::string short_string(std::string_view field) {
-    if (failed()) return {};
-    if (left() < 1) {
-      truncated(field, "length byte missing");
-      return {};
-    }
-    std::size_t n = static_cast<unsigned char>(frame_[pos_]);
-    if (left() - 1 < n) {
-      truncated(field, "length " + std::to_string(n) + " but " + std::to_string(left() - 1) + " bytes left");
-      return {};
-    }
-    std::string out(frame_.substr(pos_ + 1, n));
-    pos_ += 1 + n;
-    return out;
-  }
-
-  template <typename T>
-  T number(std::string_view field) {
-    if (failed()) return 0;
-    if (left() < sizeof(T)) {
-      truncated(field, "needs " + std::to_string(sizeof(T)) + " bytes, " + std::to_string(left()) + " left");
-      return 0;
-    }
-    T v = get_be<T>(frame_.substr(pos_, sizeof(T)));
-    pos_ += sizeof(T);
-    return v;
-  }
-
-  std::vector<std::string> strings(std::string_view field, std::size_t max_count) {
-    std::vector<std::string> out;
-    const std::size_t count_at = pos_;
-    const std::uint32_t count = number<std::uint32_t>(std::string(field) + " count");
-    if (failed()) return out;
-    // Each entry needs at least its 4-byte length: refuse a count the frame
-    // cannot hold before reserving anything for it.
-    if (count > left() / 4) {
-      truncated(field, "count " + std::to_string(count) + " needs at least " +
-                           std::to_string(std::uint64_t{count} * 4) + " bytes, " + std::to_string(left()) +
-                           " left",
-                count_at);
-      return out;
-    }
-    if (count > max_count) {
-      fail(K::kTooLarge, std::string(field) + " count " + std::to_string(count) + " exceeds limit " +
-                             std::to_string(max_count));
-      return out;
-    }
-    out.reserve(count);
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const std::string entry = std::string(field) + "[" + std::to_string(i) + "]";
-      const std::size_t entry_at = pos_;
-      const std::uint32_t n = number<std::uint32_t>(entry + " length");
-      if (failed()) return out;
-      if (n > left()) {
-        truncated(entry, "length " + std::to_string(n) + " but " + std::to_string(left()) + " bytes left",
-                  entry_at);
-        return out;
-      }
-      out.emplace_back(frame_.substr(pos_, n));
-      pos_ += n;
-    }
-    return out;
-  }
-
-  // Call after the last field: anything left over is an error.
-  void finish() {
-    if (failed() || left() == 0) return;
-    fail(K::kTrailing, std::to_string(left()) + " trailing bytes after the last field at byte " +
-                           std::to_string(pos_));
-  }
-
-  bool failed() const { return error_.has_value(); }
-  DecodeError error() && { return std::move(*error_); }
-
- private:
-  std::size_t left() const { return frame_.size() - pos_; }
-
-  void truncated(std::string_view field, const std::string& why, std::optional<std::size_t> at = {}) {
-    fail(K::kTruncated,
-         std::string(field) + " truncated at byte " + std::to_string(at.value_or(pos_)) + ": " + why);
-  }
-
-  void fail(K kind, std::string detail) {
-    error_ = decode_error(kind, std::string(name_) + ": " + std::move(detail));
-  }
-
-  std::string_view frame_;
-  std::size_t pos_;
-  std::string_view name_;
-  std::optional<DecodeError> error_;
-};
+// Decoding (fields read by Reader, dafka_reader.h)
 
 template <typename R>
 R read_record(Reader& r, std::string topic, std::string_view content) {

@@ -45,4 +45,10 @@ std::string tcp_endpoint(std::string_view host, std::uint16_t port) {
   return out;
 }
 
+std::optional<std::string> tcp_endpoint_at_offset(std::string_view base, std::uint16_t offset) {
+  auto endpoint = parse_tcp_endpoint(base);
+  if (!endpoint || endpoint->port > 65535 - offset) return std::nullopt;
+  return tcp_endpoint(endpoint->host, static_cast<std::uint16_t>(endpoint->port + offset));
+}
+
 }  // namespace zstore::protocol

@@ -31,4 +31,9 @@ std::optional<HostPort> parse_tcp_endpoint(std::string_view text);
 // it already is.
 std::string tcp_endpoint(std::string_view host, std::uint16_t port);
 
+// The endpoint `offset` ports above base "tcp://HOST:PORT" (a CHP server's
+// publisher at P+1, a tower's XPUB at T+1): "tcp://HOST:PORT+offset";
+// nullopt when base is not that form or the port would pass 65535.
+std::optional<std::string> tcp_endpoint_at_offset(std::string_view base, std::uint16_t offset);
+
 }  // namespace zstore::protocol

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/byte_order.h"
+#include "protocol/endpoint.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -28,15 +29,15 @@ ChpFollower::ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingL
       now_ms_(std::move(now_ms)), security_(std::move(security)), receive_budget_(receive_budget) {}
 
 void ChpFollower::start() {
-  auto colon = leader_.rfind(':');
-  int port = std::stoi(leader_.substr(colon + 1));
+  // The leader's publisher at P+1; --ha-peer-chp leaves room for it (options.cc).
+  std::string publisher = protocol::tcp_endpoint_at_offset(leader_, 1).value();
   sub_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
   sub_.set(zmq::sockopt::linger, 0);
   sub_.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));
   sub_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
   sub_.set(zmq::sockopt::subscribe, "");
   security_.as_client(sub_);
-  sub_.connect(leader_.substr(0, colon) + ":" + std::to_string(port + 1));
+  sub_.connect(publisher);
   request_snapshot();
 }
 

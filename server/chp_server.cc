@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "protocol/endpoint.h"
 #include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
@@ -13,8 +14,6 @@ namespace zstore::server {
 namespace chp = protocol::chp;
 
 namespace {
-
-std::string endpoint(const std::string& host, int port) { return "tcp://" + host + ":" + std::to_string(port); }
 
 std::uint64_t system_now_ms() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -34,8 +33,10 @@ ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerCon
 ChpServer::~ChpServer() { stop(); }
 
 std::vector<std::string> ChpServer::endpoints() const {
-  return {endpoint(config_.bind, config_.port), endpoint(config_.bind, config_.port + 1),
-          endpoint(config_.bind, config_.port + 2)};
+  auto at = [this](int offset) {
+    return protocol::tcp_endpoint(config_.bind, static_cast<std::uint16_t>(config_.port + offset));
+  };
+  return {at(0), at(1), at(2)};
 }
 
 void ChpServer::start() {
@@ -63,11 +64,6 @@ void ChpServer::start() {
   publisher_.bind(eps[1]);
   collector_.bind(eps[2]);
 
-  std::string stop_ep = "inproc://zstore-chp-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
-  stop_rx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_rx_.bind(stop_ep);
-  stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_tx_.connect(stop_ep);
   metrics_.last_sequence = store_.last_sequence();
   if (config_.ha) {
     ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer, config_.ha->cut_file,
@@ -75,19 +71,14 @@ void ChpServer::start() {
     bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
     published_state_ = config_.ha->role;
   }
-  metrics_.loop_heartbeat_ms = loop_clock_ms();  // started: healthy until it misses a turn
-  thread_ = std::thread([this] { run(); });
+  reactor_.start([this] { run(); });
 }
 
 void ChpServer::stop() {
-  if (!thread_.joinable()) return;
-  stop_tx_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
-  thread_.join();
+  if (!reactor_.stop()) return;
   router_.close();
   publisher_.close();
   collector_.close();
-  stop_rx_.close();
-  stop_tx_.close();
 }
 
 int ChpServer::poll_timeout_ms() const {
@@ -113,16 +104,12 @@ void ChpServer::run() {
   last_hugz_ = Clock::now();
   next_expiry_ = Clock::now();  // expire what lapsed while we were down,
   expire_due();                 // before the first snapshot request is served
-  do {
-    metrics_.loop_heartbeat_ms = loop_clock_ms();
-    metrics_.loop_turns.fetch_add(1, std::memory_order_relaxed);
-  } while (guarded_turn("CHP", loop_error_log_, metrics_.loop_errors, [this] { return turn(); }));
-  metrics_.loop_heartbeat_ms = 0;
+  reactor_.loop("CHP", loop_error_log_, metrics_.loop_errors, [this] { return turn(); });
   spdlog::info("CHP stopped at sequence {}", store_.last_sequence());
 }
 
 bool ChpServer::turn() {
-  std::vector<zmq::pollitem_t> items = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
+  std::vector<zmq::pollitem_t> items = {reactor_.stop_item(),
                                         {collector_.handle(), 0, ZMQ_POLLIN, 0},
                                         {router_.handle(), 0, ZMQ_POLLIN, 0}};
   if (ha_link_) items.push_back({ha_link_->subscriber().handle(), 0, ZMQ_POLLIN, 0});
@@ -162,11 +149,8 @@ bool ChpServer::turn() {
 
 void ChpServer::report_malformed(const char* where, const protocol::DecodeError& error) {
   metrics_.malformed.count(error.kind);
-  std::uint64_t suppressed = 0;
-  if (bad_input_log_.allow(&suppressed)) {
-    spdlog::warn("dropped malformed {} ({}): {}{}", where, protocol::to_string(error.kind), error.detail,
-                 suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-  }
+  bad_input_log_.log(spdlog::level::warn, "dropped malformed {} ({}): {}", where, protocol::to_string(error.kind),
+                     error.detail);
 }
 
 void ChpServer::drain_collector() {
@@ -203,11 +187,7 @@ void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
   if (!s.ok()) {
     metrics_.write_failures.fetch_add(writes.size(), std::memory_order_relaxed);
     refused_since_ok_ += writes.size();
-    std::uint64_t suppressed = 0;
-    if (write_error_log_.allow(&suppressed)) {
-      spdlog::error("refused {} update(s), not published: {}{}", writes.size(), s.message(),
-                    suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-    }
+    write_error_log_.log(spdlog::level::err, "refused {} update(s), not published: {}", writes.size(), s.message());
     return;
   }
   if (refused_since_ok_ > 0) {
@@ -263,8 +243,7 @@ void ChpServer::serve_snapshot_requests() {
     if (!cursor) cursor = store_.snapshot(req->subtree);
     if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer,
                           read_filter(msg), peer)) {
-      std::uint64_t suppressed = 0;
-      if (bad_input_log_.allow(&suppressed)) spdlog::warn("snapshot request refused: too many snapshots running");
+      bad_input_log_.log(spdlog::level::warn, "snapshot request refused: too many snapshots running");
     }
   }
 }
@@ -277,12 +256,9 @@ void ChpServer::pump_snapshots() {
   metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
   if (r.stalled > 0) {
     metrics_.snapshots_stalled.fetch_add(r.stalled, std::memory_order_relaxed);
-    std::uint64_t suppressed = 0;
-    if (bad_input_log_.allow(&suppressed)) {
-      spdlog::warn("dropped {} snapshot(s) whose client read nothing for {} ms (--snapshot-stall-ms){}", r.stalled,
-                   config_.snapshot_stall.count(),
-                   suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-    }
+    bad_input_log_.log(spdlog::level::warn,
+                       "dropped {} snapshot(s) whose client read nothing for {} ms (--snapshot-stall-ms)", r.stalled,
+                       config_.snapshot_stall.count());
   }
 }
 
@@ -295,8 +271,7 @@ void ChpServer::expire_due() {
   std::vector<storage::ChpStore::Due> due;
   storage::Status s = store_.due_expiries(config_.now_ms(), kLimit, &due);
   if (!s.ok()) {
-    std::uint64_t suppressed = 0;
-    if (write_error_log_.allow(&suppressed)) spdlog::error("expiry sweep failed: {}", s.message());
+    write_error_log_.log(spdlog::level::err, "expiry sweep failed: {}", s.message());
     return;
   }
   expiry_backlog_ = due.size() == kLimit;
@@ -320,8 +295,7 @@ void ChpServer::trim_history_by_age() {
   // Again at the next turn while it drops entries (a backlog), else in a second.
   bool more = s.ok() && store_.history_from() != from;
   next_history_trim_ = now + (more ? std::chrono::milliseconds(0) : std::chrono::milliseconds(1000));
-  std::uint64_t suppressed = 0;
-  if (!s.ok() && write_error_log_.allow(&suppressed)) spdlog::error("history trim failed: {}", s.message());
+  if (!s.ok()) write_error_log_.log(spdlog::level::err, "history trim failed: {}", s.message());
 }
 
 void ChpServer::expire_all_due() {

@@ -30,6 +30,7 @@
 #include "server/ha_link.h"
 #include "server/chp_snapshots.h"
 #include "server/log.h"
+#include "server/reactor_thread.h"
 #include "server/zmq_frames.h"
 #include "storage/chp_store.h"
 #include "storage/database.h"
@@ -147,9 +148,7 @@ class ChpServer {
   zmq::socket_t router_;
   zmq::socket_t publisher_;
   zmq::socket_t collector_;
-  zmq::socket_t stop_rx_;
-  zmq::socket_t stop_tx_;
-  std::thread thread_;
+  ReactorThread reactor_{ctx_, metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
 
   SnapshotPump snapshots_;
   RateLimiter bad_input_log_;

@@ -21,8 +21,7 @@ bool ChpServer::accept_vote() {
   if (bstar_->state() != before) enter(before, bstar_->state());
   accepted = accepted && bstar_->active();  // entering may have failed
   if (!accepted) {
-    std::uint64_t suppressed = 0;
-    if (bad_input_log_.allow(&suppressed)) spdlog::info("HA: snapshot request ignored: {}", reason);
+    bad_input_log_.log(spdlog::level::info, "HA: snapshot request ignored: {}", reason);
   }
   return accepted;
 }

@@ -12,14 +12,6 @@ namespace zstore::server {
 
 namespace beacon = protocol::beacon;
 
-bool parse_tower(const std::string& tower, std::string* host, std::uint16_t* port) {
-  auto endpoint = protocol::parse_tcp_endpoint(tower);
-  if (!endpoint || endpoint->port == 65535) return false;  // the tower also uses T+1
-  *host = std::move(endpoint->host);
-  *port = endpoint->port;
-  return true;
-}
-
 DafkaDiscovery::DafkaDiscovery(zmq::context_t& ctx, DiscoveryConfig config, DafkaMetrics& metrics)
     : ctx_(ctx), config_(std::move(config)), metrics_(metrics) {}
 
@@ -35,11 +27,11 @@ void DafkaDiscovery::start() {
   config_.security.as_client(pub_);
   config_.security.as_client(sub_);
   for (const auto& tower : config_.towers) {
-    std::string host;
-    std::uint16_t port = 0;
-    if (!parse_tower(tower, &host, &port)) throw std::invalid_argument("not a tower endpoint tcp://host:T: '" + tower + "'");
-    pub_.connect(protocol::tcp_endpoint(host, port));
-    sub_.connect(protocol::tcp_endpoint(host, static_cast<std::uint16_t>(port + 1)));
+    auto xsub = protocol::tcp_endpoint_at_offset(tower, 0);
+    auto xpub = protocol::tcp_endpoint_at_offset(tower, 1);
+    if (!xsub || !xpub) throw std::invalid_argument("not a tower endpoint tcp://host:T: '" + tower + "'");
+    pub_.connect(*xsub);
+    sub_.connect(*xpub);
   }
   next_beacon_ = Clock::now();
 }

@@ -42,9 +42,6 @@ struct PeerChange {
   std::string key;  // the peer's Z85 public key from its beacon (CURVE), or empty
 };
 
-// Splits "tcp://host:T" into host and port; false when it is not that form.
-bool parse_tower(const std::string& tower, std::string* host, std::uint16_t* port);
-
 class DafkaDiscovery {
  public:
   using Clock = std::chrono::steady_clock;

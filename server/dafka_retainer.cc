@@ -17,44 +17,27 @@ void DafkaRetainer::start() {
     spdlog::info("Dafka retention: none (every limit is 0)");
     return;
   }
-  thread_ = std::thread([this] { run(); });
+  thread_.start([this] { pass(); });
 }
 
-void DafkaRetainer::stop() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
+void DafkaRetainer::stop() { thread_.stop(); }
+
+std::uint64_t DafkaRetainer::passes() const { return passes_.load(); }
+
+void DafkaRetainer::pass() {
+  storage::DafkaRetentionPass pass;
+  auto started = std::chrono::steady_clock::now();
+  storage::Status s = retention_.run(log_.now_ms(), &pass);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  if (!s.ok()) {
+    error_log_.log(spdlog::level::err, "Dafka retention: {} (tried again in {} ms)", s.message(), interval_.count());
+  } else if (pass.records_deleted > 0 || pass.partitions_dropped > 0) {
+    spdlog::info("Dafka retention: {} record(s) ({} bytes) deleted from {} partition(s), {} idle partition(s) "
+                 "removed, in {} ms",
+                 pass.records_deleted, pass.bytes_deleted, pass.partitions_trimmed, pass.partitions_dropped,
+                 ms.count());
   }
-  wake_.notify_all();
-  thread_.join();
-}
-
-std::uint64_t DafkaRetainer::passes() const {
-  std::lock_guard lock(mutex_);
-  return passes_;
-}
-
-void DafkaRetainer::run() {
-  RateLimiter error_log;
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
-    lock.unlock();
-    storage::DafkaRetentionPass pass;
-    auto started = std::chrono::steady_clock::now();
-    storage::Status s = retention_.run(log_.now_ms(), &pass);
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-    if (!s.ok()) {
-      error_log.log(spdlog::level::err, "Dafka retention: {} (tried again in {} ms)", s.message(), interval_.count());
-    } else if (pass.records_deleted > 0 || pass.partitions_dropped > 0) {
-      spdlog::info("Dafka retention: {} record(s) ({} bytes) deleted from {} partition(s), {} idle partition(s) "
-                   "removed, in {} ms",
-                   pass.records_deleted, pass.bytes_deleted, pass.partitions_trimmed, pass.partitions_dropped,
-                   ms.count());
-    }
-    lock.lock();
-    ++passes_;
-  }
+  ++passes_;
 }
 
 }  // namespace zstore::server

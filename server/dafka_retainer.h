@@ -7,12 +7,12 @@
 // writes are refused (disk watermark): it is what frees the space.
 #pragma once
 
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
-#include <thread>
 
+#include "server/log.h"
+#include "server/periodic_thread.h"
 #include "storage/dafka_retention.h"
 
 namespace zstore::server {
@@ -33,16 +33,14 @@ class DafkaRetainer {
   std::uint64_t passes() const;
 
  private:
-  void run();
+  void pass();
 
   storage::DafkaLog& log_;
   storage::DafkaRetention retention_;
   std::chrono::milliseconds interval_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_, as passes_
-  std::uint64_t passes_ = 0;
-  std::thread thread_;
+  RateLimiter error_log_;  // the retainer thread's only
+  std::atomic<std::uint64_t> passes_{0};
+  PeriodicThread thread_{interval_};
 };
 
 }  // namespace zstore::server

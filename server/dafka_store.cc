@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "protocol/endpoint.h"
 #include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
@@ -61,7 +62,7 @@ DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string 
 
 DafkaStore::~DafkaStore() { stop(); }
 
-std::string DafkaStore::endpoint() const { return "tcp://" + config_.bind + ":" + std::to_string(config_.port); }
+std::string DafkaStore::endpoint() const { return protocol::tcp_endpoint(config_.bind, config_.port); }
 
 void DafkaStore::start() {
   xpub_ = zmq::socket_t(ctx_, zmq::socket_type::xpub);
@@ -82,25 +83,15 @@ void DafkaStore::start() {
   config_.security.as_server(xpub_, "dafka-store");
   xpub_.bind(endpoint());
   discovery_.start();
-  std::string stop_ep = "inproc://zstore-dafka-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
-  stop_rx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_rx_.bind(stop_ep);
-  stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_tx_.connect(stop_ep);
-  metrics_.loop_heartbeat_ms = loop_clock_ms();  // started: healthy until it misses a turn
-  thread_ = std::thread([this] { run(); });
+  reactor_.start([this] { run(); });
 }
 
 void DafkaStore::stop() {
-  if (!thread_.joinable()) return;
-  stop_tx_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
-  thread_.join();
+  if (!reactor_.stop()) return;
   fetches_.clear();
   discovery_.close();
   xpub_.close();
   sub_.close();
-  stop_rx_.close();
-  stop_tx_.close();
 }
 
 int DafkaStore::poll_timeout_ms() const {
@@ -119,7 +110,7 @@ void DafkaStore::run() {
   if (config_.towers.empty()) spdlog::warn("Dafka store has no tower: it will discover no peer");
   next_retry_ = Clock::now() + config_.fetch_retry;
   auto turn = [this] {
-    zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
+    zmq::pollitem_t items[] = {reactor_.stop_item(),
                                {sub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0},
                                {discovery_.subscriber().handle(), 0, ZMQ_POLLIN, 0}};
@@ -132,11 +123,7 @@ void DafkaStore::run() {
     pump_fetches();
     return true;
   };
-  do {
-    metrics_.loop_heartbeat_ms = loop_clock_ms();
-    metrics_.loop_turns.fetch_add(1, std::memory_order_relaxed);
-  } while (guarded_turn("Dafka store", write_error_log_, metrics_.loop_errors, turn));
-  metrics_.loop_heartbeat_ms = 0;
+  reactor_.loop("Dafka store", write_error_log_, metrics_.loop_errors, turn);
   spdlog::info("Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "
                "{} FETCH(es) sent, {} answered with {} DIRECT-RECORD(s), {} malformed, {} invalid",
                metrics_.records_stored.load(), metrics_.duplicates.load(), metrics_.too_far.load(),
@@ -146,20 +133,13 @@ void DafkaStore::run() {
 
 void DafkaStore::report_malformed(const char* where, const protocol::DecodeError& error) {
   metrics_.malformed.count(error.kind);
-  std::uint64_t suppressed = 0;
-  if (bad_input_log_.allow(&suppressed)) {
-    spdlog::warn("Dafka: dropped malformed {} ({}): {}{}", where, protocol::to_string(error.kind), error.detail,
-                 suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-  }
+  bad_input_log_.log(spdlog::level::warn, "Dafka: dropped malformed {} ({}): {}", where,
+                     protocol::to_string(error.kind), error.detail);
 }
 
 void DafkaStore::report_invalid(const char* what) {
   metrics_.invalid.fetch_add(1, std::memory_order_relaxed);
-  std::uint64_t suppressed = 0;
-  if (bad_input_log_.allow(&suppressed)) {
-    spdlog::warn("Dafka: dropped {}{}", what,
-                 suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-  }
+  bad_input_log_.log(spdlog::level::warn, "Dafka: dropped {}", what);
 }
 
 bool DafkaStore::send(const protocol::Frames& frames) {
@@ -230,11 +210,8 @@ void DafkaStore::commit(Turn* turn) {
   if (!s.ok()) {
     metrics_.write_failures.fetch_add(turn->records.size(), std::memory_order_relaxed);
     refused_since_ok_ += turn->records.size();
-    std::uint64_t suppressed = 0;
-    if (write_error_log_.allow(&suppressed)) {
-      spdlog::error("Dafka: refused {} record(s), not acknowledged: {}{}", turn->records.size(), s.message(),
-                    suppressed ? " (" + std::to_string(suppressed) + " similar suppressed)" : "");
-    }
+    write_error_log_.log(spdlog::level::err, "Dafka: refused {} record(s), not acknowledged: {}", turn->records.size(),
+                         s.message());
     // Remembered as gaps: FETCHed again (timer) once writes work again.
     for (const auto& p : highest_offsets(turn->records)) note_seen(Key(p.subject, p.partition), p.highest);
     return;
@@ -365,8 +342,7 @@ void DafkaStore::give_up(std::map<Key, Gap>::iterator it, std::uint64_t from, st
   std::uint64_t skipped = 0;
   storage::Status s = log_.skip_gap(key.first, key.second, &skipped);
   if (!s.ok()) {
-    std::uint64_t suppressed = 0;
-    if (write_error_log_.allow(&suppressed)) spdlog::error("Dafka store: skipping a gap: {}", s.message());
+    write_error_log_.log(spdlog::level::err, "Dafka store: skipping a gap: {}", s.message());
     return;  // the next timer tries again
   }
   if (skipped == 0) {

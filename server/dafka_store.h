@@ -35,6 +35,7 @@
 #include "server/dafka_fetches.h"
 #include "server/dafka_metrics.h"
 #include "server/log.h"
+#include "server/reactor_thread.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"
 
@@ -128,9 +129,7 @@ class DafkaStore {
 
   zmq::socket_t xpub_;
   zmq::socket_t sub_;
-  zmq::socket_t stop_rx_;
-  zmq::socket_t stop_tx_;
-  std::thread thread_;
+  ReactorThread reactor_{ctx_, metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
   DafkaDiscovery discovery_;
   struct Connection {
     int refs = 0;     // peers announcing the endpoint

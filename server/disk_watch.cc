@@ -21,24 +21,10 @@ DiskWatch::~DiskWatch() { stop(); }
 void DiskWatch::start() {
   if (!enabled()) return;
   check();
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mutex_);
-    while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
-      lock.unlock();
-      check();
-      lock.lock();
-    }
-  });
+  thread_.start([this] { check(); });
 }
 
-void DiskWatch::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void DiskWatch::stop() { thread_.stop(); }
 
 void DiskWatch::check() {
   if (!enabled()) return;

@@ -11,14 +11,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
+#include "server/periodic_thread.h"
 #include "storage/database.h"
 
 namespace zstore::server {
@@ -59,10 +57,7 @@ class DiskWatch {
   std::atomic<bool> low_{false};
   std::atomic<std::uint64_t> free_{0};
   std::atomic<std::uint64_t> episodes_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
-  std::thread thread_;
+  PeriodicThread thread_{interval_};
 };
 
 }  // namespace zstore::server

@@ -22,10 +22,6 @@ class RateLimiter {
   explicit RateLimiter(std::uint32_t burst = 10, std::chrono::milliseconds period = std::chrono::seconds(1))
       : burst_(burst), period_(period) {}
 
-  // True if the event may be logged now. *suppressed receives the number of
-  // events refused since the last allowed one.
-  bool allow(std::uint64_t* suppressed);
-
   // Logs the formatted line at level if allow() lets it, ending with
   // " (N similar suppressed)" when N lines were refused since the last one.
   // A refused line is not formatted.
@@ -39,6 +35,10 @@ class RateLimiter {
   }
 
  private:
+  // True if the event may be logged now. *suppressed receives the number of
+  // events refused since the last allowed one.
+  bool allow(std::uint64_t* suppressed);
+
   std::uint32_t burst_;
   std::chrono::milliseconds period_;
   std::chrono::steady_clock::time_point window_start_{};

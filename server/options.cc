@@ -34,6 +34,9 @@ void describe_retention(po::options_description& d, ServerOptions& o) {
        "interval of the Dafka retention passes (a background thread)");
 }
 
+void describe_dafka(po::options_description& d, ServerOptions& o, Raw& raw);
+void describe_ha(po::options_description& d, ServerOptions& o);
+
 po::options_description describe(ServerOptions& o, Raw& raw) {
   po::options_description d("zstored options (also ZSTORE_<FLAG> env vars and --config INI keys)");
   d.add_options()
@@ -62,7 +65,16 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error")
       ("min-free-bytes", po::value(&o.min_free_bytes)->default_value(o.min_free_bytes),
        "free bytes below which, on the data dir's file system, CHP updates and Dafka records are refused "
-       "(checked every second); 0 disables")
+       "(checked every second); 0 disables");
+  describe_dafka(d, o, raw);
+  describe_ha(d, o);
+  describe_retention(d, o);
+  return d;
+}
+
+// The Dafka store's, the tower's and the HTTP port's flags.
+void describe_dafka(po::options_description& d, ServerOptions& o, Raw& raw) {
+  d.add_options()
       ("dafka-port", po::value(&raw.dafka_port)->default_value(raw.dafka_port),
        "Dafka store publisher (XPUB) port; 0 disables the store. With --curve-cert it connects only to "
        "publishers announcing a key in --curve-allow")
@@ -86,7 +98,12 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("dafka-fetch-retry-ms", po::value(&o.dafka_fetch_retry_ms)->default_value(o.dafka_fetch_retry_ms),
        "interval at which an unanswered FETCH for a Dafka gap is sent again")
       ("dafka-fetch-retries", po::value(&o.dafka_fetch_retries)->default_value(o.dafka_fetch_retries),
-       "FETCHes for one Dafka gap before it is skipped (the head moves over it)")
+       "FETCHes for one Dafka gap before it is skipped (the head moves over it)");
+}
+
+// Binary Star (CHP high availability) and the CHP history it hands over.
+void describe_ha(po::options_description& d, ServerOptions& o) {
+  d.add_options()
       ("ha", po::value(&o.ha), "CHP high availability role: primary or backup (needs the three --ha-* endpoints)")
       ("ha-bind", po::value(&o.ha_bind), "our Binary Star state publisher, e.g. tcp://127.0.0.1:5003")
       ("ha-peer", po::value(&o.ha_peer), "the peer's state publisher, e.g. tcp://127.0.0.1:5004")
@@ -99,8 +116,6 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "also drop history entries older than this (ms; so deleted values leave the disk in bounded time); 0 = no age bound")
       ("ha-test-cut-file", po::value(&o.ha_test_cut_file),
        "testing only: the HA state link drops every message while this file exists (a partition)");
-  describe_retention(d, o);
-  return d;
 }
 
 void describe_security(po::options_description& d, ServerOptions& o) {
@@ -238,6 +253,9 @@ std::optional<std::string> check_ha(const ServerOptions& o) {
   for (const auto& [flag, value] : eps) {
     if (!is_tcp_endpoint(*value)) return std::string(flag) + ": expected tcp://host:port, got '" + *value + "'";
   }
+  if (!protocol::tcp_endpoint_at_offset(o.ha_peer_chp, 2)) {
+    return "--ha-peer-chp: the peer's CHP ports P..P+2 need P <= 65533, got '" + o.ha_peer_chp + "'";
+  }
   if (o.ha_heartbeat_ms == 0) return std::string("--ha-heartbeat-ms must be positive");
   return std::nullopt;
 }
@@ -256,7 +274,10 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   o.http_port = static_cast<std::uint16_t>(raw.http_port);
   o.towers = split_list(raw.towers);
   for (const auto& t : o.towers) {
-    if (t.rfind("tcp://", 0) != 0) return "--towers: '" + t + "' is not a tcp://host:port address";
+    if (!protocol::tcp_endpoint_at_offset(t, 1)) {
+      return "--towers: '" + t +
+             "' is not a tcp://host:port address with a port in 1..65534 (the tower uses P and P+1)";
+    }
   }
   if (!raw.dafka_peers.empty()) {
     std::string error;

@@ -14,7 +14,7 @@
 #include "server/chp_metrics.h"
 #include "server/dafka_metrics.h"
 #include "server/disk_watch.h"
-#include "server/tower.h"
+#include "server/tower_metrics.h"
 #include "storage/chp_store.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"

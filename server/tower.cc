@@ -5,8 +5,7 @@
 #include <stdexcept>
 
 #include "protocol/beacon.h"
-#include "server/loop_metrics.h"
-#include "server/reactor_turn.h"
+#include "protocol/endpoint.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -14,8 +13,6 @@ namespace zstore::server {
 namespace beacon = protocol::beacon;
 
 namespace {
-
-std::string endpoint(const std::string& host, int port) { return "tcp://" + host + ":" + std::to_string(port); }
 
 // The peer address ZeroMQ recorded for the connection a frame came on.
 std::string peer_address(zmq::message_t& frame) {
@@ -34,7 +31,8 @@ Tower::Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMet
 
 Tower::~Tower() { stop(); }
 
-std::vector<std::string> Tower::endpoints() const { return {endpoint(bind_, port_), endpoint(bind_, port_ + 1)}; }
+std::vector<std::string> Tower::endpoints() const { return {protocol::tcp_endpoint(bind_, port_),
+          protocol::tcp_endpoint(bind_, static_cast<std::uint16_t>(port_ + 1))}; }
 
 void Tower::start() {
   xsub_ = zmq::socket_t(ctx_, zmq::socket_type::xsub);
@@ -49,30 +47,20 @@ void Tower::start() {
   auto eps = endpoints();
   xsub_.bind(eps[0]);
   xpub_.bind(eps[1]);
-  std::string stop_ep = "inproc://zstore-tower-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
-  stop_rx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_rx_.bind(stop_ep);
-  stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_tx_.connect(stop_ep);
-  metrics_.loop_heartbeat_ms = loop_clock_ms();  // started: healthy until it misses a turn
-  thread_ = std::thread([this] { run(); });
+  reactor_.start([this] { run(); });
 }
 
 void Tower::stop() {
-  if (!thread_.joinable()) return;
-  stop_tx_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
-  thread_.join();
+  if (!reactor_.stop()) return;
   xsub_.close();
   xpub_.close();
-  stop_rx_.close();
-  stop_tx_.close();
 }
 
 void Tower::run() {
   spdlog::info("Dafka tower on {} (beacons in), {} (beacons out){}", endpoints()[0], endpoints()[1],
                security_.curve() ? ", CURVE" : "");
   auto turn = [this] {
-    zmq::pollitem_t items[] = {{stop_rx_.handle(), 0, ZMQ_POLLIN, 0},
+    zmq::pollitem_t items[] = {reactor_.stop_item(),
                                {xsub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0}};
     zmq::poll(items, 3, std::chrono::milliseconds(1000));  // turn at least every second: liveness
@@ -81,10 +69,7 @@ void Tower::run() {
     if (items[2].revents & ZMQ_POLLIN) forward_subscriptions();
     return true;
   };
-  do {
-    metrics_.loop_heartbeat_ms = loop_clock_ms();
-  } while (guarded_turn("Dafka tower", bad_input_log_, metrics_.loop_errors, turn));
-  metrics_.loop_heartbeat_ms = 0;
+  reactor_.loop("Dafka tower", bad_input_log_, metrics_.loop_errors, turn);
   spdlog::info("Dafka tower stopped");
 }
 

@@ -14,22 +14,16 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <zmq.hpp>
 
 #include "security/curve_socket.h"
 #include "server/log.h"
+#include "server/reactor_thread.h"
+#include "server/tower_metrics.h"
 
 namespace zstore::server {
-
-struct TowerMetrics {
-  std::atomic<std::uint64_t> beacons_forwarded{0};
-  std::atomic<std::uint64_t> malformed{0};
-  std::atomic<std::uint64_t> loop_errors{0};  // events that failed and were skipped
-  std::atomic<std::int64_t> loop_heartbeat_ms{0};  // see ChpMetrics::loop_heartbeat_ms
-};
 
 class Tower {
  public:
@@ -59,10 +53,8 @@ class Tower {
   security::SocketSecurity security_;
   zmq::socket_t xsub_;
   zmq::socket_t xpub_;
-  zmq::socket_t stop_rx_;
-  zmq::socket_t stop_tx_;
-  std::thread thread_;
   RateLimiter bad_input_log_;
+  ReactorThread reactor_{ctx_, metrics_.loop_heartbeat_ms};
 };
 
 }  // namespace zstore::server

@@ -8,11 +8,12 @@
 // recovers the database first) brings it back.
 #pragma once
 
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
+#include <cstdint>
 
+#include "server/log.h"
+#include "server/periodic_thread.h"
 #include "storage/database.h"
 
 namespace zstore::server {
@@ -33,15 +34,13 @@ class WalSyncer {
   std::uint64_t syncs() const;
 
  private:
-  void run();
+  void sync();
 
   storage::Database& db_;
   std::chrono::milliseconds interval_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_, as syncs_
-  std::uint64_t syncs_ = 0;
-  std::thread thread_;
+  RateLimiter error_log_;  // the syncer thread's only
+  std::atomic<std::uint64_t> syncs_{0};
+  PeriodicThread thread_{interval_};
 };
 
 }  // namespace zstore::server

@@ -10,7 +10,6 @@ namespace zstore::server {
 namespace {
 
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
-constexpr const char* kStopEndpoint = "inproc://zstore-zap-stop";
 
 // Receives one multipart message; false if it is not all there.
 bool recv_all(zmq::socket_t& socket, std::vector<zmq::message_t>* parts) {
@@ -78,36 +77,23 @@ std::string ZapHandler::name_of_key(const std::string& z85_key) const {
 
 std::string ZapHandler::start() {
   if (auto err = reload(); !err.empty()) return err;
-  auto socket = std::make_shared<zmq::socket_t>(ctx_, zmq::socket_type::rep);
-  socket->set(zmq::sockopt::linger, 0);
-  socket->bind(kZapEndpoint);
-  auto stop_rx = std::make_shared<zmq::socket_t>(ctx_, zmq::socket_type::pair);
-  stop_rx->bind(kStopEndpoint);
-  stop_tx_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
-  stop_tx_.connect(kStopEndpoint);
-  thread_ = std::thread([this, socket, stop_rx] {
-    zmq::pollitem_t items[] = {{socket->handle(), 0, ZMQ_POLLIN, 0}, {stop_rx->handle(), 0, ZMQ_POLLIN, 0}};
-    while (true) {
-      try {
-        zmq::poll(items, 2, std::chrono::milliseconds(-1));
-        if (items[1].revents & ZMQ_POLLIN) break;
-        if (items[0].revents & ZMQ_POLLIN) answer(*socket);
-      } catch (const zmq::error_t& e) {
-        if (e.num() == ETERM) break;
-        spdlog::error("ZAP handler: {}", e.what());
-      }
-    }
-    socket->close();
-    stop_rx->close();
+  socket_ = zmq::socket_t(ctx_, zmq::socket_type::rep);
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_.bind(kZapEndpoint);
+  reactor_.start([this] {
+    reactor_.loop("ZAP handler", error_log_, loop_errors_, [this] {
+      zmq::pollitem_t items[] = {reactor_.stop_item(), {socket_.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 2, std::chrono::milliseconds(-1));
+      if (items[0].revents & ZMQ_POLLIN) return false;
+      if (items[1].revents & ZMQ_POLLIN) answer(socket_);
+      return true;
+    });
   });
   return {};
 }
 
 void ZapHandler::stop() {
-  if (!thread_.joinable()) return;
-  stop_tx_.send(zmq::str_buffer("stop"), zmq::send_flags::none);
-  thread_.join();
-  stop_tx_.close();
+  if (reactor_.stop()) socket_.close();
 }
 
 void ZapHandler::answer(zmq::socket_t& socket) {

@@ -16,12 +16,12 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include <zmq.hpp>
 
 #include "server/auth_metrics.h"
 #include "server/log.h"
+#include "server/reactor_thread.h"
 
 namespace zstore::server {
 
@@ -45,7 +45,6 @@ class ZapHandler {
   std::string name_of_key(const std::string& z85_key) const;
 
  private:
-  void run();
   void answer(zmq::socket_t& socket);
   std::string name_of(const std::string& raw_key) const;  // empty: refused
 
@@ -55,9 +54,12 @@ class ZapHandler {
   AuthMetrics& metrics_;
   mutable std::mutex mutex_;
   std::map<std::string, std::string> names_;  // raw key -> client name
-  zmq::socket_t stop_tx_;
-  std::thread thread_;
   RateLimiter refusal_log_;
+  RateLimiter error_log_;
+  std::atomic<std::uint64_t> loop_errors_{0};
+  std::atomic<std::int64_t> heartbeat_ms_{0};
+  zmq::socket_t socket_;  // the REP bound at the ZAP endpoint
+  ReactorThread reactor_{ctx_, heartbeat_ms_};
 };
 
 }  // namespace zstore::server

@@ -49,17 +49,9 @@ Invocation parse(const std::vector<std::string>& args, bool* help) {
   o.add_options()("help,h", "show this help")                                                       //
       ("server,s", po::value(&inv.server), "zstored HTTP endpoint (default http://127.0.0.1:8080)")  //
       ("timeout-ms", po::value<std::string>(), "give up after N ms (default 5000)")                  //
-      ("token-file", po::value(&inv.token_file), "file with the server's HTTP token")                //
-      ("words", po::value(&inv.words));
-  po::positional_options_description pos;
-  pos.add("words", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(o).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+      ("token-file", po::value(&inv.token_file), "file with the server's HTTP token");
+  po::variables_map vm = parse_command_line(args, o);
+  inv.words = words_of(vm);
   *help = vm.count("help") > 0;
   if (*help) return inv;
   static const std::regex url(R"(^https?://[^/:]+(:[0-9]{1,5})?/?$)");
@@ -143,8 +135,7 @@ int run_admin(const std::vector<std::string>& args) {
   try {
     inv = parse(args, &help);
   } catch (const UsageError& e) {
-    std::cerr << "zstore-cli admin: " << e.what() << "\n\n" << kUsage;
-    return kExitUsage;
+    return usage_error("admin", e.what());
   }
   if (help) {
     std::cout << kUsage;

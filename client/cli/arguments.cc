@@ -1,8 +1,38 @@
 #include "client/cli/arguments.h"
 
+#include <boost/program_options/parsers.hpp>
+#include <boost/program_options/positional_options.hpp>
+#include <iostream>
 #include <string>
 
+#include "client/cli/subcommand.h"
+
 namespace zstore::cli {
+
+namespace po = boost::program_options;
+
+po::variables_map parse_command_line(const std::vector<std::string>& args, po::options_description options) {
+  options.add_options()("words", po::value<std::vector<std::string>>(), "");
+  po::positional_options_description positional;
+  positional.add("words", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+    po::notify(vm);  // fills the variables options are bound to
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  return vm;
+}
+
+std::vector<std::string> words_of(const po::variables_map& vm) {
+  return vm.count("words") ? vm["words"].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+int usage_error(std::string_view family, std::string_view message) {
+  std::cerr << "zstore-cli " << family << ": " << message << "\nTry 'zstore-cli " << family << " --help'.\n";
+  return kExitUsage;
+}
 
 std::uint64_t parse_number(const boost::program_options::variables_map& vm, const char* name, std::uint64_t min,
                            std::uint64_t max) {

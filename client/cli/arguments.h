@@ -1,5 +1,6 @@
-// Command-line checks shared by zstore-cli's families. A bad command line
-// throws UsageError; the family prints its message and exits kExitUsage.
+// Command-line parsing shared by zstore-cli's families. A bad command line
+// throws UsageError; the family reports it with usage_error() (one form for
+// every family) and exits kExitUsage.
 #pragma once
 
 #include <boost/program_options/options_description.hpp>
@@ -7,6 +8,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "security/curve_socket.h"
 
@@ -15,6 +18,20 @@ namespace zstore::cli {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Parses a family's arguments: the given options (their bound variables are
+// set), and every other word, in order, into the "words" value (read it with
+// words_of()). Throws
+// UsageError on an unknown option or a missing value.
+boost::program_options::variables_map parse_command_line(const std::vector<std::string>& args,
+                                                         boost::program_options::options_description options);
+// The words parse_command_line() collected (empty when there were none).
+std::vector<std::string> words_of(const boost::program_options::variables_map& vm);
+
+// The one way a family reports a bad command line: "zstore-cli FAMILY:
+// MESSAGE" and "Try 'zstore-cli FAMILY --help'." on stderr. Returns
+// kExitUsage (2).
+int usage_error(std::string_view family, std::string_view message);
 
 // The value of option --name (stored as a string in vm) as a decimal number
 // from min to max. Throws UsageError naming the option and the range for

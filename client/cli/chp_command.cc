@@ -107,7 +107,7 @@ void check_shape(const Invocation& inv, const po::variables_map& vm) {
 Invocation to_invocation(const po::variables_map& vm) {
   Invocation inv;
   using Words = std::vector<std::string>;
-  Words words = vm.count("words") ? vm["words"].as<Words>() : Words{};
+  Words words = words_of(vm);
   if (words.empty()) throw UsageError("missing command (get, set, del, watch or snapshot)");
   inv.command = words[0];
   inv.args.assign(words.begin() + 1, words.end());
@@ -125,16 +125,7 @@ Invocation to_invocation(const po::variables_map& vm) {
 
 // Parses args; nullopt after printing --help.
 std::optional<Invocation> parse(const std::vector<std::string>& args) {
-  po::options_description all = visible_options();
-  all.add_options()("words", po::value<std::vector<std::string>>(), "");
-  po::positional_options_description positional;
-  positional.add("words", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  po::variables_map vm = parse_command_line(args, visible_options());
   if (vm.count("help")) {
     std::cout << kUsage << "\n" << visible_options();
     return std::nullopt;
@@ -259,11 +250,9 @@ int run_chp(const std::vector<std::string>& args) {
     if (inv->command == "watch") return run_watch(*inv);
     return run_write(*inv);
   } catch (const UsageError& e) {
-    std::cerr << "zstore-cli chp: " << e.what() << "\nTry 'zstore-cli chp --help'.\n";
-    return kExitUsage;
+    return usage_error("chp", e.what());
   } catch (const std::invalid_argument& e) {  // a malformed --server
-    std::cerr << "zstore-cli chp: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error("chp", e.what());
   } catch (const std::exception& e) {
     return fail(e.what());
   }

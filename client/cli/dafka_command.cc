@@ -75,21 +75,12 @@ po::options_description visible_options() {
 }
 
 std::optional<Invocation> parse(const std::vector<std::string>& args) {
-  po::options_description all = visible_options();
-  all.add_options()("words", po::value<std::vector<std::string>>(), "");
-  po::positional_options_description positional;
-  positional.add("words", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  po::variables_map vm = parse_command_line(args, visible_options());
   if (vm.count("help")) {
     std::cout << kUsage << "\n" << visible_options();
     return std::nullopt;
   }
-  auto words = vm.count("words") ? vm["words"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  auto words = words_of(vm);
   if (words.empty()) throw UsageError("missing command (produce or consume)");
   Invocation inv;
   inv.command = words[0];
@@ -223,11 +214,9 @@ int run_dafka(const std::vector<std::string>& args) {
     if (inv->command == "produce") return run_produce(*inv);
     return run_consume(*inv);
   } catch (const UsageError& e) {
-    std::cerr << "zstore-cli dafka: " << e.what() << "\nTry 'zstore-cli dafka --help'.\n";
-    return kExitUsage;
+    return usage_error("dafka", e.what());
   } catch (const std::invalid_argument& e) {  // a malformed --tower or topic
-    std::cerr << "zstore-cli dafka: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error("dafka", e.what());
   } catch (const std::exception& e) {
     return fail(e.what());
   }

@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "client/cli/arguments.h"
 #include "client/cli/subcommand.h"
 #include "security/curve_cert.h"
 
@@ -25,31 +26,22 @@ const char* kUsage =
 
 int run_keygen(const std::vector<std::string>& args) {
   std::string dir = ".";
-  std::vector<std::string> words;
   po::options_description o("Options");
-  o.add_options()("help,h", "show this help")("dir,d", po::value(&dir), "directory for the files")(
-      "words", po::value(&words));
-  po::positional_options_description pos;
-  pos.add("words", -1);
+  o.add_options()("help,h", "show this help")("dir,d", po::value(&dir), "directory for the files");
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(o).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "zstore-cli keygen: " << e.what() << "\n" << kUsage;
-    return kExitUsage;
+    vm = parse_command_line(args, o);
+  } catch (const UsageError& e) {
+    return usage_error("keygen", e.what());
   }
   if (vm.count("help")) {
     std::cout << kUsage;
     return kExitOk;
   }
-  if (words.size() != 1) {
-    std::cerr << "zstore-cli keygen: expected exactly one NAME\n" << kUsage;
-    return kExitUsage;
-  }
+  std::vector<std::string> words = words_of(vm);
+  if (words.size() != 1) return usage_error("keygen", "expected exactly one NAME");
   if (!security::valid_cert_name(words[0])) {
-    std::cerr << "zstore-cli keygen: bad NAME '" << words[0] << "': use 1-64 of A-Z a-z 0-9 _ . - (no leading '.')\n";
-    return kExitUsage;
+    return usage_error("keygen", "bad NAME '" + words[0] + "': use 1-64 of A-Z a-z 0-9 _ . - (no leading '.')");
   }
   auto cert = security::generate_cert();
   if (auto err = security::save_cert(cert, dir, words[0]); !err.empty()) {

@@ -193,6 +193,39 @@ BOOST_AUTO_TEST_CASE(relay_carries_a_windowed_and_a_bounded_load) {
   BOOST_TEST(bounded.sent == 1001u);
 }
 
+// The storm's writer (tools/bench/storm.cc): KVSETs with a UUID, to every
+// member's collector.
+BOOST_AUTO_TEST_CASE(chp_kvsets_carry_a_uuid_of_their_own_when_asked) {
+  LoadSpec spec;
+  spec.writers = 2;
+  BOOST_TEST(make_message(spec, 1, 7, "")[2].empty());
+  spec.chp_uuids = true;
+  std::string uuid = make_message(spec, 1, 7, "")[2];
+  BOOST_TEST(uuid.size() == 16u);
+  BOOST_TEST(make_message(spec, 1, 7, "")[2] == uuid);  // the same update, the same UUID
+  BOOST_TEST(make_message(spec, 1, 8, "")[2] != uuid);
+  BOOST_TEST(make_message(spec, 0, 7, "")[2] != uuid);
+  spec.run = 3;
+  BOOST_TEST(make_message(spec, 1, 7, "")[2] != uuid);
+}
+
+BOOST_AUTO_TEST_CASE(writers_reach_every_write_endpoint) {
+  zmq::context_t context(1);
+  Relay first(-1);
+  Relay second(-1);
+  // Written to both, read from the second only: it completes only if the
+  // writers' PUBs reach the second relay too.
+  PubSubTransport transport(context, std::vector<std::string>{first.input(), second.input()},
+                            std::vector<std::string>{second.output()});
+  LoadSpec spec;
+  spec.writers = 2;
+  spec.window = 50;
+  spec.warmup_s = 0;
+  spec.total = 300;
+  LoadResult result = run_load(spec, transport);
+  BOOST_TEST(result.completed == 300u);
+}
+
 BOOST_AUTO_TEST_CASE(snapshot_source_answers_each_icanhaz_with_every_key) {
   zmq::context_t context(1);
   SnapshotSource source(-1, 3000, 100);

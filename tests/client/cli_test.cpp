@@ -202,4 +202,30 @@ BOOST_AUTO_TEST_CASE(watch_stops_cleanly_on_sigterm_and_sigint) {
   }
 }
 
+// keygen, admin, chp and dafka report a bad command line the same way:
+// exit 2, "zstore-cli FAMILY: MESSAGE", then where the help is.
+BOOST_AUTO_TEST_CASE(every_family_reports_usage_errors_the_same_way) {
+  const std::vector<std::vector<std::string>> bad{
+      {"keygen"},
+      {"keygen", "a", "b"},
+      {"keygen", ".hidden"},
+      {"keygen", "--bogus", "name"},
+      {"admin"},
+      {"admin", "frobnicate"},
+      {"admin", "--timeout-ms", "x", "health"},
+      {"admin", "--bogus", "health"},
+      {"chp", "frobnicate"},
+      {"dafka", "frobnicate", "t"},
+  };
+  for (const auto& args : bad) {
+    Run r = run(args);
+    const std::string family = args[0];
+    BOOST_TEST_CONTEXT("zstore-cli " << family << " ... (" << args.size() << " words)") {
+      BOOST_CHECK_EQUAL(r.code, 2);
+      BOOST_CHECK_MESSAGE(r.output.starts_with("zstore-cli " + family + ": "), r.output);
+      BOOST_CHECK_MESSAGE(contains(r.output, "Try 'zstore-cli " + family + " --help'."), r.output);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

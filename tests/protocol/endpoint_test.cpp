@@ -10,6 +10,7 @@ using zstore::protocol::parse_host_port;
 using zstore::protocol::parse_port;
 using zstore::protocol::parse_tcp_endpoint;
 using zstore::protocol::tcp_endpoint;
+using zstore::protocol::tcp_endpoint_at_offset;
 
 BOOST_AUTO_TEST_CASE(ports_are_decimal_1_to_65535) {
   BOOST_CHECK(parse_port("1") == 1);
@@ -47,5 +48,17 @@ BOOST_AUTO_TEST_CASE(tcp_endpoint_brackets_ipv6_hosts_and_round_trips) {
     auto parsed = parse_tcp_endpoint(ep);
     BOOST_REQUIRE(parsed);
     BOOST_CHECK_EQUAL(tcp_endpoint(parsed->host, parsed->port), ep);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_endpoint_at_an_offset_keeps_the_host_and_stays_a_port) {
+  BOOST_CHECK(tcp_endpoint_at_offset("tcp://127.0.0.1:5556", 0) == "tcp://127.0.0.1:5556");
+  BOOST_CHECK(tcp_endpoint_at_offset("tcp://127.0.0.1:5556", 2) == "tcp://127.0.0.1:5558");
+  BOOST_CHECK(tcp_endpoint_at_offset("tcp://[::1]:5580", 1) == "tcp://[::1]:5581");
+  BOOST_CHECK(tcp_endpoint_at_offset("tcp://node.example:65534", 1) == "tcp://node.example:65535");
+  BOOST_CHECK(!tcp_endpoint_at_offset("tcp://node.example:65535", 1));  // a tower at 65535 has no XPUB port
+  BOOST_CHECK(!tcp_endpoint_at_offset("tcp://node.example:65534", 2));  // nor a CHP server its collector
+  for (const char* bad : {"tcp://nohost", "udp://h:1", "tcp://:1", "tcp://h:0", "tcp://h:12x", "h:1"}) {
+    BOOST_TEST_CONTEXT("base '" << bad << "'") { BOOST_CHECK(!tcp_endpoint_at_offset(bad, 1)); }
   }
 }

@@ -1,4 +1,4 @@
-// FetchPump (sliced FETCH answers) and parse_tower, without sockets.
+// FetchPump (sliced FETCH answers), without sockets (tower endpoints: tests/protocol/endpoint_test).
 #include "server/dafka_fetches.h"
 
 #include <boost/test/unit_test.hpp>
@@ -101,15 +101,3 @@ BOOST_AUTO_TEST_CASE(sessions_are_bounded) {
   BOOST_CHECK(!pump.start("B", std::make_unique<FakeCursor>(0, 1)));
 }
 
-BOOST_AUTO_TEST_CASE(tower_endpoints_parse_strictly) {
-  std::string host;
-  std::uint16_t port = 0;
-  BOOST_CHECK(zstore::server::parse_tower("tcp://127.0.0.1:5580", &host, &port));
-  BOOST_CHECK_EQUAL(host, "127.0.0.1");
-  BOOST_CHECK_EQUAL(port, 5580);
-  BOOST_CHECK(zstore::server::parse_tower("tcp://[::1]:5580", &host, &port));
-  BOOST_CHECK_EQUAL(host, "[::1]");
-  for (const char* bad : {"tcp://nohost", "udp://h:1", "tcp://:1", "tcp://h:0", "tcp://h:65535", "tcp://h:12x"}) {
-    BOOST_CHECK_MESSAGE(!zstore::server::parse_tower(bad, &host, &port), bad);
-  }
-}

@@ -131,3 +131,26 @@ BOOST_AUTO_TEST_CASE(curve_covers_dafka_so_its_ports_stay_on) {
   BOOST_TEST(o.options->dafka_port == 5582u);
   BOOST_TEST(o.options->tower_port == 5580u);
 }
+
+BOOST_AUTO_TEST_CASE(towers_are_tcp_endpoints_with_room_for_the_xpub_port) {
+  auto o = parse({"--towers", "tcp://127.0.0.1:5580,tcp://[::1]:65534"});
+  BOOST_REQUIRE_MESSAGE(o.options, o.message);
+  BOOST_TEST(o.options->towers.size() == 2u);
+  for (const char* bad : {"tcp://nohost", "tcp://h:0", "tcp://h:12x", "tcp://:5580", "tcp://h:65535", "h:5580"}) {
+    BOOST_TEST_CONTEXT("--towers " << bad) { expect_refused({"--towers", bad}, "--towers"); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_ha_peer_chp_base_leaves_room_for_its_three_ports) {
+  std::vector<std::string> ha = {"--ha", "primary", "--ha-bind", "tcp://127.0.0.1:5003", "--ha-peer",
+                                 "tcp://127.0.0.1:5004", "--ha-peer-chp"};
+  auto with_peer = [&](const char* peer) {
+    auto args = ha;
+    args.push_back(peer);
+    return args;
+  };
+  auto o = parse(with_peer("tcp://127.0.0.1:65533"));
+  BOOST_REQUIRE_MESSAGE(o.options, o.message);
+  expect_refused(with_peer("tcp://127.0.0.1:65534"), "--ha-peer-chp");
+  expect_refused(with_peer("tcp://127.0.0.1"), "--ha-peer-chp");
+}

@@ -51,7 +51,15 @@ std::string make_key(const LoadSpec& spec, int writer, std::uint64_t n) {
 
 protocol::Frames make_message(const LoadSpec& spec, int writer, std::uint64_t n, const std::string& partition) {
   if (spec.shape == Shape::kChp) {
-    return {make_key(spec, writer, n), std::string(chp::kSequenceSize, '\0'), "", "", make_body(spec, writer, n)};
+    std::string uuid;
+    if (spec.chp_uuids) {
+      std::uint64_t tag = static_cast<std::uint64_t>(spec.run) << 16 | static_cast<std::uint64_t>(writer);
+      uuid.assign(chp::kUuidSize, '\0');
+      std::memcpy(uuid.data(), &tag, 8);
+      std::memcpy(uuid.data() + 8, &n, 8);
+    }
+    return {make_key(spec, writer, n), std::string(chp::kSequenceSize, '\0'), std::move(uuid), "",
+            make_body(spec, writer, n)};
   }
   return dafka::encode(dafka::Record{kBenchTopic, partition, kBenchTopic, n, make_body(spec, writer, n)});
 }

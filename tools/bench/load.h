@@ -50,6 +50,9 @@ struct LoadSpec {
   // sequence every run, no two writers in step).
   bool random_keys = false;
   char key_letter = 's';        // first byte of every CHP key
+  // CHP KVSETs carry a UUID (the tag and n), as a clone client's do: an HA
+  // passive matches the active's KVPUBs to the updates it holds by UUID.
+  bool chp_uuids = false;
   double warmup_s = 1.0;        // time before the measurement window
   double duration_s = 5.0;      // measurement window
   std::uint64_t total = 0;      // > 0: send exactly this many, then stop

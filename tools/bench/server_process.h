@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/endpoint.h"
 #include "security/curve_socket.h"
 
 namespace zstore::bench {
@@ -24,7 +25,7 @@ struct ServerPorts {
   std::uint16_t dafka = 0;  // Dafka store publisher
   std::uint16_t tower = 0;  // embedded tower (T, T+1)
   std::uint16_t http = 0;   // --http-port (0: none)
-  std::string endpoint(std::uint16_t port) const { return "tcp://" + host + ":" + std::to_string(port); }
+  std::string endpoint(std::uint16_t port) const { return protocol::tcp_endpoint(host, port); }
 };
 
 // Sends one ICANHAZ? (a subtree no benchmark key has) right away, retrying

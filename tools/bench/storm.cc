@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -28,54 +27,20 @@ using std::chrono::seconds;
 
 namespace {
 
-// A paced writer updating the hot 1 % of the keys (keys 0..K/100-1, the
-// same names as the load) through a PUB to every member's collector.
-class StormWriter {
- public:
-  StormWriter(const Options& o, std::vector<std::string> collectors) : socket_(context_, zmq::socket_type::pub) {
-    spec_.writers = 1;
-    spec_.value_bytes = o.value_bytes;
-    spec_.key_space = std::max<std::uint64_t>(1, o.keys / 100);
-    rate_ = o.writer_rate;
-    socket_.set(zmq::sockopt::sndhwm, 0);
-    socket_.set(zmq::sockopt::linger, 0);
-    for (const auto& endpoint : collectors) socket_.connect(endpoint);
-    thread_ = std::thread([this] { run(); });
-  }
-  ~StormWriter() {
-    stop_ = true;
-    thread_.join();
-  }
-  std::uint64_t sent() const { return sent_.load(); }
-
- private:
-  void run() {
-    std::int64_t start = now_ns();
-    while (!stop_) {
-      auto due = static_cast<std::uint64_t>(static_cast<double>(now_ns() - start) * 1e-9 * rate_);
-      for (std::uint64_t n = sent_; n < due; ++n) send_frames(socket_, update(n));
-      sent_ = std::max<std::uint64_t>(sent_, due);
-      std::this_thread::sleep_for(milliseconds(5));
-    }
-  }
-  // KVSET n with a UUID, as a clone client sends it: an HA passive matches
-  // the active's KVPUBs to the updates it holds as pending by UUID.
-  protocol::Frames update(std::uint64_t n) {
-    protocol::Frames frames = make_message(spec_, 0, n, "");
-    frames[2] = std::string(chp::kUuidSize, '\0');
-    std::memcpy(frames[2].data(), &salt_, 8);
-    std::memcpy(frames[2].data() + 8, &n, 8);
-    return frames;
-  }
-  zmq::context_t context_{1};
-  zmq::socket_t socket_;
-  LoadSpec spec_;
-  std::uint64_t salt_ = static_cast<std::uint64_t>(now_ns());
-  double rate_ = 1000;
-  std::atomic<std::uint64_t> sent_{0};
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
+// The paced writer beside the storm: it updates the hot 1 % of the keys
+// (keys 0..K/100-1, the same names as the load) with KVSETs that carry a
+// UUID, through a PUB to every member's collector (the survivor of a kill
+// holds them too), and sees them come back from every member's publisher.
+// The window lets it write on through a fail-over (run_load gives up after
+// 30 s without progress).
+LoadSpec storm_writer_spec(const Options& o) {
+  LoadSpec spec = background_writer_spec(o.value_bytes, o.writer_rate);
+  spec.key_letter = 's';
+  spec.key_space = std::max<std::uint64_t>(1, o.keys / 100);
+  spec.chp_uuids = true;
+  spec.window = std::max<std::uint64_t>(1000, static_cast<std::uint64_t>(o.writer_rate * 60));
+  return spec;
+}
 
 // The server's last sequence: the KTHXBAI of a snapshot of a subtree no key has.
 std::uint64_t server_sequence(const std::string& endpoint) {
@@ -172,7 +137,9 @@ Report storm_mode(const Options& o, std::ostream& log) {
   Members m = start_members(o, log);
   load_keys(m, o, report, log);
   StormFleet fleet(o.clients, o.client_threads, m.all(1));
-  StormWriter writer(o, m.all(2));
+  zmq::context_t writer_context(1);
+  PubSubTransport writer_transport(writer_context, m.all(2), m.all(1));
+  BackgroundLoad writer(storm_writer_spec(o), writer_transport);
   log << o.clients << " clients take a full snapshot...\n";
   std::int64_t start = now_ns();
   fleet.request(m.endpoint(m.active), false);
@@ -199,7 +166,7 @@ Report storm_mode(const Options& o, std::ostream& log) {
     set_ratio(report, "cpu_ratio", "server_cpu_s");
     set_ratio(report, "serve_ratio", "serve_seconds");
   }
-  report.set("writer_updates", static_cast<double>(writer.sent()));
+  report.set("writer_updates", static_cast<double>(writer.stop().sent));
   report.set("client_gaps", static_cast<double>(fleet.gaps()));
   if (auto use = memory_use(m.at(m.active).pid())) {
     report.set("server_rss_mib", static_cast<double>(use->rss_kib) / 1024.0, "MiB");

@@ -18,12 +18,13 @@ namespace {
 
 class PubOutlet : public Outlet {
  public:
-  PubOutlet(zmq::context_t& context, const std::string& endpoint, const security::SocketSecurity& security)
+  PubOutlet(zmq::context_t& context, const std::vector<std::string>& endpoints,
+            const security::SocketSecurity& security)
       : socket_(context, zmq::socket_type::pub) {
     socket_.set(zmq::sockopt::sndhwm, 0);
     socket_.set(zmq::sockopt::linger, 0);
     security.as_client(socket_);
-    socket_.connect(endpoint);
+    for (const auto& endpoint : endpoints) socket_.connect(endpoint);
   }
   void send(const protocol::Frames& frames) override { send_frames(socket_, frames); }
   const std::string& partition() const override { return partition_; }
@@ -62,13 +63,18 @@ std::string random_address() {
 
 PubSubTransport::PubSubTransport(zmq::context_t& context, std::string write_endpoint, std::string read_endpoint,
                                  security::SocketSecurity security)
+    : PubSubTransport(context, std::vector<std::string>{std::move(write_endpoint)},
+                      std::vector<std::string>{std::move(read_endpoint)}, std::move(security)) {}
+
+PubSubTransport::PubSubTransport(zmq::context_t& context, std::vector<std::string> write_endpoints,
+                                 std::vector<std::string> read_endpoints, security::SocketSecurity security)
     : context_(context),
-      write_endpoint_(std::move(write_endpoint)),
-      read_endpoint_(std::move(read_endpoint)),
+      write_endpoints_(std::move(write_endpoints)),
+      read_endpoints_(std::move(read_endpoints)),
       security_(std::move(security)) {}
 
 std::unique_ptr<Outlet> PubSubTransport::open(int) {
-  return std::make_unique<PubOutlet>(context_, write_endpoint_, security_);
+  return std::make_unique<PubOutlet>(context_, write_endpoints_, security_);
 }
 
 void PubSubTransport::receive(Board& board, const std::vector<std::string>&) {
@@ -77,7 +83,7 @@ void PubSubTransport::receive(Board& board, const std::vector<std::string>&) {
   sub.set(zmq::sockopt::linger, 0);
   sub.set(zmq::sockopt::subscribe, "");
   security_.as_client(sub);
-  sub.connect(read_endpoint_);
+  for (const auto& endpoint : read_endpoints_) sub.connect(endpoint);
   std::vector<zmq::message_t> frames;
   while (!board.stop) {
     if (!poll_in(sub, std::chrono::milliseconds(50))) continue;

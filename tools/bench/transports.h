@@ -1,10 +1,11 @@
 // The Transports of the load generator (load.h).
 //
-// PubSubTransport: each writer a PUB connected to `write_endpoint` (a CHP
-// collector or the relay's SUB); the receiver one SUB connected to
-// `read_endpoint` (a CHP publisher or the relay's PUB), reading the body
-// from the last frame of each message (KVPUB value, Dafka content). Every
-// socket is a CURVE client when `security` has a certificate.
+// PubSubTransport: each writer a PUB connected to every write endpoint (a
+// CHP collector or the relay's SUB; every member's collector of a pair); the
+// receiver one SUB connected to every read endpoint (a CHP publisher or the
+// relay's PUB), reading the body from the last frame of each message (KVPUB
+// value, Dafka content). Every socket is a CURVE client when `security` has
+// a certificate.
 //
 // DafkaTransport: each writer a Dafka producer node: an XPUB bound on
 // loopback, beaconing to the tower so the store connects to it (open()
@@ -27,13 +28,15 @@ class PubSubTransport : public Transport {
  public:
   PubSubTransport(zmq::context_t& context, std::string write_endpoint, std::string read_endpoint,
                   security::SocketSecurity security = {});
+  PubSubTransport(zmq::context_t& context, std::vector<std::string> write_endpoints,
+                  std::vector<std::string> read_endpoints, security::SocketSecurity security = {});
   std::unique_ptr<Outlet> open(int writer) override;
   void receive(Board& board, const std::vector<std::string>& partitions) override;
 
  private:
   zmq::context_t& context_;
-  std::string write_endpoint_;
-  std::string read_endpoint_;
+  std::vector<std::string> write_endpoints_;
+  std::vector<std::string> read_endpoints_;
   security::SocketSecurity security_;
 };
 

@@ -29,9 +29,12 @@ constexpr const char* kSynced = "HA follower: synced from";
 std::vector<std::string> with_offset(const std::vector<std::string>& bases, int offset) {
   std::vector<std::string> out;
   for (const auto& b : bases) {
-    auto base = protocol::parse_tcp_endpoint(b);
-    if (!base) throw std::invalid_argument("not a tcp://host:port endpoint: '" + b + "'");
-    out.push_back(protocol::tcp_endpoint(base->host, static_cast<std::uint16_t>(base->port + offset)));
+    auto endpoint = protocol::tcp_endpoint_at_offset(b, static_cast<std::uint16_t>(offset));
+    if (!endpoint) {
+      throw std::invalid_argument("not a tcp://host:port endpoint with room for +" + std::to_string(offset) + ": '" +
+                                  b + "'");
+    }
+    out.push_back(std::move(*endpoint));
   }
   return out;
 }

@@ -1,0 +1,84 @@
+#include "server/zstored_storage.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <random>
+
+#include <uuid/uuid.h>
+
+#include "protocol/dafka_codec.h"
+#include "storage/node_address.h"
+
+namespace zstore::server {
+namespace {
+
+std::string new_node_address() {
+  uuid_t uuid;
+  uuid_generate(uuid);
+  return protocol::dafka::make_address(uuid);
+}
+
+// A standalone server's new map starts its first epoch at the clock
+// (chp_epochs.h) with a random salt rather than at 0, so its sequences are
+// its own: a client resuming from another server's sequence
+// (docs/chp-extensions.md) is never taken for one of ours. (A pair's
+// members start clock-based epochs at every takeover.)
+storage::Status start_own_history(storage::ChpStore& store) {
+  if (store.last_sequence() != 0 || store.epochs().size() != 1) return storage::Status::Ok();
+  std::random_device random;
+  std::uint64_t salt = random() & ((1u << 20) - 1);
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+  return store.begin_epoch(0, static_cast<std::uint64_t>(now.count()), salt);
+}
+
+}  // namespace
+
+bool Storage::open(const ServerOptions& o) {
+  storage::DatabaseOptions dbo;
+  dbo.sync = o.sync;
+  storage::Status s = storage::Database::Open(o.data_dir, dbo, &db);
+  if (s.ok()) s = storage::ChpStore::Open(db.get(), &chp, o.chp_history);
+  if (s.ok() && o.ha.empty()) s = start_own_history(*chp);
+  if (s.ok() && o.dafka_port != 0) {
+    storage::DafkaLogOptions dlo;
+    dlo.retention = o.dafka_retention;
+    s = storage::DafkaLog::Open(db.get(), &dafka, dlo);
+    if (s.ok()) s = storage::load_or_store_node_address(db.get(), new_node_address(), &node_address);
+  }
+  if (!s.ok()) spdlog::critical("cannot start: {}", s.message());
+  return s.ok();
+}
+
+bool Storage::close() {
+  dafka.reset();
+  chp.reset();
+  if (auto s = db->close(); !s.ok()) {
+    spdlog::error("database close: {}", s.message());
+    return false;
+  }
+  return true;
+}
+
+void DatabaseJobs::start(const ServerOptions& o, Storage& st) {
+  if (o.sync == storage::SyncPolicy::kBatch) {
+    syncer = std::make_unique<WalSyncer>(*st.db, std::chrono::milliseconds(o.sync_interval_ms));
+    syncer->start();
+  }
+  disk = std::make_unique<DiskWatch>(*st.db, o.min_free_bytes, std::chrono::seconds(1));
+  disk->start();
+  if (st.dafka) {
+    retainer = std::make_unique<DafkaRetainer>(*st.db, *st.dafka, o.dafka_retention,
+                                               std::chrono::milliseconds(o.dafka_retention_interval_ms));
+    retainer->start();
+  }
+}
+
+void DatabaseJobs::stop() {
+  if (syncer) syncer->stop();
+  if (disk) disk->stop();
+  if (retainer) retainer->stop();
+  retainer.reset();
+}
+
+}  // namespace zstore::server
