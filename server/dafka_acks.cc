@@ -5,7 +5,7 @@
 
 namespace zstore::server {
 
-std::vector<PartitionTouched> partitions_touched(std::span<const storage::DafkaRecord> records) {
+std::vector<PartitionTouched> partitions_touched(std::span<const storage::DafkaRecordRef> records) {
   std::vector<PartitionTouched> out;
   for (const auto& r : records) {
     auto it = std::find_if(out.begin(), out.end(), [&](const PartitionTouched& p) {

@@ -26,7 +26,7 @@ struct PartitionTouched {
 
 // The partitions among records, each once, in the order first seen; views
 // into records. A batch touches few partitions: a linear search.
-std::vector<PartitionTouched> partitions_touched(std::span<const storage::DafkaRecord> records);
+std::vector<PartitionTouched> partitions_touched(std::span<const storage::DafkaRecordRef> records);
 
 // The head (highest contiguous offset stored) of a partition, if it has one.
 using HeadOf = std::function<std::optional<std::uint64_t>(std::string_view subject, std::string_view partition)>;

@@ -1,8 +1,11 @@
 #include "server/dafka_store.h"
 
 #include <spdlog/spdlog.h>
+#include <zmq_addon.hpp>
 
 #include <algorithm>
+#include <deque>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -13,8 +16,12 @@ namespace zstore::server {
 
 namespace dafka = protocol::dafka;
 
+// The records point into the frames received this turn, kept in parts (a
+// deque: its elements never move, and a small frame's bytes live inside
+// its zmq::message_t), so no record is copied before it reaches the batch.
 struct DafkaStore::Turn {
-  std::vector<storage::DafkaRecord> records;
+  std::deque<zmq::message_t> parts;
+  std::vector<storage::DafkaRecordRef> records;
   std::vector<dafka::Message> later;  // handled once the records are on disk
 };
 
@@ -22,9 +29,14 @@ namespace {
 
 constexpr std::int64_t kMaxMessageBytes = (64 << 20) + (64 << 10);
 
-template <typename R>
-storage::DafkaRecord to_record(R&& r) {
-  return {std::move(r.subject), std::move(r.partition), r.sequence, std::move(r.content)};
+// Receives one whole message without blocking, appending its frames to
+// parts and their views to *views (cleared). False when none is waiting.
+bool recv_into(zmq::socket_t& socket, std::deque<zmq::message_t>& parts, std::vector<std::string_view>* views) {
+  std::size_t first = parts.size();
+  if (!zmq::recv_multipart(socket, std::back_inserter(parts), zmq::recv_flags::dontwait)) return false;
+  views->clear();
+  for (std::size_t i = first; i < parts.size(); ++i) views->push_back(parts[i].to_string_view());
+  return true;
 }
 
 }  // namespace
@@ -147,11 +159,13 @@ bool DafkaStore::send(const protocol::Frames& frames) {
 
 void DafkaStore::drain_subscriber() {
   Turn turn;
-  ReceivedMessage msg;
+  std::vector<std::string_view> frames;
   std::size_t bytes = 0;
-  for (std::size_t i = 0; i < config_.max_batch && bytes < config_.max_batch_bytes && try_recv(sub_, &msg); ++i) {
-    bytes += msg.bytes();
-    auto decoded = dafka::decode(msg.frames(), config_.limits);
+  for (std::size_t i = 0; i < config_.max_batch && bytes < config_.max_batch_bytes &&
+                          recv_into(sub_, turn.parts, &frames);
+       ++i) {
+    for (auto f : frames) bytes += f.size();
+    auto decoded = dafka::decode_borrowing(frames, config_.limits);
     if (!decoded) {
       report_malformed("message", decoded.error());
       continue;
@@ -172,15 +186,19 @@ void DafkaStore::drain_subscriber() {
   }
 }
 
-void DafkaStore::dispatch(dafka::Message&& msg, Turn* turn) {
-  if (auto* r = std::get_if<dafka::Record>(&msg)) {
-    if (!dafka::is_valid_address(r->partition)) return report_invalid("RECORD with an invalid partition");
-    turn->records.push_back(to_record(std::move(*r)));
-  } else if (auto* d = std::get_if<dafka::DirectRecord>(&msg)) {
-    if (d->topic != address_) return;  // prefix match: addressed to someone else
-    if (!dafka::is_valid_address(d->partition)) return report_invalid("DIRECT-RECORD with an invalid partition");
-    turn->records.push_back(to_record(std::move(*d)));
-  } else if (auto* h = std::get_if<dafka::Head>(&msg)) {
+void DafkaStore::take_record(const dafka::RecordView& r, Turn* turn) {
+  bool direct = r.id == dafka::MsgId::kDirectRecord;
+  if (direct && r.topic != address_) return;  // prefix match: addressed to someone else
+  if (!dafka::is_valid_address(r.partition)) {
+    return report_invalid(direct ? "DIRECT-RECORD with an invalid partition" : "RECORD with an invalid partition");
+  }
+  turn->records.emplace_back(r.subject, r.partition, r.sequence, r.content);
+}
+
+void DafkaStore::dispatch(dafka::Borrowed&& borrowed, Turn* turn) {
+  if (auto* r = std::get_if<dafka::RecordView>(&borrowed)) return take_record(*r, turn);
+  auto& msg = std::get<dafka::Message>(borrowed);
+  if (auto* h = std::get_if<dafka::Head>(&msg)) {
     if (!dafka::is_valid_address(h->partition)) return report_invalid("HEAD with an invalid partition");
     turn->later.push_back(std::move(msg));
   } else if (auto* f = std::get_if<dafka::Fetch>(&msg)) {

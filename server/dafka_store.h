@@ -93,7 +93,8 @@ class DafkaStore {
   void run();
   int poll_timeout_ms() const;
   void drain_subscriber();
-  void dispatch(protocol::dafka::Message&& msg, Turn* turn);
+  void dispatch(protocol::dafka::Borrowed&& borrowed, Turn* turn);
+  void take_record(const protocol::dafka::RecordView& r, Turn* turn);
   void commit(Turn* turn);
   void refuse(const Turn& turn, const storage::Status& s);
   void count_outcomes(const std::vector<storage::DafkaAppend>& outcomes);

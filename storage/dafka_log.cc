@@ -162,6 +162,11 @@ std::optional<std::uint64_t> DafkaLog::first_after_gap(std::string_view subject,
 }
 
 Status DafkaLog::append(std::span<const DafkaRecord> records, std::vector<DafkaAppend>* outcomes) {
+  std::vector<DafkaRecordRef> refs(records.begin(), records.end());
+  return append(std::span<const DafkaRecordRef>(refs), outcomes);
+}
+
+Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<DafkaAppend>* outcomes) {
   outcomes->assign(records.size(), DafkaAppend::kDuplicate);
   std::lock_guard lock(mu_);
   AppendPlan plan;
@@ -178,7 +183,7 @@ Status DafkaLog::append(std::span<const DafkaRecord> records, std::vector<DafkaA
   return Status::Ok();
 }
 
-void DafkaLog::plan_records(std::span<const DafkaRecord> records, AppendPlan* plan,
+void DafkaLog::plan_records(std::span<const DafkaRecordRef> records, AppendPlan* plan,
                             std::vector<DafkaAppend>* outcomes) {
   auto* column = db_->handle(Column::kDafkaRecords);
   for (std::size_t i = 0; i < records.size(); ++i) {

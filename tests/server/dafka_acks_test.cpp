@@ -11,11 +11,13 @@
 using zstore::server::acks_after_batch;
 using zstore::server::partitions_touched;
 using zstore::storage::DafkaRecord;
+using zstore::storage::DafkaRecordRef;
 
 BOOST_AUTO_TEST_CASE(a_batch_touches_each_partition_once_with_its_highest_offset) {
   std::vector<DafkaRecord> batch = {
       {"t", "A", 4, "x"}, {"t", "B", 9, "x"}, {"t", "A", 7, "x"}, {"u", "A", 1, "x"}, {"t", "A", 5, "x"}};
-  auto touched = partitions_touched(batch);
+  std::vector<DafkaRecordRef> refs(batch.begin(), batch.end());
+  auto touched = partitions_touched(refs);
   BOOST_REQUIRE_EQUAL(touched.size(), 3u);
   BOOST_CHECK(touched[0].subject == "t" && touched[0].partition == "A");
   BOOST_CHECK_EQUAL(touched[0].highest, 7u);
@@ -39,7 +41,8 @@ BOOST_AUTO_TEST_CASE(one_ack_per_partition_at_its_head_not_past_a_gap) {
     if (it == heads.end()) return std::nullopt;
     return it->second;
   };
-  auto touched = partitions_touched(batch);
+  std::vector<DafkaRecordRef> refs(batch.begin(), batch.end());
+  auto touched = partitions_touched(refs);
   auto acks = acks_after_batch(touched, head_of);
   BOOST_REQUIRE_EQUAL(acks.size(), 1u);  // one for A's nine records, none for B
   BOOST_CHECK_EQUAL(acks[0].topic, "A");
@@ -48,7 +51,7 @@ BOOST_AUTO_TEST_CASE(one_ack_per_partition_at_its_head_not_past_a_gap) {
 }
 
 BOOST_AUTO_TEST_CASE(no_records_no_acks) {
-  std::vector<DafkaRecord> none;
+  std::vector<DafkaRecordRef> none;
   auto touched = partitions_touched(none);
   BOOST_CHECK(touched.empty());
   BOOST_CHECK(acks_after_batch(touched, [](auto, auto) { return std::optional<std::uint64_t>(1); }).empty());
