@@ -170,6 +170,11 @@ Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<Daf
   outcomes->assign(records.size(), DafkaAppend::kDuplicate);
   std::lock_guard lock(mu_);
   AppendPlan plan;
+  // One allocation for the batch: each record's key, content and a few
+  // bytes of framing (growing it by appends was ~5% of an append).
+  std::size_t bytes = 64;
+  for (const auto& r : records) bytes += r.subject.size() + r.partition.size() + r.content.size() + 32;
+  plan.batch = rocksdb::WriteBatch(bytes);
   plan.now = now_ms();
   plan_records(records, &plan, outcomes);
   plan_heads(&plan);
