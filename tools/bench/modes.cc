@@ -261,6 +261,7 @@ Report replay_mode(const Options& o, std::ostream& log) {
     report.set("server_cpu_us_per_msg", *cpu_after * 1e6 / static_cast<double>(replay.records), "us");
   }
   report.set("replayed", static_cast<double>(replay.records));
+  report.set("refetches", static_cast<double>(replay.refetches));
   report.set("replay_seconds", replay.seconds, "s");
   report.set("per_s", replay.seconds > 0 ? static_cast<double>(replay.records) / replay.seconds : 0, "rec/s");
   report_memory(report, server.pid());
@@ -269,6 +270,7 @@ Report replay_mode(const Options& o, std::ostream& log) {
     stop_before_limit(server);
     FetchSource source(o.server_cpu, o.value_bytes);
     ReplayTiming limit = time_replay(context, source.tower(), source.publisher(), transport.partitions_, counts);
+    report.set("relay_refetches", static_cast<double>(limit.refetches));
     set_ratio(report, limit.seconds > 0 ? static_cast<double>(limit.records) / limit.seconds : 0, "rec/s");
   }
   return report;
