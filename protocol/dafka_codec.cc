@@ -260,14 +260,25 @@ Frames encode(const StoreHello& msg) {
   return {w.take()};
 }
 
-DecodeResult<Message> decode(FrameViews frames, const Limits& limits) {
+namespace {
+
+// What decode() checks before the body: the id, the frame count and sizes,
+// the topic and the version. body_at: where the body of frame 0 starts.
+struct Envelope {
+  MsgId id;
+  std::string name;
+  std::string_view topic;
+  std::size_t body_at;
+};
+
+DecodeResult<Envelope> read_envelope(FrameViews frames, const Limits& limits) {
   if (frames.empty()) return decode_error(K::kFrameCount, "dafka message with no frames");
   const std::string_view head = frames[0];
   if (head.empty()) return decode_error(K::kTruncated, "dafka frame 0 is empty (no message id)");
 
   const std::optional<MsgId> id = msg_id_from_byte(head[0]);
   if (!id) return decode_error(K::kUnknownId, "unknown dafka message id " + byte_hex(head[0]));
-  const std::string name(to_string(*id));
+  std::string name(to_string(*id));
 
   const std::size_t want_frames = has_content_frame(*id) ? 2 : 1;
   if (frames.size() != want_frames) {
@@ -294,12 +305,40 @@ DecodeResult<Message> decode(FrameViews frames, const Limits& limits) {
   if (version != kVersion) {
     return decode_error(K::kBadVersion, name + ": version " + std::to_string(version) + ", expected 1");
   }
+  return Envelope{*id, std::move(name), head.substr(1, nul - 1), nul + 2};
+}
 
-  Reader reader(head, nul + 2, name);
-  Message msg = read_body(*id, reader, std::string(head.substr(1, nul - 1)), frames, limits);
+}  // namespace
+
+DecodeResult<Message> decode(FrameViews frames, const Limits& limits) {
+  auto envelope = read_envelope(frames, limits);
+  if (!envelope) return envelope.error();
+  const Envelope& e = envelope.value();
+  Reader reader(frames[0], e.body_at, e.name);
+  Message msg = read_body(e.id, reader, std::string(e.topic), frames, limits);
   reader.finish();
   if (reader.failed()) return std::move(reader).error();
   return msg;
+}
+
+DecodeResult<Borrowed> decode_borrowing(FrameViews frames, const Limits& limits) {
+  auto envelope = read_envelope(frames, limits);
+  if (!envelope) return envelope.error();
+  const Envelope& e = envelope.value();
+  Reader reader(frames[0], e.body_at, e.name);
+  Borrowed out;
+  if (has_content_frame(e.id)) {
+    RecordView v{e.id, e.topic, {}, {}, 0, frames[1]};
+    v.partition = reader.short_view("partition");
+    v.subject = reader.short_view("subject");
+    v.sequence = reader.number<std::uint64_t>("sequence");
+    out = v;
+  } else {
+    out = read_body(e.id, reader, std::string(e.topic), frames, limits);
+  }
+  reader.finish();
+  if (reader.failed()) return std::move(reader).error();
+  return out;
 }
 
 std::string subscription(MsgId id, std::string_view topic) {

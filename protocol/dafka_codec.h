@@ -80,6 +80,22 @@ Frames encode(const StoreHello& msg);
 // the last field), kTooLarge (over a Limits bound).
 DecodeResult<Message> decode(FrameViews frames, const Limits& limits = {});
 
+// A RECORD (id kRecord) or DIRECT-RECORD (kDirectRecord) whose fields point
+// into the frames it was decoded from: valid as long as they are.
+struct RecordView {
+  MsgId id = MsgId::kRecord;
+  std::string_view topic;
+  std::string_view partition;
+  std::string_view subject;
+  std::uint64_t sequence = 0;
+  std::string_view content;
+};
+using Borrowed = std::variant<RecordView, Message>;
+// decode() with the same checks and errors, but a RECORD or DIRECT-RECORD
+// comes back as a RecordView, without copying a byte; other messages as
+// decode() returns them.
+DecodeResult<Borrowed> decode_borrowing(FrameViews frames, const Limits& limits = {});
+
 // The ZeroMQ subscription for messages of `id` on `topic`: the id byte then
 // the topic, without the NUL. Prefix matching applies, so a subscriber of
 // "hello" also receives "hello2": compare decoded topics exactly.

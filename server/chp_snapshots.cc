@@ -14,7 +14,7 @@ namespace {
 // The properties a record is sent with: its ttl replaced by the seconds
 // left until it expires; for an HA peer (exact) also the expiry itself and
 // when the update reached the pair. Empty when they are the stored ones.
-std::string sent_properties(const storage::ChpRecord& r, std::uint64_t now_ms, bool exact) {
+std::string sent_properties(const storage::ChpRecordView& r, std::uint64_t now_ms, bool exact) {
   bool written = exact && r.written_ms != 0;
   if (r.entry.expires_at_ms == 0 && !written) return {};
   auto parsed = chp::parse_properties(r.entry.properties);
@@ -62,7 +62,7 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
                                       Result* result) {
   for (std::size_t i = 0; i < quota; ++i) {
     if (!s.pending) {
-      if (!s.cursor->next(&s.record)) {  // reuses the record's buffers
+      if (!s.cursor->next_view(&s.record)) {  // views into the cursor: no copy
         if (s.cursor->paused()) return Step::kContinue;
         break;
       }
@@ -88,7 +88,7 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
   }
   if (s.pending) return Step::kContinue;
   // The cursor may still have records: a full quota was sent.
-  if (s.cursor->next(&s.record)) {
+  if (s.cursor->next_view(&s.record)) {
     s.pending = true;
     return Step::kContinue;
   }

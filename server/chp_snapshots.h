@@ -76,8 +76,8 @@ class SnapshotPump {
     bool exact_expiry = false;
     KeyFilter allow;
     bool priority = false;
-    storage::ChpRecord record;  // the last record read
-    bool pending = false;       // record is read but not yet sent
+    storage::ChpRecordView record;  // the last record read (valid until the next read)
+    bool pending = false;           // record is read but not yet sent
     bool blocked = false;
     Clock::time_point progress_at{};  // start, or the last time something was sent
   };

@@ -1,8 +1,11 @@
 #include "server/dafka_store.h"
 
 #include <spdlog/spdlog.h>
+#include <zmq_addon.hpp>
 
 #include <algorithm>
+#include <deque>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -14,8 +17,12 @@ namespace zstore::server {
 
 namespace dafka = protocol::dafka;
 
+// The records point into the frames received this turn, kept in parts (a
+// deque: its elements never move, and a small frame's bytes live inside
+// its zmq::message_t), so no record is copied before it reaches the batch.
 struct DafkaStore::Turn {
-  std::vector<storage::DafkaRecord> records;
+  std::deque<zmq::message_t> parts;
+  std::vector<storage::DafkaRecordRef> records;
   std::vector<dafka::Message> later;  // handled once the records are on disk
 };
 
@@ -23,31 +30,14 @@ namespace {
 
 constexpr std::int64_t kMaxMessageBytes = (64 << 20) + (64 << 10);
 
-template <typename R>
-storage::DafkaRecord to_record(R&& r) {
-  return {std::move(r.subject), std::move(r.partition), r.sequence, std::move(r.content)};
-}
-
-// The highest offset of each partition among records, partitions in the
-// order first seen. A turn touches few partitions: a linear search.
-struct PartitionHighest {
-  std::string_view subject;
-  std::string_view partition;
-  std::uint64_t highest;
-};
-std::vector<PartitionHighest> highest_offsets(const std::vector<storage::DafkaRecord>& records) {
-  std::vector<PartitionHighest> out;
-  for (const auto& r : records) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const PartitionHighest& p) {
-      return p.partition == r.partition && p.subject == r.subject;
-    });
-    if (it == out.end()) {
-      out.push_back({r.subject, r.partition, r.offset});
-    } else {
-      it->highest = std::max(it->highest, r.offset);
-    }
-  }
-  return out;
+// Receives one whole message without blocking, appending its frames to
+// parts and their views to *views (cleared). False when none is waiting.
+bool recv_into(zmq::socket_t& socket, std::deque<zmq::message_t>& parts, std::vector<std::string_view>* views) {
+  std::size_t first = parts.size();
+  if (!zmq::recv_multipart(socket, std::back_inserter(parts), zmq::recv_flags::dontwait)) return false;
+  views->clear();
+  for (std::size_t i = first; i < parts.size(); ++i) views->push_back(parts[i].to_string_view());
+  return true;
 }
 
 }  // namespace
@@ -58,7 +48,7 @@ DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string 
       discovery_(ctx, DiscoveryConfig{address_, config_.advertise, config_.port, config_.towers,
                                       config_.beacon_interval, config_.beacon_timeout, config_.security},
                  metrics),
-      fetches_(config_.max_fetch_sessions) {}
+      gaps_(config_.fetch_retry, config_.max_fetch_retries), fetches_(config_.max_fetch_sessions) {}
 
 DafkaStore::~DafkaStore() { stop(); }
 
@@ -150,11 +140,13 @@ bool DafkaStore::send(const protocol::Frames& frames) {
 
 void DafkaStore::drain_subscriber() {
   Turn turn;
-  ReceivedMessage msg;
+  std::vector<std::string_view> frames;
   std::size_t bytes = 0;
-  for (std::size_t i = 0; i < config_.max_batch && bytes < config_.max_batch_bytes && try_recv(sub_, &msg); ++i) {
-    bytes += msg.bytes();
-    auto decoded = dafka::decode(msg.frames(), config_.limits);
+  for (std::size_t i = 0; i < config_.max_batch && bytes < config_.max_batch_bytes &&
+                          recv_into(sub_, turn.parts, &frames);
+       ++i) {
+    for (auto f : frames) bytes += f.size();
+    auto decoded = dafka::decode_borrowing(frames, config_.limits);
     if (!decoded) {
       report_malformed("message", decoded.error());
       continue;
@@ -175,15 +167,19 @@ void DafkaStore::drain_subscriber() {
   }
 }
 
-void DafkaStore::dispatch(dafka::Message&& msg, Turn* turn) {
-  if (auto* r = std::get_if<dafka::Record>(&msg)) {
-    if (!dafka::is_valid_address(r->partition)) return report_invalid("RECORD with an invalid partition");
-    turn->records.push_back(to_record(std::move(*r)));
-  } else if (auto* d = std::get_if<dafka::DirectRecord>(&msg)) {
-    if (d->topic != address_) return;  // prefix match: addressed to someone else
-    if (!dafka::is_valid_address(d->partition)) return report_invalid("DIRECT-RECORD with an invalid partition");
-    turn->records.push_back(to_record(std::move(*d)));
-  } else if (auto* h = std::get_if<dafka::Head>(&msg)) {
+void DafkaStore::take_record(const dafka::RecordView& r, Turn* turn) {
+  bool direct = r.id == dafka::MsgId::kDirectRecord;
+  if (direct && r.topic != address_) return;  // prefix match: addressed to someone else
+  if (!dafka::is_valid_address(r.partition)) {
+    return report_invalid(direct ? "DIRECT-RECORD with an invalid partition" : "RECORD with an invalid partition");
+  }
+  turn->records.emplace_back(r.subject, r.partition, r.sequence, r.content);
+}
+
+void DafkaStore::dispatch(dafka::Borrowed&& borrowed, Turn* turn) {
+  if (auto* r = std::get_if<dafka::RecordView>(&borrowed)) return take_record(*r, turn);
+  auto& msg = std::get<dafka::Message>(borrowed);
+  if (auto* h = std::get_if<dafka::Head>(&msg)) {
     if (!dafka::is_valid_address(h->partition)) return report_invalid("HEAD with an invalid partition");
     turn->later.push_back(std::move(msg));
   } else if (auto* f = std::get_if<dafka::Fetch>(&msg)) {
@@ -207,19 +203,28 @@ void DafkaStore::commit(Turn* turn) {
   if (turn->records.empty()) return;
   std::vector<storage::DafkaAppend> outcomes;
   storage::Status s = log_.append(turn->records, &outcomes);
-  if (!s.ok()) {
-    metrics_.write_failures.fetch_add(turn->records.size(), std::memory_order_relaxed);
-    refused_since_ok_ += turn->records.size();
-    write_error_log_.log(spdlog::level::err, "Dafka: refused {} record(s), not acknowledged: {}", turn->records.size(),
-                         s.message());
-    // Remembered as gaps: FETCHed again (timer) once writes work again.
-    for (const auto& p : highest_offsets(turn->records)) note_seen(Key(p.subject, p.partition), p.highest);
-    return;
-  }
+  if (!s.ok()) return refuse(*turn, s);
   if (refused_since_ok_ > 0) {
     spdlog::warn("Dafka: writes resumed; {} record(s) were refused meanwhile", refused_since_ok_);
     refused_since_ok_ = 0;
   }
+  count_outcomes(outcomes);
+  auto touched = partitions_touched(turn->records);
+  for (const auto& p : touched) gaps_.note_seen(Key(p.subject, p.partition), p.highest);
+  send_acks(touched);
+  for (const auto& p : touched) request_missing(Key(p.subject, p.partition), false);
+}
+
+void DafkaStore::refuse(const Turn& turn, const storage::Status& s) {
+  metrics_.write_failures.fetch_add(turn.records.size(), std::memory_order_relaxed);
+  refused_since_ok_ += turn.records.size();
+  write_error_log_.log(spdlog::level::err, "Dafka: refused {} record(s), not acknowledged: {}", turn.records.size(),
+                       s.message());
+  // Remembered as gaps: FETCHed again (timer) once writes work again.
+  for (const auto& p : partitions_touched(turn.records)) gaps_.note_seen(Key(p.subject, p.partition), p.highest);
+}
+
+void DafkaStore::count_outcomes(const std::vector<storage::DafkaAppend>& outcomes) {
   std::uint64_t stored = 0, duplicates = 0, too_far = 0;
   for (auto outcome : outcomes) {
     switch (outcome) {
@@ -231,62 +236,44 @@ void DafkaStore::commit(Turn* turn) {
   metrics_.records_stored.fetch_add(stored, std::memory_order_relaxed);
   metrics_.duplicates.fetch_add(duplicates, std::memory_order_relaxed);
   metrics_.too_far.fetch_add(too_far, std::memory_order_relaxed);
-  for (const auto& p : highest_offsets(turn->records)) {
-    Key key(p.subject, p.partition);
-    note_seen(key, p.highest);
-    after_commit(key);
-  }
 }
 
-void DafkaStore::after_commit(const Key& key) {
-  if (auto head = log_.head(key.first, key.second)) {
-    if (send(dafka::encode(dafka::Ack{key.second, key.first, *head}))) {
-      metrics_.acks_sent.fetch_add(1, std::memory_order_relaxed);
-    }
+void DafkaStore::send_acks(std::span<const PartitionTouched> touched) {
+  auto head_of = [this](std::string_view subject, std::string_view partition) {
+    return log_.head(subject, partition);
+  };
+  for (const auto& ack : acks_after_batch(touched, head_of)) {
+    if (send(dafka::encode(ack))) metrics_.acks_sent.fetch_add(1, std::memory_order_relaxed);
   }
-  request_missing(key, false);
-}
-
-void DafkaStore::note_seen(const Key& key, std::uint64_t offset) {
-  Gap& g = gaps_[key];
-  if (!g.has_known_last || offset > g.known_last) g.known_last = offset;
-  g.has_known_last = true;
 }
 
 void DafkaStore::on_head(const dafka::Head& head) {
   Key key(head.subject, head.partition);
-  note_seen(key, head.sequence);
+  gaps_.note_seen(key, head.sequence);
   request_missing(key, false);
 }
 
-// FETCHes the first missing range of a partition: from the head (or 0) up to
-// the first record kept after a gap, else up to the highest offset seen.
+// FETCHes the first missing range of a partition (GapTracker says which
+// and when), or gives it up.
 void DafkaStore::request_missing(const Key& key, bool from_timer) {
-  auto it = gaps_.find(key);
-  if (it == gaps_.end()) return;
-  Gap& g = it->second;
+  if (!gaps_.tracked(key)) return;
   auto head = log_.head(key.first, key.second);
   std::uint64_t from = head ? *head + 1 : 0;
-  auto after_gap = log_.first_after_gap(key.first, key.second);
-  std::uint64_t end = after_gap ? *after_gap : (g.has_known_last && g.known_last >= from ? g.known_last + 1 : from);
-  if (end <= from) {
-    gaps_.erase(it);
-    return;
-  }
   auto now = Clock::now();
-  bool same = g.asked_from == from;
-  if (same && now - g.asked_at < config_.fetch_retry) return;
-  if (!same) g.retries = 0;
-  if (from_timer && g.retries >= config_.max_fetch_retries) {
-    give_up(it, from, end);
+  GapTracker::Range missing;
+  switch (gaps_.next(key, from, log_.first_after_gap(key.first, key.second), from_timer, now, &missing)) {
+    case GapTracker::Action::kNone: return;
+    case GapTracker::Action::kGiveUp: return give_up(key, missing);
+    case GapTracker::Action::kFetch: break;
+  }
+  std::uint64_t count = std::min<std::uint64_t>(
+      {missing.end - missing.from, log_.max_ahead(), std::numeric_limits<std::uint32_t>::max()});
+  if (!send(dafka::encode(dafka::Fetch{key.second, address_, key.first, missing.from,
+                                       static_cast<std::uint32_t>(count)}))) {
     return;
   }
-  std::uint64_t count = std::min<std::uint64_t>({end - from, log_.max_ahead(), std::numeric_limits<std::uint32_t>::max()});
-  if (!send(dafka::encode(dafka::Fetch{key.second, address_, key.first, from, static_cast<std::uint32_t>(count)}))) return;
   metrics_.fetches_sent.fetch_add(1, std::memory_order_relaxed);
-  g.asked_from = from;
-  g.asked_at = now;
-  if (from_timer) ++g.retries;
+  gaps_.asked(key, missing.from, from_timer, now);
 }
 
 void DafkaStore::on_fetch(dafka::Fetch&& fetch) {
@@ -337,8 +324,7 @@ void DafkaStore::on_subscriptions() {
 // rather than wedging its partition: the head moves to the first record kept
 // after it (ACKed, and the next gap, if any, is asked for). A gap known only
 // from a HEAD (nothing kept after it) is forgotten until the next HEAD.
-void DafkaStore::give_up(std::map<Key, Gap>::iterator it, std::uint64_t from, std::uint64_t end) {
-  Key key = it->first;
+void DafkaStore::give_up(const Key& key, GapTracker::Range missing) {
   std::uint64_t skipped = 0;
   storage::Status s = log_.skip_gap(key.first, key.second, &skipped);
   if (!s.ok()) {
@@ -347,17 +333,19 @@ void DafkaStore::give_up(std::map<Key, Gap>::iterator it, std::uint64_t from, st
   }
   if (skipped == 0) {
     spdlog::info("Dafka partition {} of '{}': no answer for offsets {}..{} after {} FETCHes; waiting for its next HEAD",
-                 key.second, key.first, from, end - 1, config_.max_fetch_retries);
-    gaps_.erase(it);
+                 key.second, key.first, missing.from, missing.end - 1, config_.max_fetch_retries);
+    gaps_.forget(key);
     return;
   }
   metrics_.gaps_skipped.fetch_add(1, std::memory_order_relaxed);
   metrics_.offsets_skipped.fetch_add(skipped, std::memory_order_relaxed);
   spdlog::warn("Dafka partition {} of '{}': offsets {}..{} still missing after {} FETCHes: skipped, head now {}",
-               key.second, key.first, from, from + skipped - 1, config_.max_fetch_retries,
+               key.second, key.first, missing.from, missing.from + skipped - 1, config_.max_fetch_retries,
                log_.head(key.first, key.second).value_or(0));
-  it->second.retries = 0;
-  after_commit(key);
+  gaps_.reset_retries(key);
+  const PartitionTouched skipped_partition[] = {{key.first, key.second, 0}};
+  send_acks(skipped_partition);
+  request_missing(key, false);
 }
 
 void DafkaStore::on_timer() {
@@ -367,9 +355,7 @@ void DafkaStore::on_timer() {
   auto now = Clock::now();
   if (now < next_retry_) return;
   next_retry_ = now + config_.fetch_retry;
-  std::vector<Key> keys;
-  for (const auto& [key, gap] : gaps_) keys.push_back(key);
-  for (const auto& key : keys) request_missing(key, true);
+  for (const auto& key : gaps_.keys()) request_missing(key, true);
 }
 
 }  // namespace zstore::server

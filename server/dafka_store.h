@@ -3,9 +3,9 @@
 // towers (DafkaDiscovery); its SUB connects to every discovered publisher
 // and subscribes to M and H (all), D+address, F (all), G (all), W+address.
 // RECORDs and DIRECT-RECORDs drained in one loop turn are written in one
-// batch (DafkaLog); only then is one cumulative ACK per partition sent, with
-// its highest contiguous offset. Gaps (seen from records or HEADs) are
-// FETCHed, retried on a timer. FETCHes from others are answered from disk,
+// batch (DafkaLog); only then are they ACKed (server/dafka_acks.h: one
+// cumulative ACK per partition). Gaps seen from records or HEADs are
+// FETCHed, retried on a timer (server/dafka_gaps.h). FETCHes from others are answered from disk,
 // sliced across turns; GET-HEADS and CONSUMER-HELLO get DIRECT-HEADs; a
 // subscription to L+address gets a STORE-HELLO. Malformed input is counted
 // and dropped. start() binds and runs the reactor on its own thread; stop()
@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,8 +32,10 @@
 #include "protocol/cidr.h"
 #include "protocol/dafka_codec.h"
 #include "security/curve_socket.h"
+#include "server/dafka_acks.h"
 #include "server/dafka_discovery.h"
 #include "server/dafka_fetches.h"
+#include "server/dafka_gaps.h"
 #include "server/dafka_metrics.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
@@ -86,21 +89,17 @@ class DafkaStore {
  private:
   using Clock = std::chrono::steady_clock;
   using Key = storage::DafkaPartitionKey;
-  struct Gap {
-    std::uint64_t known_last = 0;  // highest offset seen in a record or HEAD
-    bool has_known_last = false;
-    std::uint64_t asked_from = ~std::uint64_t{0};
-    Clock::time_point asked_at{};
-    int retries = 0;
-  };
   struct Turn;  // what one drain collected
 
   void run();
   int poll_timeout_ms() const;
   void drain_subscriber();
-  void dispatch(protocol::dafka::Message&& msg, Turn* turn);
+  void dispatch(protocol::dafka::Borrowed&& borrowed, Turn* turn);
+  void take_record(const protocol::dafka::RecordView& r, Turn* turn);
   void commit(Turn* turn);
-  void after_commit(const Key& key);
+  void refuse(const Turn& turn, const storage::Status& s);
+  void count_outcomes(const std::vector<storage::DafkaAppend>& outcomes);
+  void send_acks(std::span<const PartitionTouched> touched);
   void on_head(const protocol::dafka::Head& head);
   void on_fetch(protocol::dafka::Fetch&& fetch);
   void send_heads(const std::string& consumer, const std::string& subject);
@@ -111,9 +110,8 @@ class DafkaStore {
   bool peer_allowed(const PeerChange& change);  // --dafka-peers and CURVE keys; logs and counts a refusal
   void connect_peer(const PeerChange& change);
   void disconnect_peer(const PeerChange& change);
-  void note_seen(const Key& key, std::uint64_t offset);
   void request_missing(const Key& key, bool from_timer);
-  void give_up(std::map<Key, Gap>::iterator it, std::uint64_t from, std::uint64_t end);
+  void give_up(const Key& key, GapTracker::Range missing);
   void pump_fetches();
   // Sends without blocking; a message that would block is dropped and counted
   // (every message but a DIRECT-RECORD is one the protocol sends again).
@@ -136,7 +134,7 @@ class DafkaStore {
     std::string key;  // the server key it was connected with (CURVE)
   };
   std::map<std::string, Connection> connected_;  // by publisher endpoint
-  std::map<Key, Gap> gaps_;
+  GapTracker gaps_;
   FetchPump fetches_;
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;

@@ -29,20 +29,31 @@ std::string encode_chp_entry(const ChpEntry& entry) {
   return out;
 }
 
-bool decode_chp_entry(std::string_view bytes, ChpEntry* out) {
+bool decode_chp_entry(std::string_view bytes, ChpEntryView* out) {
   if (bytes.size() < 17) return false;
   out->sequence = get_be<std::uint64_t>(bytes);
   out->expires_at_ms = get_be<std::uint64_t>(bytes.substr(8));
   std::size_t uuid_len = static_cast<unsigned char>(bytes[16]);
   bytes.remove_prefix(17);
   if (bytes.size() < uuid_len + 4) return false;
-  out->uuid.assign(bytes.substr(0, uuid_len));
+  out->uuid = bytes.substr(0, uuid_len);
   bytes.remove_prefix(uuid_len);
   std::size_t props_len = get_be<std::uint32_t>(bytes);
   bytes.remove_prefix(4);
   if (bytes.size() < props_len) return false;
-  out->properties.assign(bytes.substr(0, props_len));
-  out->value.assign(bytes.substr(props_len));
+  out->properties = bytes.substr(0, props_len);
+  out->value = bytes.substr(props_len);
+  return true;
+}
+
+bool decode_chp_entry(std::string_view bytes, ChpEntry* out) {
+  ChpEntryView v;
+  if (!decode_chp_entry(bytes, &v)) return false;
+  out->sequence = v.sequence;
+  out->expires_at_ms = v.expires_at_ms;
+  out->uuid.assign(v.uuid);  // assign(): a reused entry keeps its buffers
+  out->properties.assign(v.properties);
+  out->value.assign(v.value);
   return true;
 }
 

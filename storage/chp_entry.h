@@ -39,7 +39,17 @@ class ChpEntryPieces {
   char properties_length_[4];
   std::string_view pieces_[kCount];
 };
+// An entry whose strings point into its encoding (valid while it is).
+struct ChpEntryView {
+  std::uint64_t sequence = 0;
+  std::uint64_t expires_at_ms = 0;
+  std::string_view uuid;
+  std::string_view properties;
+  std::string_view value;
+};
+
 // Returns false (leaving *out unspecified) when bytes are not a valid entry.
+bool decode_chp_entry(std::string_view bytes, ChpEntryView* out);
 bool decode_chp_entry(std::string_view bytes, ChpEntry* out);
 
 std::string encode_expiry_key(std::uint64_t expires_at_ms, std::string_view key);

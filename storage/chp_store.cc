@@ -48,6 +48,7 @@ class RocksSnapshotCursor final : public ChpSnapshotCursor {
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot_;
     ro.fill_cache = false;  // a full scan must not evict the hot set
+    ro.readahead_size = 2 << 20;  // a scan reads whole files: few large reads
     if (!upper_.empty()) {
       upper_slice_ = rocksdb::Slice(upper_);
       ro.iterate_upper_bound = &upper_slice_;
@@ -63,17 +64,34 @@ class RocksSnapshotCursor final : public ChpSnapshotCursor {
 
   std::uint64_t sequence() const override { return sequence_; }
 
-  bool next(ChpRecord* out) override {
+  // The iterator moves past the record last returned only now, so that
+  // record's views stay valid until this call.
+  bool next_view(ChpRecordView* out) override {
+    if (status_.ok() && returned_) it_->Next();
+    returned_ = false;
     if (!status_.ok() || !it_->Valid()) {
       if (status_.ok() && !it_->status().ok()) status_ = Status::Error("snapshot read: " + it_->status().ToString());
       return false;
     }
-    out->key.assign(it_->key().data(), it_->key().size());
+    out->key = std::string_view(it_->key().data(), it_->key().size());
     if (!decode_chp_entry(std::string_view(it_->value().data(), it_->value().size()), &out->entry)) {
       status_ = Status::Error("corrupt CHP entry for a key of " + std::to_string(out->key.size()) + " bytes");
       return false;
     }
-    it_->Next();
+    returned_ = true;
+    return true;
+  }
+
+  bool next(ChpRecord* out) override {
+    ChpRecordView v;
+    if (!next_view(&v)) return false;
+    out->key.assign(v.key);  // assign(): a reused record keeps its buffers
+    out->entry.sequence = v.entry.sequence;
+    out->entry.expires_at_ms = v.entry.expires_at_ms;
+    out->entry.uuid.assign(v.entry.uuid);
+    out->entry.properties.assign(v.entry.properties);
+    out->entry.value.assign(v.entry.value);
+    out->written_ms = 0;
     return true;
   }
 
@@ -88,9 +106,19 @@ class RocksSnapshotCursor final : public ChpSnapshotCursor {
   std::unique_ptr<rocksdb::Iterator> it_;
   std::uint64_t sequence_;
   Status status_ = Status::Ok();
+  bool returned_ = false;  // a record was returned: step past it first
 };
 
 }  // namespace
+
+bool ChpSnapshotCursor::next_view(ChpRecordView* out) {
+  if (!next(&copied_)) return false;
+  out->key = copied_.key;
+  out->entry = {copied_.entry.sequence, copied_.entry.expires_at_ms, copied_.entry.uuid, copied_.entry.properties,
+                copied_.entry.value};
+  out->written_ms = copied_.written_ms;
+  return true;
+}
 
 Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_t history_entries) {
   std::unique_ptr<ChpStore> store(new ChpStore(db));

@@ -54,6 +54,13 @@ struct ChpRecord {
   std::uint64_t written_ms = 0;  // from the history only (ChpWrite::written_ms)
 };
 
+// A record whose strings point into the cursor's memory.
+struct ChpRecordView {
+  std::string_view key;
+  ChpEntryView entry;
+  std::uint64_t written_ms = 0;
+};
+
 // Iterates a consistent point-in-time view of the keys under a prefix, in
 // key order, reading from disk (memory does not grow with the map).
 class ChpSnapshotCursor {
@@ -64,11 +71,18 @@ class ChpSnapshotCursor {
   // Fills *out with the next record; false at the end, on error, or when
   // paused.
   virtual bool next(ChpRecord* out) = 0;
+  // The same as views, valid until the next call of next() or next_view():
+  // the map's cursor points into RocksDB's blocks (no copy); others copy
+  // through next().
+  virtual bool next_view(ChpRecordView* out);
   // After next() returned false: it only yielded (a long run of records it
   // skipped); call next() again later.
   virtual bool paused() const { return false; }
   // Ok unless iteration stopped on a read error or a corrupt entry.
   virtual Status status() const = 0;
+
+ private:
+  ChpRecord copied_;  // next_view()'s record for cursors that only copy
 };
 
 class ChpStore {

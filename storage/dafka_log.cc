@@ -162,9 +162,19 @@ std::optional<std::uint64_t> DafkaLog::first_after_gap(std::string_view subject,
 }
 
 Status DafkaLog::append(std::span<const DafkaRecord> records, std::vector<DafkaAppend>* outcomes) {
+  std::vector<DafkaRecordRef> refs(records.begin(), records.end());
+  return append(std::span<const DafkaRecordRef>(refs), outcomes);
+}
+
+Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<DafkaAppend>* outcomes) {
   outcomes->assign(records.size(), DafkaAppend::kDuplicate);
   std::lock_guard lock(mu_);
   AppendPlan plan;
+  // One allocation for the batch: each record's key, content and a few
+  // bytes of framing (growing it by appends was ~5% of an append).
+  std::size_t bytes = 64;
+  for (const auto& r : records) bytes += r.subject.size() + r.partition.size() + r.content.size() + 32;
+  plan.batch = rocksdb::WriteBatch(bytes);
   plan.now = now_ms();
   plan_records(records, &plan, outcomes);
   plan_heads(&plan);
@@ -178,7 +188,7 @@ Status DafkaLog::append(std::span<const DafkaRecord> records, std::vector<DafkaA
   return Status::Ok();
 }
 
-void DafkaLog::plan_records(std::span<const DafkaRecord> records, AppendPlan* plan,
+void DafkaLog::plan_records(std::span<const DafkaRecordRef> records, AppendPlan* plan,
                             std::vector<DafkaAppend>* outcomes) {
   auto* column = db_->handle(Column::kDafkaRecords);
   for (std::size_t i = 0; i < records.size(); ++i) {

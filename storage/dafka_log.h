@@ -44,6 +44,19 @@ struct DafkaRecord {
   bool operator==(const DafkaRecord&) const = default;
 };
 
+// A record whose bytes live elsewhere (e.g. in the received frames), for
+// append() without copying them first.
+struct DafkaRecordRef {
+  std::string_view subject;
+  std::string_view partition;
+  std::uint64_t offset = 0;
+  std::string_view content;
+  DafkaRecordRef() = default;
+  DafkaRecordRef(std::string_view s, std::string_view p, std::uint64_t o, std::string_view c)
+      : subject(s), partition(p), offset(o), content(c) {}
+  DafkaRecordRef(const DafkaRecord& r) : subject(r.subject), partition(r.partition), offset(r.offset), content(r.content) {}  // NOLINT
+};
+
 // (subject, partition): one partition of one topic.
 using DafkaPartitionKey = std::pair<std::string, std::string>;
 
@@ -127,6 +140,7 @@ class DafkaLog {
   // Stores records in one atomic batch together with the advanced heads.
   // *outcomes (resized to records.size()) says what happened to each. On
   // failure nothing is stored and the in-memory state is unchanged.
+  Status append(std::span<const DafkaRecordRef> records, std::vector<DafkaAppend>* outcomes);
   Status append(std::span<const DafkaRecord> records, std::vector<DafkaAppend>* outcomes);
 
   // Gives up on the missing offsets before the first record kept after a
@@ -191,7 +205,7 @@ class DafkaLog {
   Status load();
   Status load_partition(const DafkaPartitionKey& key, std::string_view value, PartitionState* state);
   const PartitionState* find(std::string_view subject, std::string_view partition) const;
-  void plan_records(std::span<const DafkaRecord> records, AppendPlan* plan, std::vector<DafkaAppend>* outcomes);
+  void plan_records(std::span<const DafkaRecordRef> records, AppendPlan* plan, std::vector<DafkaAppend>* outcomes);
   void plan_heads(AppendPlan* plan);
   void apply_plan(const AppendPlan& plan);
   void count(const std::string& topic, std::int64_t partitions, std::int64_t records, std::int64_t bytes);

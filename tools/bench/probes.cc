@@ -100,6 +100,7 @@ ReplayTiming time_replay(zmq::context_t& context, const std::string& tower, cons
           if (p.next < p.count) fetch(node, p);
         }
         refetched = Clock::now();
+        ++timing.refetches;
       }
       continue;
     }

@@ -24,6 +24,7 @@ SnapshotTiming time_snapshot(zmq::context_t& context, const std::string& endpoin
 struct ReplayTiming {
   std::uint64_t records = 0;
   double seconds = 0;  // first FETCH -> last DIRECT-RECORD
+  int refetches = 0;   // rounds of FETCHes sent again after 1 s without progress
 };
 
 // Becomes a Dafka node (beacons to `tower`), waits for the store to connect,

@@ -124,13 +124,16 @@ class FetchServer {
       zmq::pollitem_t items[] = {{tower_.handle(), 0, ZMQ_POLLIN, 0},
                                  {fetches_.handle(), 0, ZMQ_POLLIN, 0},
                                  {publisher_.handle(), 0, ZMQ_POLLIN, 0}};
-      (void)zmq::poll(items, 3, answers_.empty() ? milliseconds(50) : milliseconds(0));
+      // As zstored's store: a full pipe waits 1 ms for input or the pipe
+      // to drain (an XPUB always reports POLLOUT: waiting on it would spin
+      // and take the core from the I/O thread that drains the pipe).
+      (void)zmq::poll(items, 3, answers_.empty() ? milliseconds(50) : blocked_ ? milliseconds(1) : milliseconds(0));
       read_beacons();
       read_fetches();
       zmq::message_t subscription;
       while (publisher_.recv(subscription, zmq::recv_flags::dontwait)) {
       }
-      answer(2048, stop);
+      answer(2048);
     }
   }
 
@@ -156,8 +159,11 @@ class FetchServer {
     }
   }
 
-  // Up to budget DIRECT-RECORDs, oldest FETCH first.
-  void answer(std::size_t budget, const std::atomic<bool>& stop) {
+  // Up to budget DIRECT-RECORDs, oldest FETCH first; stops at a full pipe
+  // (blocked_). ZeroMQ queues whole messages: once the first frame is
+  // taken, the second is too.
+  void answer(std::size_t budget) {
+    blocked_ = false;
     for (std::size_t sent = 0; sent < budget && !answers_.empty();) {
       Answer& a = answers_.front();
       if (a.next == a.end) {
@@ -165,8 +171,11 @@ class FetchServer {
         continue;
       }
       dafka::encode_direct_record_header(a.fetch.address, a.fetch.topic, a.fetch.subject, a.next, &header_);
-      const std::string_view frames[] = {header_, content_};
-      if (!send_waiting(publisher_, "", frames, stop)) return;
+      if (!publisher_.send(zmq::buffer(header_), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+        blocked_ = true;
+        return;
+      }
+      (void)publisher_.send(zmq::buffer(content_), zmq::send_flags::none);
       ++a.next;
       ++sent;
     }
@@ -179,6 +188,7 @@ class FetchServer {
   std::string header_;
   std::set<std::string> nodes_;
   std::deque<Answer> answers_;
+  bool blocked_ = false;  // the last answer() stopped at a full pipe
 };
 
 }  // namespace
