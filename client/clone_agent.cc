@@ -9,6 +9,8 @@
 
 #include <zmq_addon.hpp>
 
+#include "transport/zmq_frames.h"
+
 namespace zstore::client {
 
 namespace chp = protocol::chp;
@@ -19,32 +21,6 @@ namespace {
 constexpr std::size_t kBatch = 256;                // messages read per socket per round
 constexpr milliseconds kFlushRetry{10};            // a collector at its high-water mark
 constexpr std::string_view kHugzTopic = chp::kHugz;
-
-using Parts = std::vector<zmq::message_t>;
-
-// One multipart message if one is waiting.
-std::optional<Parts> try_recv(zmq::socket_t& socket) {
-  Parts parts;
-  if (!zmq::recv_multipart(socket, std::back_inserter(parts), zmq::recv_flags::dontwait)) return std::nullopt;
-  return parts;
-}
-
-std::vector<std::string_view> views(const Parts& parts) {
-  std::vector<std::string_view> out;
-  out.reserve(parts.size());
-  for (const auto& p : parts) out.emplace_back(static_cast<const char*>(p.data()), p.size());
-  return out;
-}
-
-// Sends frames without blocking; false (nothing sent) at the high-water mark.
-bool try_send(zmq::socket_t& socket, const protocol::Frames& frames) {
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    auto flags = zmq::send_flags::dontwait;
-    if (i + 1 < frames.size()) flags = flags | zmq::send_flags::sndmore;
-    if (!socket.send(zmq::buffer(frames[i]), flags)) return i > 0;  // later parts of a message never block
-  }
-  return true;
-}
 
 // The agent takes no signals: they belong to the application's threads.
 void block_signals() {
@@ -140,9 +116,9 @@ CloneAgent::Clock::time_point CloneAgent::next_deadline() const {
 
 bool CloneAgent::on_pipe() {
   for (std::size_t n = 0; n < kBatch; ++n) {
-    auto parts = try_recv(pipe_);
-    if (!parts) return true;
-    auto frames = views(*parts);
+    transport::Message msg;
+    if (!transport::try_recv(pipe_, &msg)) return true;
+    auto frames = msg.frames();
     if (frames.empty() || frames[0] == kPipeStop) return false;
     if (frames[0] == kPipeSet && frames.size() == 1 + chp::kKvFrames) {
       forward_kvset(protocol::Frames(frames.begin() + 1, frames.end()));
@@ -165,7 +141,7 @@ void CloneAgent::forward_kvset(protocol::Frames frames) {
 // Sends queued KVSETs once the server's SUB has subscribed to us.
 void CloneAgent::flush(Collector& c) {
   while (!c.topics.empty() && !c.pending.empty()) {
-    if (!try_send(c.socket, c.pending.front())) {
+    if (transport::try_send(c.socket, c.pending.front()) != transport::SendOutcome::kSent) {
       flush_retry_ = Clock::now() + kFlushRetry;
       return;
     }
@@ -222,7 +198,7 @@ void CloneAgent::ask() {
   dealer_.connect(servers_[current_].snapshot);
   chp::Icanhaz request{options_.subtree, std::nullopt};
   if (options_.resume && resumable_ && state_.has_map()) request.resume_after = state_.sequence();
-  (void)try_send(dealer_, chp::encode_icanhaz(request));
+  (void)transport::try_send(dealer_, chp::encode_icanhaz(request));
   state_.update_stats([](ClientStats& s) { ++s.snapshot_requests; });
 }
 
@@ -270,12 +246,11 @@ void CloneAgent::on_timers() {
 void CloneAgent::on_subscriber() {
   const std::uint64_t session = session_;
   for (std::size_t n = 0; n < kBatch && session == session_; ++n) {
-    auto parts = try_recv(sub_);
-    if (!parts) return;
+    transport::Message msg;
+    if (!transport::try_recv(sub_, &msg)) return;
     last_heard_ = Clock::now();
     heard_from(current_);
-    auto frames = views(*parts);
-    auto update = chp::decode_update(frames);
+    auto update = chp::decode_update(msg.frames());
     if (update) {
       handle_update(std::move(update).value());
     } else {
@@ -326,14 +301,13 @@ void CloneAgent::handle_kvpub(chp::KvMsg msg) {
 
 void CloneAgent::on_snapshot_socket() {
   for (std::size_t n = 0; n < kBatch && dealer_; ++n) {
-    auto parts = try_recv(dealer_);
-    if (!parts) return;
+    transport::Message msg;
+    if (!transport::try_recv(dealer_, &msg)) return;
     heard_from(current_);
     if (phase_ == Phase::kSubscribing) continue;  // the reply to a vote: not proven, not liveness
     last_heard_ = Clock::now();
     request_deadline_ = last_heard_ + request_wait_;
-    auto frames = views(*parts);
-    auto reply = chp::decode_snapshot_reply(frames);
+    auto reply = chp::decode_snapshot_reply(msg.frames());
     if (!reply) {
       count_malformed(reply.error());
       abandon_request("snapshot abandoned: " + reply.error().detail);  // it would miss an entry

@@ -17,6 +17,7 @@
 #include "protocol/dafka_codec.h"
 #include "protocol/endpoint.h"
 #include "security/curve_cert.h"
+#include "transport/zmq_frames.h"
 
 namespace zstore::client::dafka {
 
@@ -26,31 +27,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-using Parts = std::vector<zmq::message_t>;
-
 constexpr std::size_t kBatch = 256;  // messages read per socket per round
-
-std::vector<std::string_view> views(const Parts& parts) {
-  std::vector<std::string_view> out;
-  out.reserve(parts.size());
-  for (const auto& p : parts) out.emplace_back(static_cast<const char*>(p.data()), p.size());
-  return out;
-}
-
-bool try_recv(zmq::socket_t& socket, Parts& parts) {
-  parts.clear();
-  return zmq::recv_multipart(socket, std::back_inserter(parts), zmq::recv_flags::dontwait).has_value();
-}
-
-// Sends without blocking; a message a full pipe cannot take is dropped, as
-// PUB does anyway. Later parts of a multipart message never block.
-void try_send(zmq::socket_t& socket, const protocol::Frames& frames) {
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    auto flags = zmq::send_flags::dontwait;
-    if (i + 1 < frames.size()) flags = flags | zmq::send_flags::sndmore;
-    if (!socket.send(zmq::buffer(frames[i]), flags)) return;
-  }
-}
 
 void block_signals() {
   sigset_t all;
@@ -173,8 +150,9 @@ void zap_reply(zmq::socket_t& zap, const std::string& route, const std::string& 
 
 // [route, "", version, id, domain, address, identity, mechanism, key]
 void DafkaNode::read_zap() {
-  Parts f;
-  for (std::size_t i = 0; i < kBatch && try_recv(zap_, f); ++i) {
+  transport::Message msg;
+  for (std::size_t i = 0; i < kBatch && transport::try_recv(zap_, &msg); ++i) {
+    const auto& f = msg.parts;
     if (f.size() < 4) continue;
     bool curve = f.size() >= 9 && f[7].to_string_view() == "CURVE" && f[8].size() == 32;
     if (!curve) {
@@ -207,7 +185,7 @@ void DafkaNode::read_monitors() {
   handshake_error_ = sub ? sub->message : pub->message;
 }
 
-void DafkaNode::send(const wire::Message& msg) { try_send(publisher_, wire::encode(msg)); }
+void DafkaNode::send(const wire::Message& msg) { (void)transport::try_send(publisher_, wire::encode(msg)); }
 
 void DafkaNode::subscribe(const std::string& topic) { data_sub_.set(zmq::sockopt::subscribe, topic); }
 
@@ -267,13 +245,13 @@ void DafkaNode::run() {
 }
 
 void DafkaNode::read_beacons() {
-  Parts parts;
-  for (std::size_t i = 0; i < kBatch && try_recv(beacon_sub_, parts); ++i) {
+  transport::Message msg;
+  for (std::size_t i = 0; i < kBatch && transport::try_recv(beacon_sub_, &msg); ++i) {
     if (i == 0) {
       std::lock_guard lock(handshake_mutex_);
       handshake_error_.clear();  // a tower speaks to us
     }
-    auto frames = views(parts);
+    auto frames = msg.frames();
     if (beacon::is_welcome(frames)) continue;  // we never wait for it
     auto decoded = beacon::decode_tower_beacon(frames);
     if (!decoded) {
@@ -353,13 +331,13 @@ void DafkaNode::disconnect_endpoint(const std::string& endpoint) {
 
 void DafkaNode::send_beacon() {
   std::string key = security_.curve() ? security_.cert->public_key : std::string();
-  try_send(beacon_pub_, beacon::encode(beacon::NodeBeacon{address_, beacon_host_, beacon_port_, key}));
+  (void)transport::try_send(beacon_pub_, beacon::encode(beacon::NodeBeacon{address_, beacon_host_, beacon_port_, key}));
 }
 
 void DafkaNode::read_data() {
-  Parts parts;
-  for (std::size_t i = 0; i < kBatch && try_recv(data_sub_, parts); ++i) {
-    auto decoded = wire::decode(views(parts));
+  transport::Message msg;
+  for (std::size_t i = 0; i < kBatch && transport::try_recv(data_sub_, &msg); ++i) {
+    auto decoded = wire::decode(msg.frames());
     if (!decoded) {
       dropped_.fetch_add(1);
       continue;
@@ -369,10 +347,10 @@ void DafkaNode::read_data() {
 }
 
 void DafkaNode::read_publisher() {
-  Parts parts;
-  for (std::size_t i = 0; i < kBatch && try_recv(publisher_, parts); ++i) {
-    if (parts.size() != 1 || parts[0].size() == 0) continue;
-    auto data = parts[0].to_string_view();
+  transport::Message msg;
+  for (std::size_t i = 0; i < kBatch && transport::try_recv(publisher_, &msg); ++i) {
+    if (msg.views.size() != 1 || msg.views[0].empty()) continue;
+    auto data = msg.views[0];
     handler_->on_subscription(data[0] == 1, data.substr(1));
   }
 }

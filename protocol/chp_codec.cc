@@ -24,11 +24,14 @@ DecodeResult<std::uint64_t> decode_sequence(std::string_view frame) {
   return get_be<std::uint64_t>(frame);
 }
 
-// Decodes the common 5-frame layout without command-specific checks.
-DecodeResult<KvMsg> decode_kv_frames(FrameViews frames, const Limits& limits, std::string_view what) {
+// Checks the common 5-frame layout without command-specific checks; the
+// sequence goes to *sequence.
+std::optional<DecodeError> check_kv_frames(FrameViews frames, const Limits& limits, std::string_view what,
+                                           std::uint64_t* sequence) {
   if (auto e = check_frame_count(frames, kKvFrames, what)) return *e;
   auto seq = decode_sequence(frames[1]);
   if (!seq) return seq.error();
+  *sequence = *seq;
   if (!frames[2].empty() && frames[2].size() != kUuidSize) {
     return error(K::kBadField, "uuid frame must be empty or 16 bytes, got " + std::to_string(frames[2].size()));
   }
@@ -41,13 +44,19 @@ DecodeResult<KvMsg> decode_kv_frames(FrameViews frames, const Limits& limits, st
   if (frames[4].size() > limits.max_value_bytes) {
     return error(K::kTooLarge, "value of " + std::to_string(frames[4].size()) + " bytes exceeds limit");
   }
-  return KvMsg{std::string(frames[0]), *seq, std::string(frames[2]), std::string(frames[3]), std::string(frames[4])};
+  return std::nullopt;
 }
 
-}  // namespace
+DecodeResult<KvMsg> decode_kv_frames(FrameViews frames, const Limits& limits, std::string_view what) {
+  std::uint64_t seq = 0;
+  if (auto e = check_kv_frames(frames, limits, what, &seq)) return *e;
+  return KvMsg{std::string(frames[0]), seq, std::string(frames[2]), std::string(frames[3]), std::string(frames[4])};
+}
 
-DecodeResult<std::vector<Property>> parse_properties(std::string_view text) {
-  std::vector<Property> out;
+// Calls visit(name, value) for each "name=value" line of text; an error for
+// a line without a name and '='. Allocates nothing.
+template <typename Visit>
+std::optional<DecodeError> for_each_property(std::string_view text, Visit&& visit) {
   while (!text.empty()) {
     std::size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
@@ -56,8 +65,20 @@ DecodeResult<std::vector<Property>> parse_properties(std::string_view text) {
     if (eq == std::string_view::npos || eq == 0) {
       return error(K::kBadField, "property line without name=value: '" + std::string(line.substr(0, 64)) + "'");
     }
-    out.emplace_back(std::string(line.substr(0, eq)), std::string(line.substr(eq + 1)));
+    if (auto e = visit(line.substr(0, eq), line.substr(eq + 1))) return e;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+DecodeResult<std::vector<Property>> parse_properties(std::string_view text) {
+  std::vector<Property> out;
+  auto e = for_each_property(text, [&](std::string_view name, std::string_view value) -> std::optional<DecodeError> {
+    out.emplace_back(std::string(name), std::string(value));
+    return std::nullopt;
+  });
+  if (e) return *e;
   return out;
 }
 
@@ -93,19 +114,17 @@ std::string take_expires_at(std::string_view properties, std::uint64_t* expires_
 }
 
 DecodeResult<std::uint64_t> ttl_seconds(std::string_view properties, const Limits& limits) {
-  auto parsed = parse_properties(properties);
-  if (!parsed) return parsed.error();
   std::uint64_t ttl = 0;
-  for (const auto& [name, value] : *parsed) {
-    if (name != "ttl") continue;
-    const char* first = value.data();
-    const char* last = value.data() + value.size();
-    auto [ptr, ec] = std::from_chars(first, last, ttl);
-    if (value.empty() || ec != std::errc() || ptr != last) {
-      return error(K::kBadField, "ttl is not a decimal number of seconds: '" + value.substr(0, 32) + "'");
+  auto e = for_each_property(properties, [&](std::string_view name, std::string_view value) -> std::optional<DecodeError> {
+    if (name != "ttl") return std::nullopt;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), ttl);
+    if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
+      return error(K::kBadField, "ttl is not a decimal number of seconds: '" + std::string(value.substr(0, 32)) + "'");
     }
-    if (ttl > limits.max_ttl_seconds) return error(K::kTooLarge, "ttl " + value + " exceeds limit");
-  }
+    if (ttl > limits.max_ttl_seconds) return error(K::kTooLarge, "ttl " + std::string(value) + " exceeds limit");
+    return std::nullopt;
+  });
+  if (e) return *e;
   return ttl;
 }
 
@@ -126,14 +145,21 @@ DecodeResult<Icanhaz> decode_icanhaz(FrameViews frames, const Limits& limits) {
   return req;
 }
 
-DecodeResult<KvMsg> decode_kvset(FrameViews frames, const Limits& limits) {
-  auto msg = decode_kv_frames(frames, limits, "KVSET");
-  if (!msg) return msg;
-  if (msg->key.empty()) return error(K::kBadField, "KVSET with empty key");
-  if (is_reserved_key(msg->key)) return error(K::kBadField, "KVSET of reserved key '" + msg->key + "'");
-  auto ttl = ttl_seconds(msg->properties, limits);
+DecodeResult<KvSetView> decode_kvset_view(FrameViews frames, const Limits& limits) {
+  std::uint64_t seq = 0;
+  if (auto e = check_kv_frames(frames, limits, "KVSET", &seq)) return *e;
+  if (frames[0].empty()) return error(K::kBadField, "KVSET with empty key");
+  if (is_reserved_key(frames[0])) return error(K::kBadField, "KVSET of reserved key '" + std::string(frames[0]) + "'");
+  auto ttl = ttl_seconds(frames[3], limits);
   if (!ttl) return ttl.error();
-  return msg;
+  return KvSetView{frames[0], frames[2], frames[3], frames[4], *ttl};
+}
+
+DecodeResult<KvMsg> decode_kvset(FrameViews frames, const Limits& limits) {
+  auto view = decode_kvset_view(frames, limits);
+  if (!view) return view.error();
+  return KvMsg{std::string(view->key), get_be<std::uint64_t>(frames[1]), std::string(view->uuid),
+               std::string(view->properties), std::string(view->body)};
 }
 
 DecodeResult<SnapshotReply> decode_snapshot_reply(FrameViews frames, const Limits& limits) {

@@ -112,6 +112,17 @@ DecodeResult<Icanhaz> decode_icanhaz(FrameViews frames, const Limits& limits = {
 // sequence, 0/16-byte uuid, well-formed properties and ttl, sizes.
 DecodeResult<KvMsg> decode_kvset(FrameViews frames, const Limits& limits = {});
 
+// A client update as views into the received frames (valid while they are),
+// with its ttl already parsed: what decode_kvset checks, without copying.
+struct KvSetView {
+  std::string_view key;
+  std::string_view uuid;
+  std::string_view properties;
+  std::string_view body;
+  std::uint64_t ttl_seconds = 0;  // the "ttl" property; 0 when absent
+};
+DecodeResult<KvSetView> decode_kvset_view(FrameViews frames, const Limits& limits = {});
+
 // Client side: what arrives on the snapshot (DEALER) socket.
 using SnapshotReply = std::variant<KvMsg, Kthxbai>;
 DecodeResult<SnapshotReply> decode_snapshot_reply(FrameViews frames, const Limits& limits = {});

@@ -6,7 +6,7 @@ namespace zstore::protocol::dafka {
 
 using K = DecodeErrorKind;
 
-std::string Reader::short_string(std::string_view field) {
+std::string_view Reader::short_view(std::string_view field) {
   if (failed()) return {};
   if (left() < 1) {
     truncated(field, "length byte missing");
@@ -17,7 +17,7 @@ std::string Reader::short_string(std::string_view field) {
     truncated(field, "length " + std::to_string(n) + " but " + std::to_string(left() - 1) + " bytes left");
     return {};
   }
-  std::string out(frame_.substr(pos_ + 1, n));
+  std::string_view out = frame_.substr(pos_ + 1, n);
   pos_ += 1 + n;
   return out;
 }

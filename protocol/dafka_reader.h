@@ -22,7 +22,9 @@ class Reader {
       : frame_(frame), pos_(offset), name_(name) {}
 
   // A one-byte length, then that many bytes.
-  std::string short_string(std::string_view field);
+  std::string short_string(std::string_view field) { return std::string(short_view(field)); }
+  // The same, as a view into the frame.
+  std::string_view short_view(std::string_view field);
 
   // A big-endian number.
   template <typename T>

@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "protocol/endpoint.h"
+#include "protocol/byte_order.h"
 #include "server/reactor_turn.h"
 #include "server/zmq_frames.h"
 
@@ -154,34 +155,47 @@ void ChpServer::report_malformed(const char* where, const protocol::DecodeError&
 }
 
 void ChpServer::drain_collector() {
-  std::vector<storage::ChpWrite> writes;
-  ReceivedMessage msg;
   // Malformed messages count toward the batch: a flood of them cannot keep
   // the loop from HUGZ and HA heartbeats.
+  std::size_t n = 0;
   std::size_t bytes = 0;
-  for (std::size_t n = 0; n < config_.max_batch && bytes < config_.max_batch_bytes && try_recv(collector_, &msg); ++n) {
-    bytes += msg.bytes();
-    auto kv = chp::decode_kvset(msg.frames(), config_.limits);
-    if (!kv) {
-      report_malformed("KVSET", kv.error());
-      continue;
+  for (std::size_t got = 0; got < config_.max_batch && bytes < config_.max_batch_bytes; ++got) {
+    if (n == inbox_.size()) {
+      inbox_.emplace_back();
+      writes_.emplace_back();
     }
-    if (!may_write(msg, kv->key)) continue;
-    // decode_kvset validated the ttl already.
-    std::uint64_t ttl = *chp::ttl_seconds(kv->properties, config_.limits);
-    std::uint64_t now = config_.now_ms();
-    std::uint64_t expires = (ttl > 0 && !kv->body.empty()) ? now + ttl * 1000 : 0;
-    writes.push_back({std::move(kv->key), std::move(kv->uuid), std::move(kv->properties), std::move(kv->body),
-                      expires, 0, now});
+    if (!try_recv(collector_, &inbox_[n])) break;
+    bytes += inbox_[n].bytes();
+    if (take_kvset(inbox_[n], &writes_[n])) ++n;
   }
+  std::span<storage::ChpWrite> writes(writes_.data(), n);
   if (serving()) {
-    commit_and_publish(writes);
+    commit_and_publish(writes, std::span<ReceivedMessage>(inbox_.data(), n));
   } else {
     for (auto& w : writes) pending_.add(std::move(w));  // applied at takeover unless the active republishes
   }
+  for (std::size_t i = 0; i < n; ++i) inbox_[i].parts.clear();  // unpublished ones hold no buffer until reused
 }
 
-void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
+bool ChpServer::take_kvset(const ReceivedMessage& msg, storage::ChpWrite* w) {
+  auto kv = chp::decode_kvset_view(msg.frames(), config_.limits);
+  if (!kv) {
+    report_malformed("KVSET", kv.error());
+    return false;
+  }
+  if (!may_write(msg, kv->key)) return false;
+  std::uint64_t now = config_.now_ms();
+  w->key.assign(kv->key);
+  w->uuid.assign(kv->uuid);
+  w->properties.assign(kv->properties);
+  w->value.assign(kv->body);
+  w->expires_at_ms = (kv->ttl_seconds > 0 && !kv->body.empty()) ? now + kv->ttl_seconds * 1000 : 0;
+  w->sequence = 0;
+  w->written_ms = now;
+  return true;
+}
+
+void ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received) {
   if (writes.empty()) return;
   storage::Status s = store_.apply(writes);
   if (!s.ok()) {
@@ -195,17 +209,32 @@ void ChpServer::commit_and_publish(std::vector<storage::ChpWrite>& writes) {
                  refused_since_ok_);
     refused_since_ok_ = 0;
   }
-  for (const auto& w : writes) publish(w);
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    if (i < received.size()) {
+      publish_received(received[i], writes[i].sequence);
+    } else {
+      publish(writes[i]);
+    }
+  }
   metrics_.updates_applied.fetch_add(writes.size(), std::memory_order_relaxed);
   metrics_.batches.fetch_add(1, std::memory_order_relaxed);
   metrics_.last_sequence = store_.last_sequence();
 }
 
+// PUB never blocks: a subscriber past its high-water mark loses messages
+// and recovers by sequence gap detection and a new snapshot.
 void ChpServer::publish(const storage::ChpWrite& w) {
-  // PUB never blocks: a subscriber past its high-water mark loses messages
-  // and recovers by sequence gap detection and a new snapshot.
   chp::KvMsgFrames frames(w.key, w.sequence, w.uuid, w.properties, w.value);
   (void)try_send(publisher_, frames.frames());
+}
+
+// The KVSET's own parts, its sequence frame replaced: the same bytes as
+// publish() sends, without copying key, uuid, properties or value.
+void ChpServer::publish_received(ReceivedMessage& msg, std::uint64_t sequence) {
+  char sequence_bytes[chp::kSequenceSize];
+  protocol::store_be<std::uint64_t>(sequence_bytes, sequence);
+  msg.parts[1].rebuild(sequence_bytes, sizeof(sequence_bytes));
+  (void)try_send_parts(publisher_, msg.parts);
 }
 
 void ChpServer::serve_snapshot_requests() {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -128,9 +129,15 @@ class ChpServer {
   void serve_reconcile(const std::string& identity, const ReceivedMessage& msg);
   // epochs, history-from, and resumed=1 for a resume (docs/chp-extensions.md).
   std::string kthxbai_properties(bool resumed = false) const;
-  // Persists writes and, only if that succeeded, publishes them.
-  void commit_and_publish(std::vector<storage::ChpWrite>& writes);
+  // Reads a received KVSET into *w (reusing its strings' buffers); false
+  // (counted, logged) when it is malformed or the ACL refuses it.
+  bool take_kvset(const ReceivedMessage& msg, storage::ChpWrite* w);
+  // Persists writes and, only if that succeeded, publishes them. received[i],
+  // when given, is the KVSET writes[i] came from: its parts are published as
+  // the KVPUB (zero-copy, a new sequence frame), so they are moved from.
+  void commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received = {});
   void publish(const storage::ChpWrite& w);
+  void publish_received(ReceivedMessage& msg, std::uint64_t sequence);
   void report_malformed(const char* where, const protocol::DecodeError& error);
   // Access rules (chp_server_acl.cc; all pass without an ACL).
   bool may_write(const ReceivedMessage& msg, std::string_view key);
@@ -157,6 +164,11 @@ class ChpServer {
   RateLimiter acl_log_;
   std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};
+  // The collector's batch, kept across turns so a turn allocates nothing
+  // once they have grown: inbox_[i] is the message writes_[i] came from.
+  std::vector<ReceivedMessage> inbox_;
+  std::vector<storage::ChpWrite> writes_;
+
   Clock::time_point next_expiry_{};
   bool expiry_backlog_ = false;
   Clock::time_point next_history_trim_{};

@@ -91,6 +91,13 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
     cf.memtable_whole_key_filtering = true;
     cf.memtable_prefix_bloom_size_ratio = 0.02;
   }
+  if (name == "chp_map" || name == "chp_history") {
+    // Every CHP write reads its key's previous entry (above), mostly from
+    // the first levels with random keys: uncompressed there, a read costs
+    // no decompression and a flush no compression (-20% CPU per random
+    // write, docs/benchmarks.md); LZ4 below, where most bytes rest.
+    cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
+  }
   if (name == "dafka_records") {
     cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<PartitionOfRecordKey>();
     // Records are written once and read back in runs. The first levels are

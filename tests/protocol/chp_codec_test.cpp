@@ -475,3 +475,40 @@ BOOST_AUTO_TEST_CASE(kvmsg_frames_view_the_same_bytes_as_encode_kvmsg) {
     BOOST_CHECK(std::get<chp::KvMsg>(*decoded) == msg);
   }
 }
+
+BOOST_AUTO_TEST_CASE(kvset_view_points_into_the_frames_and_carries_the_ttl) {
+  const Frames frames = chp::encode_kvmsg({"/a/b", 7, kUuid, "colour=red\nttl=30\n", kBinary});
+  const auto v = views(frames);
+  auto set = chp::decode_kvset_view(v);
+  BOOST_REQUIRE_MESSAGE(set, failure(set));
+  BOOST_CHECK_EQUAL(set->key, "/a/b");
+  BOOST_CHECK(set->key.data() == frames[0].data());  // a view, not a copy
+  BOOST_CHECK(set->body.data() == frames[4].data());
+  BOOST_CHECK(set->uuid == kUuid);
+  BOOST_CHECK_EQUAL(set->properties, "colour=red\nttl=30\n");
+  BOOST_CHECK(set->body == kBinary);
+  BOOST_CHECK_EQUAL(set->ttl_seconds, 30u);
+  auto none = chp::decode_kvset_view(views(chp::encode_kvmsg({"k", 0, "", "", "v"})));
+  BOOST_REQUIRE(none);
+  BOOST_CHECK_EQUAL(none->ttl_seconds, 0u);
+}
+
+BOOST_AUTO_TEST_CASE(kvset_view_rejects_what_decode_kvset_rejects) {
+  chp::Limits limits;
+  limits.max_ttl_seconds = 100;
+  const std::vector<Frames> bad = {
+      chp::encode_kvmsg({"", 0, "", "", "v"}),                     // empty key
+      chp::encode_kvmsg({std::string(chp::kHugz), 0, "", "", "v"}),  // reserved key
+      chp::encode_kvmsg({"k", 0, "", "ttl=abc\n", "v"}),           // ttl not a number
+      chp::encode_kvmsg({"k", 0, "", "ttl=101\n", "v"}),           // ttl over the limit
+      chp::encode_kvmsg({"k", 0, "", "=x\n", "v"}),                // property without a name
+      Frames{"k", std::string(8, '\0'), "", ""},                   // four frames
+  };
+  for (const auto& frames : bad) {
+    auto view = chp::decode_kvset_view(views(frames), limits);
+    auto msg = chp::decode_kvset(views(frames), limits);
+    BOOST_CHECK(!view);
+    BOOST_CHECK(!msg);
+    if (!view && !msg) BOOST_CHECK_EQUAL(view.error().detail, msg.error().detail);
+  }
+}

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -171,6 +173,37 @@ BOOST_AUTO_TEST_CASE(put_and_delete_of_one_key_in_one_batch_apply_in_order) {
               (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
   BOOST_CHECK(!get(*s, "k"));
   BOOST_CHECK_EQUAL(get(*s, "j")->sequence, 5u);
+}
+
+// apply() writes the map's side of a batch in key order, once per key: the
+// last write of each key must win whatever the order of the batch.
+BOOST_AUTO_TEST_CASE(last_write_of_each_key_wins_in_an_unordered_batch_with_repeats) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  std::vector<ChpWrite> writes;
+  std::map<std::string, std::string> expected;
+  for (int round = 0; round < 5; ++round) {
+    for (int k = 9; k >= 0; --k) {  // descending keys, each repeated per round
+      std::string key = key_n((k * 7 + round) % 10);
+      std::string value = round == 4 && k % 3 == 0 ? "" : "r" + std::to_string(round) + "k" + std::to_string(k);
+      writes.push_back(put(key, value));
+      expected[key] = value;
+    }
+  }
+  auto sequences = apply(*s, writes);
+  std::uint64_t live = 0;
+  for (const auto& [key, value] : expected) {
+    auto entry = get(*s, key);
+    BOOST_CHECK_EQUAL(entry.has_value(), !value.empty());
+    if (!entry) continue;
+    ++live;
+    BOOST_CHECK_EQUAL(entry->value, value);
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < writes.size(); ++i) last = writes[i].key == key ? i : last;
+    BOOST_CHECK_EQUAL(entry->sequence, sequences[last]);
+  }
+  BOOST_CHECK_EQUAL(s->live_keys(), live);
+  BOOST_CHECK_EQUAL(keys_under(*s, "").size(), live);
 }
 
 BOOST_AUTO_TEST_CASE(explicit_sequences_above_last_are_accepted_and_move_the_counter) {
