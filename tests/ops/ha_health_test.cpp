@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(an_idle_pair_does_not_spin) {
   // scrapes; a spinning loop makes thousands.
   BOOST_TEST(p1 - p0 < 200.0, "active: " << p1 - p0 << " turns in 2 s");
   BOOST_TEST(b1 - b0 < 200.0, "passive: " << b1 - b0 << " turns in 2 s");
-  BOOST_TEST(b0 > 0.0);
+  BOOST_TEST(b1 > 0.0);
 }
 
 BOOST_AUTO_TEST_CASE(an_idle_standalone_server_does_not_spin) {
@@ -89,6 +89,6 @@ BOOST_AUTO_TEST_CASE(an_idle_standalone_server_does_not_spin) {
   // timer's last millisecond is waited as 0 ms.
   BOOST_TEST(c1 - c0 < 200.0, "CHP: " << c1 - c0 << " turns in 2 s");
   BOOST_TEST(d1 - d0 < 200.0, "Dafka: " << d1 - d0 << " turns in 2 s");
-  BOOST_TEST(c0 > 0.0);
-  BOOST_TEST(d0 > 0.0);
+  BOOST_TEST(c1 > 0.0);  // the counters exist and count (a loop may not have turned before the first read)
+  BOOST_TEST(d1 > 0.0);
 }
