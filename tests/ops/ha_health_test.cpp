@@ -22,6 +22,18 @@ std::string role(std::uint16_t http_port) {
   return nlohmann::json::parse(r.body)["role"].get<std::string>();
 }
 
+// A client's snapshot request is the vote that makes the primary active:
+// asks until it answers.
+void vote_for(HttpZstored& primary) {
+  zmq::context_t ctx;
+  BOOST_REQUIRE(wait_until(
+      [&] {
+        ChpPeer voter(ctx, "tcp://127.0.0.1", primary.server.chp_port());
+        return voter.snapshot("", 300ms).has_value();
+      },
+      15s));
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(healthz_reports_the_binary_star_role) {
@@ -31,14 +43,7 @@ BOOST_AUTO_TEST_CASE(healthz_reports_the_binary_star_role) {
   BOOST_TEST(role(primary.http_port) == "primary");
   BOOST_REQUIRE_MESSAGE(backup.server.start(), backup.server.log());
 
-  // A client's snapshot request is the vote that makes the primary active.
-  zmq::context_t ctx;
-  BOOST_REQUIRE(wait_until(
-      [&] {
-        ChpPeer voter(ctx, "tcp://127.0.0.1", primary.server.chp_port());
-        return voter.snapshot("", 300ms).has_value();
-      },
-      15s));
+  vote_for(primary);
   BOOST_TEST(wait_until([&] { return role(primary.http_port) == "active"; }, 10s), role(primary.http_port));
   BOOST_TEST(wait_until([&] { return role(backup.http_port) == "passive"; }, 10s), role(backup.http_port));
   BOOST_TEST(metric(primary.metrics(), "zstore_ha_state{state=\"active\"}") == 1.0);
@@ -55,13 +60,7 @@ BOOST_AUTO_TEST_CASE(an_idle_pair_does_not_spin) {
   zstore::testing::make_ha_pair(primary.server, backup.server, {"--ha-heartbeat-ms", "200"});
   BOOST_REQUIRE_MESSAGE(primary.server.start(), primary.server.log());
   BOOST_REQUIRE_MESSAGE(backup.server.start(), backup.server.log());
-  zmq::context_t ctx;
-  BOOST_REQUIRE(wait_until(
-      [&] {
-        ChpPeer voter(ctx, "tcp://127.0.0.1", primary.server.chp_port());
-        return voter.snapshot("", 300ms).has_value();
-      },
-      15s));
+  vote_for(primary);
   BOOST_REQUIRE(wait_until([&] { return backup.server.log().find("HA follower: synced") != std::string::npos; }, 15s));
   const char* turns = "zstore_chp_loop_turns_total";
   double p0 = metric(primary.metrics(), turns), b0 = metric(backup.metrics(), turns);
