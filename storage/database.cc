@@ -1,18 +1,15 @@
 #include "storage/database.h"
 
 #include <rocksdb/db.h>
-#include <rocksdb/filter_policy.h>
-#include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 #include <rocksdb/perf_level.h>
-#include <rocksdb/slice_transform.h>
-#include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <vector>
 
+#include "storage/database_options.h"
 #include "storage/info_log.h"
 #include "storage/slice.h"
 
@@ -48,108 +45,6 @@ Status from_rocks(const rocksdb::Status& s, std::string_view what) {
   return Status::Error(std::string(what) + ": " + s.ToString());
 }
 
-// The partition of a dafka_records key (subject and partition, without
-// the 8-byte offset). Records of a partition arrive in offset order, so a
-// memtable insert starting from the partition's previous one is short.
-class PartitionOfRecordKey : public rocksdb::SliceTransform {
- public:
-  const char* Name() const override { return "zstore.PartitionOfRecordKey"; }
-  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    return rocksdb::Slice(key.data(), key.size() - 8);
-  }
-  // Only keys shaped as a record key (len8 subject len8 partition offset):
-  // a range delete starts at the bare partition prefix, so it gets no hint
-  // (RocksDB shares one hint per prefix between the point and the range
-  // tombstone tables of a memtable, and a hint from one corrupts the other).
-  bool InDomain(const rocksdb::Slice& key) const override {
-    if (key.size() < 2) return false;
-    std::size_t n = static_cast<unsigned char>(key[0]);
-    if (key.size() < n + 2) return false;
-    std::size_t m = static_cast<unsigned char>(key[1 + n]);
-    return key.size() == 2 + n + m + 8;
-  }
-};
-
-rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
-  rocksdb::ColumnFamilyOptions cf;
-  rocksdb::BlockBasedTableOptions table;
-  // Point lookups on the CHP map and Dafka heads; cheap for the others.
-  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  table.cache_index_and_filter_blocks = true;
-  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  // Memtable insert hints: the skip-list search of each insert was the
-  // largest CPU cost of a write (docs/benchmarks.md). With a hint per key
-  // prefix an insert starts from where the previous one of that prefix
-  // went, which is short when keys arrive with locality (numbered keys; a
-  // partition's records) and no worse than a full search otherwise.
-  if (name == "chp_map") {
-    // Two bytes bound the hints (about 250 B each) to 65536 per memtable.
-    cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(2));
-    // Every write looks up the key's previous entry (ChpStore keeps the key
-    // count and the TTL index exact): a memtable bloom filter answers most
-    // lookups of new keys without a skip-list search.
-    cf.memtable_whole_key_filtering = true;
-    cf.memtable_prefix_bloom_size_ratio = 0.02;
-  }
-  if (name == "chp_map" || name == "chp_history") {
-    // Every CHP write reads its key's previous entry (above), mostly from
-    // the first levels with random keys: uncompressed there, a read costs
-    // no decompression and a flush no compression (-20% CPU per random
-    // write, docs/benchmarks.md); LZ4 below, where most bytes rest.
-    cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
-  }
-  if (name == "dafka_records") {
-    cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<PartitionOfRecordKey>();
-    // Records are written once and read back in runs. The first levels are
-    // rewritten soon by compaction: not compressed (compressing them was
-    // most of the compaction that a restart starts and that a replay then
-    // waits behind, docs/benchmarks.md); LZ4 below (cheap to read back).
-    cf.write_buffer_size = 64 << 20;
-    cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
-    cf.level0_file_num_compaction_trigger = 8;
-  }
-  return cf;
-}
-
-// RocksDB's automatic recovery from a full disk waits until the free space
-// exceeds every write buffer together (64 MiB and more) and meanwhile makes
-// DB::Resume() wait: write() recovers by itself instead, as soon as a write
-// can succeed again.
-class ManualRecovery final : public rocksdb::EventListener {
- public:
-  const char* Name() const override { return "ZstoreManualRecovery"; }
-  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status error, bool* auto_recovery) override {
-    error.PermitUncheckedError();
-    *auto_recovery = false;
-  }
-};
-
-// Column families are created only with a new database: one missing from an
-// existing database means a damaged MANIFEST, and creating it empty would
-// silently drop that family's data (RocksDB skips log records for it).
-rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
-  rocksdb::DBOptions db;
-  db.create_if_missing = options.create_if_missing && !options.read_only;
-  db.create_missing_column_families = fresh && !options.read_only;
-  db.paranoid_checks = true;
-  db.max_background_jobs = 2;
-  db.keep_log_file_num = 5;
-  // A restart replays the write-ahead log into memtables and keeps the log
-  // until they flush normally, instead of first writing it out as small
-  // level-0 tables, which then started compactions that a Dafka replay or
-  // CHP snapshot right after the restart ran behind (docs/benchmarks.md).
-  db.avoid_flush_during_recovery = true;
-  // The write-ahead log is bounded: past kMaxTotalWalBytes RocksDB flushes
-  // the column families that keep the oldest log alive. Without it the
-  // small `meta` family (the CHP sequence, written with every batch) never
-  // filled its memtable, so it pinned every log: 860 MB of logs after 6.4M
-  // keys, all replayed by a restart after kill -9 (docs/benchmarks.md).
-  db.max_total_wal_size = options.max_total_wal_bytes;
-  if (options.env) db.env = options.env.get();
-  db.listeners.push_back(std::make_shared<ManualRecovery>());
-  return db;
-}
-
 // Whether dir holds files only RocksDB writes. Without CURRENT they mean a
 // damaged database, over which RocksDB would start a new, empty one.
 bool has_rocksdb_files(const std::string& dir) {
@@ -183,6 +78,60 @@ Status check_manifest(const std::string& dir, const DatabaseOptions& options) {
   return Status::Ok();
 }
 
+// A directory without CURRENT: refused when it holds RocksDB files (a
+// damaged database) or when no new database may be created in it.
+Status check_fresh_dir(const std::string& dir, const DatabaseOptions& options) {
+  if (has_rocksdb_files(dir)) {
+    return Status::Error("damaged database in '" + dir +
+                         "': RocksDB files but no CURRENT file; not starting a new database over them");
+  }
+  if (options.read_only || !options.create_if_missing) {
+    return Status::Error("no zstore database in '" + dir + "' (no RocksDB CURRENT file)");
+  }
+  return Status::Ok();
+}
+
+// An existing database must have every column family of the layout but the
+// added ones, which go to *missing (created at this open unless read-only).
+Status check_existing_columns(const std::string& dir, const DatabaseOptions& options,
+                              std::vector<std::string_view>* missing) {
+  std::vector<std::string> existing;
+  rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options(options, false), dir, &existing);
+  Status s = from_rocks(listed, "cannot read column families of '" + dir + "'");
+  if (listed.IsCorruption()) return Status::Error(s.message() + std::string(kDamagedHint));
+  if (!s.ok()) return s;
+  if (std::find(existing.begin(), existing.end(), "meta") == existing.end()) {
+    if (Status m = check_manifest(dir, options); !m.ok()) return m;
+    return Status::Error("'" + dir + "' is a RocksDB database but not a zstore one (no 'meta' column family)");
+  }
+  for (auto name : kColumnNames) {
+    if (std::find(existing.begin(), existing.end(), name) == existing.end()) {
+      if (is_added_column(name)) {
+        missing->push_back(name);
+        continue;
+      }
+      return Status::Error("damaged database in '" + dir + "': no '" + std::string(name) + "' column family");
+    }
+  }
+  return Status::Ok();
+}
+
+// The default family, then every column to open (a read-only open skips the
+// missing added ones); descriptors[i + 1] is column (*column_of)[i].
+std::vector<rocksdb::ColumnFamilyDescriptor> column_descriptors(const DatabaseOptions& options,
+                                                                const std::vector<std::string_view>& missing,
+                                                                std::vector<std::size_t>* column_of) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  for (std::size_t c = 0; c < kColumnCount; ++c) {
+    auto name = kColumnNames[c];
+    if (options.read_only && std::find(missing.begin(), missing.end(), name) != missing.end()) continue;
+    descriptors.emplace_back(std::string(name), column_options(name));
+    column_of->push_back(c);
+  }
+  return descriptors;
+}
+
 }  // namespace
 
 std::string_view column_name(Column column) { return kColumnNames[static_cast<std::size_t>(column)]; }
@@ -201,33 +150,8 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   std::vector<std::string_view> missing;  // added columns the database lacks
   std::error_code ec;
   bool fresh = !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
-  if (fresh && has_rocksdb_files(dir)) {
-    return Status::Error("damaged database in '" + dir +
-                         "': RocksDB files but no CURRENT file; not starting a new database over them");
-  }
-  if (fresh && (options.read_only || !options.create_if_missing)) {
-    return Status::Error("no zstore database in '" + dir + "' (no RocksDB CURRENT file)");
-  }
-  if (!fresh) {
-    std::vector<std::string> existing;
-    rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options(options, false), dir, &existing);
-    Status s = from_rocks(listed, "cannot read column families of '" + dir + "'");
-    if (listed.IsCorruption()) return Status::Error(s.message() + std::string(kDamagedHint));
-    if (!s.ok()) return s;
-    if (std::find(existing.begin(), existing.end(), "meta") == existing.end()) {
-      if (Status m = check_manifest(dir, options); !m.ok()) return m;
-      return Status::Error("'" + dir + "' is a RocksDB database but not a zstore one (no 'meta' column family)");
-    }
-    for (auto name : kColumnNames) {
-      if (std::find(existing.begin(), existing.end(), name) == existing.end()) {
-        if (is_added_column(name)) {
-          missing.push_back(name);
-          continue;
-        }
-        return Status::Error("damaged database in '" + dir + "': no '" + std::string(name) + "' column family");
-      }
-    }
-  }
+  Status checked = fresh ? check_fresh_dir(dir, options) : check_existing_columns(dir, options, &missing);
+  if (!checked.ok()) return checked;
   if (!fresh || !options.read_only) {
     std::filesystem::create_directories(dir, ec);
   }
@@ -235,16 +159,8 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   if (!missing.empty() && !options.read_only) db.create_missing_column_families = true;
   if (!options.read_only) db.info_log = make_info_log(dir, db.keep_log_file_num);
 
-  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
-  std::vector<std::size_t> column_of;  // descriptors[i + 1] is column column_of[i]
-  for (std::size_t c = 0; c < kColumnCount; ++c) {
-    auto name = kColumnNames[c];
-    if (options.read_only && std::find(missing.begin(), missing.end(), name) != missing.end()) continue;
-    descriptors.emplace_back(std::string(name), column_options(name));
-    column_of.push_back(c);
-  }
-
+  std::vector<std::size_t> column_of;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = column_descriptors(options, missing, &column_of);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs =

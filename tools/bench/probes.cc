@@ -63,6 +63,34 @@ void fetch(BenchNode& node, Partition& p) {
   p.asked_to = p.next + count;
 }
 
+// Takes every DIRECT-RECORD waiting on sub: counts the ones next in their
+// partition and FETCHes the rest of a partition whose asked range is done.
+void take_records(zmq::socket_t& sub, BenchNode& node, std::vector<Partition>& parts,
+                  const std::unordered_map<std::string, std::size_t>& index, ReplayTiming& timing,
+                  Clock::time_point& progress) {
+  std::vector<std::string_view> views;
+  zmq::message_t header;
+  zmq::message_t content;
+  while (sub.recv(header, zmq::recv_flags::dontwait)) {
+    bool two = header.more();
+    if (two) (void)sub.recv(content);
+    if (!two) continue;
+    views = {header.to_string_view(), content.to_string_view()};
+    auto decoded = dafka::decode(views);
+    if (!decoded) continue;
+    const auto* record = std::get_if<dafka::DirectRecord>(&*decoded);
+    if (record == nullptr) continue;
+    auto found = index.find(record->partition);
+    if (found == index.end()) continue;
+    Partition& p = parts[found->second];
+    if (record->sequence != p.next) continue;  // duplicate or out of order: re-FETCHed later
+    ++p.next;
+    ++timing.records;
+    progress = Clock::now();
+    if (p.next == p.asked_to && p.next < p.count) fetch(node, p);
+  }
+}
+
 }  // namespace
 
 ReplayTiming time_replay(zmq::context_t& context, const std::string& tower, const std::string& store,
@@ -87,9 +115,6 @@ ReplayTiming time_replay(zmq::context_t& context, const std::string& tower, cons
   for (Partition& p : parts) fetch(node, p);
   auto progress = Clock::now();
   auto refetched = progress;
-  std::vector<std::string_view> views;
-  zmq::message_t header;
-  zmq::message_t content;
   while (timing.records < wanted) {
     node.tick();
     zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
@@ -104,24 +129,7 @@ ReplayTiming time_replay(zmq::context_t& context, const std::string& tower, cons
       }
       continue;
     }
-    while (sub.recv(header, zmq::recv_flags::dontwait)) {
-      bool two = header.more();
-      if (two) (void)sub.recv(content);
-      if (!two) continue;
-      views = {header.to_string_view(), content.to_string_view()};
-      auto decoded = dafka::decode(views);
-      if (!decoded) continue;
-      const auto* record = std::get_if<dafka::DirectRecord>(&*decoded);
-      if (record == nullptr) continue;
-      auto found = index.find(record->partition);
-      if (found == index.end()) continue;
-      Partition& p = parts[found->second];
-      if (record->sequence != p.next) continue;  // duplicate or out of order: re-FETCHed later
-      ++p.next;
-      ++timing.records;
-      progress = Clock::now();
-      if (p.next == p.asked_to && p.next < p.count) fetch(node, p);
-    }
+    take_records(sub, node, parts, index, timing, progress);
   }
   timing.seconds = static_cast<double>(now_ns() - start) / 1e9;
   return timing;

@@ -1,0 +1,119 @@
+// RocksDB options of a zstore database (database_options.h): table and
+// memtable tuning per column family, and the database-wide options.
+#include "storage/database_options.h"
+
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
+
+#include <memory>
+
+namespace zstore::storage {
+namespace {
+
+// The partition of a dafka_records key (subject and partition, without
+// the 8-byte offset). Records of a partition arrive in offset order, so a
+// memtable insert starting from the partition's previous one is short.
+class PartitionOfRecordKey : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "zstore.PartitionOfRecordKey"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), key.size() - 8);
+  }
+  // Only keys shaped as a record key (len8 subject len8 partition offset):
+  // a range delete starts at the bare partition prefix, so it gets no hint
+  // (RocksDB shares one hint per prefix between the point and the range
+  // tombstone tables of a memtable, and a hint from one corrupts the other).
+  bool InDomain(const rocksdb::Slice& key) const override {
+    if (key.size() < 2) return false;
+    std::size_t n = static_cast<unsigned char>(key[0]);
+    if (key.size() < n + 2) return false;
+    std::size_t m = static_cast<unsigned char>(key[1 + n]);
+    return key.size() == 2 + n + m + 8;
+  }
+};
+
+// RocksDB's automatic recovery from a full disk waits until the free space
+// exceeds every write buffer together (64 MiB and more) and meanwhile makes
+// DB::Resume() wait: write() recovers by itself instead, as soon as a write
+// can succeed again.
+class ManualRecovery final : public rocksdb::EventListener {
+ public:
+  const char* Name() const override { return "ZstoreManualRecovery"; }
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status error, bool* auto_recovery) override {
+    error.PermitUncheckedError();
+    *auto_recovery = false;
+  }
+};
+
+}  // namespace
+
+rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
+  rocksdb::ColumnFamilyOptions cf;
+  rocksdb::BlockBasedTableOptions table;
+  // Point lookups on the CHP map and Dafka heads; cheap for the others.
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.cache_index_and_filter_blocks = true;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  // Memtable insert hints: the skip-list search of each insert was the
+  // largest CPU cost of a write (docs/benchmarks.md). With a hint per key
+  // prefix an insert starts from where the previous one of that prefix
+  // went, which is short when keys arrive with locality (numbered keys; a
+  // partition's records) and no worse than a full search otherwise.
+  if (name == "chp_map") {
+    // Two bytes bound the hints (about 250 B each) to 65536 per memtable.
+    cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(2));
+    // Every write looks up the key's previous entry (ChpStore keeps the key
+    // count and the TTL index exact): a memtable bloom filter answers most
+    // lookups of new keys without a skip-list search.
+    cf.memtable_whole_key_filtering = true;
+    cf.memtable_prefix_bloom_size_ratio = 0.02;
+  }
+  if (name == "chp_map" || name == "chp_history") {
+    // Every CHP write reads its key's previous entry (above), mostly from
+    // the first levels with random keys: uncompressed there, a read costs
+    // no decompression and a flush no compression (-20% CPU per random
+    // write, docs/benchmarks.md); LZ4 below, where most bytes rest.
+    cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
+  }
+  if (name == "dafka_records") {
+    cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<PartitionOfRecordKey>();
+    // Records are written once and read back in runs. The first levels are
+    // rewritten soon by compaction: not compressed (compressing them was
+    // most of the compaction that a restart starts and that a replay then
+    // waits behind, docs/benchmarks.md); LZ4 below (cheap to read back).
+    cf.write_buffer_size = 64 << 20;
+    cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
+    cf.level0_file_num_compaction_trigger = 8;
+  }
+  return cf;
+}
+
+// Column families are created only with a new database: one missing from an
+// existing database means a damaged MANIFEST, and creating it empty would
+// silently drop that family's data (RocksDB skips log records for it).
+rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
+  rocksdb::DBOptions db;
+  db.create_if_missing = options.create_if_missing && !options.read_only;
+  db.create_missing_column_families = fresh && !options.read_only;
+  db.paranoid_checks = true;
+  db.max_background_jobs = 2;
+  db.keep_log_file_num = 5;
+  // A restart replays the write-ahead log into memtables and keeps the log
+  // until they flush normally, instead of first writing it out as small
+  // level-0 tables, which then started compactions that a Dafka replay or
+  // CHP snapshot right after the restart ran behind (docs/benchmarks.md).
+  db.avoid_flush_during_recovery = true;
+  // The write-ahead log is bounded: past kMaxTotalWalBytes RocksDB flushes
+  // the column families that keep the oldest log alive. Without it the
+  // small `meta` family (the CHP sequence, written with every batch) never
+  // filled its memtable, so it pinned every log: 860 MB of logs after 6.4M
+  // keys, all replayed by a restart after kill -9 (docs/benchmarks.md).
+  db.max_total_wal_size = options.max_total_wal_bytes;
+  if (options.env) db.env = options.env.get();
+  db.listeners.push_back(std::make_shared<ManualRecovery>());
+  return db;
+}
+
+}  // namespace zstore::storage

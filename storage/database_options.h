@@ -1,0 +1,20 @@
+// RocksDB options of a zstore database (not a public header): the tuning of
+// each column family and of the database, shared by the database.cc opener.
+#pragma once
+
+#include <rocksdb/options.h>
+
+#include <string_view>
+
+#include "storage/database.h"
+
+namespace zstore::storage {
+
+// The options of the column family named name (a kColumnNames entry).
+rocksdb::ColumnFamilyOptions column_options(std::string_view name);
+
+// The database options for opening with options; fresh: a new database,
+// whose column families are created (only then, see db_options's comment).
+rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh);
+
+}  // namespace zstore::storage
