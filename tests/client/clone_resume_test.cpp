@@ -79,7 +79,10 @@ BOOST_AUTO_TEST_CASE(resume_after_failover_ends_with_the_same_map_as_a_full_snap
   auto last = writer.set("/marker", "2");
 
   for (auto* c : {&resuming, &full}) {
-    BOOST_REQUIRE(c->wait_for([&] { return c->stats().failovers > 0 && c->synced(); }, 15s));
+    BOOST_REQUIRE_MESSAGE(c->wait_for([&] { return c->stats().failovers > 0 && c->synced(); }, 15s),
+                          (c == &resuming ? "resuming" : "full") << " client: failovers " << c->stats().failovers
+                              << ", synced " << c->synced() << "; backup's log:\n"
+                              << pair.backup.log());
   }
   BOOST_REQUIRE(writer.wait_published(last, 15s));
   zmq::context_t ctx;
