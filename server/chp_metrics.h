@@ -21,6 +21,7 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> loop_errors{0};         // events the reactor logged and skipped
   std::atomic<std::uint64_t> loop_turns{0};          // reactor turns (an idle server makes a few per second)
   std::atomic<std::uint64_t> resumes{0};             // snapshot requests answered from the history
+  std::atomic<std::uint64_t> resumes_declined{0};    // resume requests answered with a full snapshot
   std::atomic<std::uint64_t> handed_over{0};         // updates taken over from the HA peer
   std::atomic<std::uint64_t> handovers_incomplete{0};  // hand-overs without the peer's deletes
   MalformedCounts malformed;

@@ -266,15 +266,28 @@ void ChpServer::serve_snapshot_requests() {
     // A client that names its last sequence gets only what came after it,
     // when our history holds that (docs/chp-extensions.md, "Resume").
     std::unique_ptr<storage::ChpSnapshotCursor> cursor;
-    if (req->resume_after && !peer) cursor = store_.resume_after(*req->resume_after, req->subtree);
+    if (req->resume_after && !peer) cursor = resume_cursor(*req->resume_after, req->subtree);
     bool resumed = cursor != nullptr;
-    if (resumed) metrics_.resumes.fetch_add(1, std::memory_order_relaxed);
     if (!cursor) cursor = store_.snapshot(req->subtree);
     if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer,
                           read_filter(msg), peer)) {
       bad_input_log_.log(spdlog::level::warn, "snapshot request refused: too many snapshots running");
     }
   }
+}
+
+// The updates after `after`, when the history holds them and they are no
+// more than the map's keys (or kResumeAlways): a longer history costs more
+// to read and send than the snapshot that replaces it (a client far behind
+// a few hot keys).
+std::unique_ptr<storage::ChpSnapshotCursor> ChpServer::resume_cursor(std::uint64_t after, std::string_view subtree) {
+  constexpr std::uint64_t kResumeAlways = 1024;
+  std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+  if (storage::sequences_after(store_.epochs(), after) <= std::max(store_.live_keys(), kResumeAlways)) {
+    cursor = store_.resume_after(after, subtree);
+  }
+  (cursor ? metrics_.resumes : metrics_.resumes_declined).fetch_add(1, std::memory_order_relaxed);
+  return cursor;
 }
 
 void ChpServer::pump_snapshots() {

@@ -113,6 +113,7 @@ class ChpServer {
   // High availability (no-ops when standalone).
   bool serving() const { return !bstar_ || bstar_->active(); }
   bool accept_vote();
+  std::unique_ptr<storage::ChpSnapshotCursor> resume_cursor(std::uint64_t after, std::string_view subtree);
   void handle_peer_state();
   void on_peer(const HaPeerState& peer);
   void enter(HaState from, HaState to);

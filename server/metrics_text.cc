@@ -57,6 +57,10 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
           get(m.loop_turns));
   counter(w, "zstore_chp_resumes_total", "CHP snapshot requests answered with the updates after the client's sequence",
           get(m.resumes));
+  counter(w, "zstore_chp_resumes_declined_total",
+          "CHP resume requests answered with a full snapshot (the history did not reach back, or was longer than "
+          "the map)",
+          get(m.resumes_declined));
   counter(w, "zstore_chp_ha_handed_over_total", "CHP updates taken over from the HA peer before it resynced",
           get(m.handed_over));
   counter(w, "zstore_chp_ha_handovers_incomplete_total",

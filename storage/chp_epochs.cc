@@ -71,4 +71,12 @@ bool contains_sequence(const ChpEpochs& epochs, std::uint64_t sequence) {
   return false;
 }
 
+std::uint64_t sequences_after(const ChpEpochs& epochs, std::uint64_t after) {
+  std::uint64_t n = 0;
+  for (const auto& e : epochs) {
+    if (e.last > after) n += e.last - std::max(e.base, after);
+  }
+  return n;
+}
+
 }  // namespace zstore::storage

@@ -52,4 +52,8 @@ std::uint64_t common_point(const ChpEpochs& a, const ChpEpochs& b);
 // base <= sequence <= last (an epoch's base is the state it started from).
 bool contains_sequence(const ChpEpochs& epochs, std::uint64_t sequence);
 
+// How many sequences of these epochs lie above `after`: the updates a
+// history holding all of them keeps after that point.
+std::uint64_t sequences_after(const ChpEpochs& epochs, std::uint64_t after);
+
 }  // namespace zstore::storage

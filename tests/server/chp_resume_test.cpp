@@ -1,7 +1,8 @@
 // zstored's resume (docs/chp-extensions.md): an ICANHAZ? with the client's
 // last sequence gets only the updates after it, in sequence order, deletes
 // and expiries included, inside the subtree, then KTHXBAI with resumed=1;
-// a sequence the history does not cover gets the full snapshot.
+// a sequence the history does not cover, or a history longer than the map,
+// gets the full snapshot.
 #include <boost/test/unit_test.hpp>
 
 #include <map>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "protocol/chp_codec.h"
+#include "tests/ops/ops_support.h"
 #include "tests/support/chp_peer.h"
 #include "tests/support/zstored_fixtures.h"
 
@@ -194,4 +196,40 @@ BOOST_AUTO_TEST_CASE(a_catch_up_gets_the_history_or_nothing) {
   BOOST_CHECK(property(nothing->properties, "resumed").empty());
   BOOST_CHECK(nothing->in_order.empty());
   BOOST_CHECK_EQUAL(nothing->sequence, now->sequence);
+}
+
+// A client behind more updates than the map has keys (and than the 1024 a
+// resume may always send) gets the full snapshot: it is the cheaper answer.
+// Both answers are counted in /metrics.
+BOOST_AUTO_TEST_CASE(a_history_longer_than_the_map_gets_the_full_snapshot) {
+  zstore::testing::HttpZstored z;
+  BOOST_REQUIRE_MESSAGE(z.server.start(), z.server.log());
+  zmq::context_t ctx;
+  ChpPeer p(ctx, "tcp://127.0.0.1", z.server.chp_port());
+  BOOST_REQUIRE(p.wait_connected());
+  for (int i = 0; i < 3; ++i) p.set("/k" + std::to_string(i), "v");
+  BOOST_REQUIRE(p.wait_kvpub("/k2", 5s));
+  auto before = p.snapshot("");
+  BOOST_REQUIRE(before);
+  for (int i = 0; i < 999; ++i) p.set("/hot", std::to_string(i));
+  p.set("/m1", "x");
+  BOOST_REQUIRE(p.wait_kvpub("/m1", 10s));
+  auto near = p.resume("", before->sequence);  // 1000 updates: resumed
+  BOOST_REQUIRE(near);
+  BOOST_CHECK_EQUAL(property(near->properties, "resumed"), "1");
+
+  for (int i = 999; i < 1099; ++i) p.set("/hot", std::to_string(i));
+  p.set("/m2", "x");
+  BOOST_REQUIRE(p.wait_kvpub("/m2", 10s));
+  auto now = p.snapshot("");
+  BOOST_REQUIRE(now);
+  auto far = p.resume("", before->sequence);  // 1101 updates, 6 keys: the snapshot
+  BOOST_REQUIRE(far);
+  BOOST_CHECK(property(far->properties, "resumed").empty());
+  BOOST_CHECK(values(*far) == values(*now));
+  BOOST_CHECK_EQUAL(values(*far)["/hot"], "1098");
+
+  auto m = z.metrics();
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_chp_resumes_total"), 1.0);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_chp_resumes_declined_total"), 1.0);
 }

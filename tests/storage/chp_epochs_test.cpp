@@ -52,3 +52,15 @@ BOOST_AUTO_TEST_CASE(contains_sequence_is_true_from_each_base_to_its_last) {
   for (std::uint64_t s : {0, 5, 10, 100, 101, 120}) BOOST_CHECK_MESSAGE(zstore::storage::contains_sequence(e, s), s);
   for (std::uint64_t s : {11, 99, 121}) BOOST_CHECK_MESSAGE(!zstore::storage::contains_sequence(e, s), s);
 }
+
+// Counted by hand: epochs 1..10 and 101..120 hold 10 + 20 sequences.
+BOOST_AUTO_TEST_CASE(sequences_after_counts_each_epochs_sequences_above_the_point) {
+  zstore::storage::ChpEpochs e = {{0, 10}, {100, 120}};
+  BOOST_CHECK_EQUAL(zstore::storage::sequences_after(e, 0), 30u);
+  BOOST_CHECK_EQUAL(zstore::storage::sequences_after(e, 4), 26u);
+  BOOST_CHECK_EQUAL(zstore::storage::sequences_after(e, 10), 20u);
+  BOOST_CHECK_EQUAL(zstore::storage::sequences_after(e, 50), 20u);  // between the epochs
+  BOOST_CHECK_EQUAL(zstore::storage::sequences_after(e, 115), 5u);
+  BOOST_CHECK_EQUAL(zstore::storage::sequences_after(e, 120), 0u);
+  BOOST_CHECK_EQUAL(zstore::storage::sequences_after({}, 0), 0u);
+}
