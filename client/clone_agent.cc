@@ -47,10 +47,10 @@ CloneAgent::CloneAgent(zmq::context_t& ctx, const Options& options, std::vector<
   state_.expect_servers(servers_.size());
   refused_.assign(servers_.size(), false);
   for (const auto& server : servers_) {
-    Collector c{make_socket(zmq::socket_type::xpub), {}, {}, std::nullopt};
-    c.socket.set(zmq::sockopt::xpub_nodrop, 1);
-    c.monitor.emplace(watch(c.socket));
-    c.socket.connect(server.collector);
+    zmq::socket_t xpub = make_socket(zmq::socket_type::xpub);
+    xpub.set(zmq::sockopt::xpub_nodrop, 1);
+    Collector c{watch(std::move(xpub)), {}, {}};
+    c.socket.socket().connect(server.collector);
     collectors_.push_back(std::move(c));
   }
 }
@@ -77,17 +77,17 @@ void CloneAgent::run() {
 
 bool CloneAgent::step() {
   std::vector<zmq::pollitem_t> items{{pipe_.handle(), 0, ZMQ_POLLIN, 0}};
-  for (auto& c : collectors_) items.push_back({c.socket.handle(), 0, ZMQ_POLLIN, 0});
+  for (auto& c : collectors_) items.push_back({c.socket.socket().handle(), 0, ZMQ_POLLIN, 0});
   auto add = [&items](zmq::socket_t& s) {
-    if (!s) return std::size_t{0};
     items.push_back({s.handle(), 0, ZMQ_POLLIN, 0});
     return items.size() - 1;
   };
-  const std::size_t sub_at = add(sub_);
-  const std::size_t dealer_at = add(dealer_);
-  for (auto& c : collectors_) add(c.monitor->events());
-  if (sub_monitor_) add(sub_monitor_->events());
-  if (dealer_monitor_) add(dealer_monitor_->events());
+  const std::size_t sub_at = sub_ ? add(sub_.socket()) : 0;
+  const std::size_t dealer_at = dealer_ ? add(dealer_.socket()) : 0;
+  for (auto* w : {&sub_, &dealer_}) {
+    if (*w) add(w->monitor().events());
+  }
+  for (auto& c : collectors_) add(c.socket.monitor().events());
   const std::uint64_t session = session_;
 
   zmq::poll(items.data(), items.size(), milliseconds(poll_timeout_ms(next_deadline())));
@@ -141,7 +141,7 @@ void CloneAgent::forward_kvset(protocol::Frames frames) {
 // Sends queued KVSETs once the server's SUB has subscribed to us.
 void CloneAgent::flush(Collector& c) {
   while (!c.topics.empty() && !c.pending.empty()) {
-    if (transport::try_send(c.socket, c.pending.front()) != transport::SendOutcome::kSent) {
+    if (transport::try_send(c.socket.socket(), c.pending.front()) != transport::SendOutcome::kSent) {
       flush_retry_ = Clock::now() + kFlushRetry;
       return;
     }
@@ -153,7 +153,7 @@ void CloneAgent::on_collector(Collector& c) {
   heard_from(static_cast<std::size_t>(&c - collectors_.data()));  // only a server's SUB subscribes
   for (std::size_t n = 0; n < kBatch; ++n) {
     zmq::message_t msg;
-    if (!c.socket.recv(msg, zmq::recv_flags::dontwait)) break;
+    if (!c.socket.socket().recv(msg, zmq::recv_flags::dontwait)) break;
     if (msg.size() == 0) continue;
     std::string topic(static_cast<const char*>(msg.data()) + 1, msg.size() - 1);
     const auto kind = *static_cast<const unsigned char*>(msg.data());
@@ -174,18 +174,17 @@ void CloneAgent::start_session(std::size_t index, SessionCause cause) {
   phase_ = Phase::kSubscribing;
   dealer_.close();
   sub_.close();
-  sub_monitor_.reset();
   sync_ = SnapshotSync(options_.subtree, kMaxBufferedUpdates);
   next_wait_ = options_.snapshot_retry_initial;
   request_deadline_ = last_heard_ + vote_interval();
   state_.begin_session(index, cause);
 
-  sub_ = make_socket(zmq::socket_type::sub);
-  sub_.set(zmq::sockopt::rcvhwm, options_.max_queued_updates);
-  sub_.set(zmq::sockopt::subscribe, options_.subtree);
-  sub_.set(zmq::sockopt::subscribe, kHugzTopic);
-  sub_monitor_.emplace(watch(sub_));
-  sub_.connect(servers_[index].publisher);
+  zmq::socket_t sub = make_socket(zmq::socket_type::sub);
+  sub.set(zmq::sockopt::rcvhwm, options_.max_queued_updates);
+  sub.set(zmq::sockopt::subscribe, options_.subtree);
+  sub.set(zmq::sockopt::subscribe, kHugzTopic);
+  sub_ = watch(std::move(sub));
+  sub_.socket().connect(servers_[index].publisher);
 }
 
 // A fresh DEALER per request: replies to an earlier request, or from a
@@ -193,12 +192,11 @@ void CloneAgent::start_session(std::size_t index, SessionCause cause) {
 void CloneAgent::ask() {
   dealer_.close();
   sync_.restart_request();
-  dealer_ = make_socket(zmq::socket_type::dealer);
-  dealer_monitor_.emplace(watch(dealer_));
-  dealer_.connect(servers_[current_].snapshot);
+  dealer_ = watch(make_socket(zmq::socket_type::dealer));
+  dealer_.socket().connect(servers_[current_].snapshot);
   chp::Icanhaz request{options_.subtree, std::nullopt};
   if (options_.resume && resumable_ && state_.has_map()) request.resume_after = state_.sequence();
-  (void)transport::try_send(dealer_, chp::encode_icanhaz(request));
+  (void)transport::try_send(dealer_.socket(), chp::encode_icanhaz(request));
   state_.update_stats([](ClientStats& s) { ++s.snapshot_requests; });
 }
 
@@ -247,7 +245,7 @@ void CloneAgent::on_subscriber() {
   const std::uint64_t session = session_;
   for (std::size_t n = 0; n < kBatch && session == session_; ++n) {
     transport::Message msg;
-    if (!transport::try_recv(sub_, &msg)) return;
+    if (!transport::try_recv(sub_.socket(), &msg)) return;
     last_heard_ = Clock::now();
     heard_from(current_);
     auto update = chp::decode_update(msg.frames());
@@ -302,7 +300,7 @@ void CloneAgent::handle_kvpub(chp::KvMsg msg) {
 void CloneAgent::on_snapshot_socket() {
   for (std::size_t n = 0; n < kBatch && dealer_; ++n) {
     transport::Message msg;
-    if (!transport::try_recv(dealer_, &msg)) return;
+    if (!transport::try_recv(dealer_.socket(), &msg)) return;
     heard_from(current_);
     if (phase_ == Phase::kSubscribing) continue;  // the reply to a vote: not proven, not liveness
     last_heard_ = Clock::now();

@@ -3,8 +3,9 @@
 // SUB listens, so no KVSET is sent into the void), and for the server in use
 // a SUB to its publisher (P+1) and one DEALER per snapshot request (P).
 // It talks to the API only through its inproc pipe and the ClientState.
-// Each socket has a HandshakeMonitor: a failed security handshake with a
-// server is recorded in the ClientState until that server speaks again.
+// Each socket has a HandshakeMonitor (a WatchedSocket): a failed security
+// handshake with a server is recorded in the ClientState until that server
+// speaks again.
 #pragma once
 
 #include <chrono>
@@ -24,7 +25,7 @@
 #include "client/server_endpoints.h"
 #include "client/snapshot_sync.h"
 #include "protocol/chp_codec.h"
-#include "security/handshake_monitor.h"
+#include "security/watched_socket.h"
 
 namespace zstore::client {
 
@@ -59,10 +60,9 @@ class CloneAgent {
   enum class Phase : std::uint8_t { kSubscribing, kRequesting, kLive };
 
   struct Collector {
-    zmq::socket_t socket;
+    security::WatchedSocket socket;
     std::set<std::string> topics;  // the server's subscriptions; empty = not listening
     std::deque<protocol::Frames> pending;
-    std::optional<security::HandshakeMonitor> monitor;
   };
 
   bool step();  // one poll round; false once STOP arrived
@@ -72,7 +72,7 @@ class CloneAgent {
   void on_collector(Collector& collector);
   void on_timers();
   void check_handshakes();
-  void check_handshake(std::size_t index, std::optional<security::HandshakeMonitor>& monitor);
+  void check_handshake(std::size_t index, security::WatchedSocket& socket);
   void heard_from(std::size_t index);  // a server spoke: its handshake works
 
   void handle_update(protocol::chp::Update update);
@@ -95,7 +95,7 @@ class CloneAgent {
 
   Clock::time_point next_deadline() const;
   zmq::socket_t make_socket(zmq::socket_type type);
-  security::HandshakeMonitor watch(zmq::socket_t& socket);
+  security::WatchedSocket watch(zmq::socket_t socket);
   void close_all();
 
   zmq::context_t& ctx_;
@@ -109,10 +109,8 @@ class CloneAgent {
   std::uint64_t session_ = 0;     // bumped by start_session
   std::uint64_t stream_max_ = 0;  // highest sequence seen on this session's SUB
   Phase phase_ = Phase::kSubscribing;
-  zmq::socket_t sub_;
-  zmq::socket_t dealer_;  // open only while a request is outstanding
-  std::optional<security::HandshakeMonitor> sub_monitor_;
-  std::optional<security::HandshakeMonitor> dealer_monitor_;
+  security::WatchedSocket sub_;
+  security::WatchedSocket dealer_;  // open only while a request is outstanding
   std::vector<bool> refused_;  // per server: its last handshake failed
   SnapshotSync sync_;
   Clock::time_point last_heard_;

@@ -11,19 +11,19 @@ zmq::socket_t CloneAgent::make_socket(zmq::socket_type type) {
   return socket;
 }
 
-security::HandshakeMonitor CloneAgent::watch(zmq::socket_t& socket) {
-  return security::HandshakeMonitor(ctx_, socket, options_.security.curve());
+security::WatchedSocket CloneAgent::watch(zmq::socket_t socket) {
+  return security::WatchedSocket(ctx_, std::move(socket), options_.security.curve());
 }
 
 void CloneAgent::check_handshakes() {
-  for (std::size_t i = 0; i < collectors_.size(); ++i) check_handshake(i, collectors_[i].monitor);
-  check_handshake(current_, sub_monitor_);
-  check_handshake(current_, dealer_monitor_);
+  for (std::size_t i = 0; i < collectors_.size(); ++i) check_handshake(i, collectors_[i].socket);
+  check_handshake(current_, sub_);
+  check_handshake(current_, dealer_);
 }
 
-void CloneAgent::check_handshake(std::size_t index, std::optional<security::HandshakeMonitor>& monitor) {
-  if (!monitor) return;
-  auto failure = monitor->poll();
+void CloneAgent::check_handshake(std::size_t index, security::WatchedSocket& socket) {
+  if (!socket) return;
+  auto failure = socket.monitor().poll();
   if (!failure) return;
   refused_[index] = true;
   state_.set_handshake_error(index, failure->message);
@@ -39,9 +39,6 @@ void CloneAgent::close_all() {
   dealer_.close();
   sub_.close();
   for (auto& c : collectors_) c.socket.close();
-  dealer_monitor_.reset();
-  sub_monitor_.reset();
-  for (auto& c : collectors_) c.monitor.reset();
   pipe_.close();
 }
 

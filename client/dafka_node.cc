@@ -106,6 +106,9 @@ DafkaNode::DafkaNode(const NodeOptions& options)
 
 DafkaNode::~DafkaNode() {
   stop();
+  // Before the sockets close (security/watched_socket.h says why).
+  beacon_pub_monitor_->stop();
+  beacon_sub_monitor_->stop();
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 

@@ -123,8 +123,8 @@ class DafkaNode {
   security::SocketSecurity security_;
 
   zmq::context_t ctx_;
-  // Before the sockets they watch: closed after them, so the sockets never
-  // report to a closed monitor.
+  // Stopped in the destructor while the sockets they watch are open, and
+  // declared before them so that their readers close last.
   std::unique_ptr<security::HandshakeMonitor> beacon_pub_monitor_;
   std::unique_ptr<security::HandshakeMonitor> beacon_sub_monitor_;
   zmq::socket_t publisher_;

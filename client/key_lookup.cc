@@ -12,7 +12,7 @@
 
 #include "client/server_endpoints.h"
 #include "protocol/chp_codec.h"
-#include "security/handshake_monitor.h"
+#include "security/watched_socket.h"
 
 namespace zstore::client {
 namespace {
@@ -25,22 +25,22 @@ using std::chrono::milliseconds;
 enum class Reply : std::uint8_t { kFound, kAbsent, kSilent, kMalformed, kRefused };
 
 struct Request {
-  zmq::socket_t dealer;
-  std::optional<security::HandshakeMonitor> monitor;
+  security::WatchedSocket dealer;
   std::string value;  // kFound
   std::string error;  // kRefused: why the handshake failed
 };
 
 Request ask(zmq::context_t& ctx, const ServerEndpoints& server, std::string_view key,
             const security::SocketSecurity& security) {
-  Request r{zmq::socket_t(ctx, zmq::socket_type::dealer), std::nullopt, {}, {}};
-  r.dealer.set(zmq::sockopt::linger, 0);
-  security.as_client(r.dealer);
-  r.monitor.emplace(ctx, r.dealer, security.curve());
-  r.dealer.connect(server.snapshot);
+  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  security.as_client(dealer);
+  Request r{security::WatchedSocket(ctx, std::move(dealer), security.curve()), {}, {}};
+  r.dealer.socket().connect(server.snapshot);
   const auto frames = chp::encode_icanhaz({std::string(key), std::nullopt});
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    r.dealer.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
+    r.dealer.socket().send(zmq::buffer(frames[i]), flags);
   }
   return r;
 }
@@ -56,15 +56,16 @@ Reply await(Request& r, std::string_view key, milliseconds failover, Clock::time
   auto silent_at = Clock::now() + failover;
   bool spoiled = false;
   while (true) {
-    zmq::pollitem_t items[] = {{r.dealer.handle(), 0, ZMQ_POLLIN, 0}, {r.monitor->events().handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {{r.dealer.socket().handle(), 0, ZMQ_POLLIN, 0},
+                               {r.dealer.monitor().events().handle(), 0, ZMQ_POLLIN, 0}};
     if (zmq::poll(items, 2, until(std::min(silent_at, deadline))) == 0) return Reply::kSilent;
-    if (auto failure = r.monitor->poll()) {
+    if (auto failure = r.dealer.monitor().poll()) {
       r.error = failure->message;
       return Reply::kRefused;
     }
     if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
     std::vector<zmq::message_t> parts;
-    if (!zmq::recv_multipart(r.dealer, std::back_inserter(parts))) continue;
+    if (!zmq::recv_multipart(r.dealer.socket(), std::back_inserter(parts))) continue;
     silent_at = Clock::now() + failover;
     std::vector<std::string_view> views;
     for (const auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());

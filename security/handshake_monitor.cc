@@ -73,6 +73,7 @@ std::string describe(HandshakeProblem problem, const std::string& endpoint, cons
 
 struct HandshakeMonitor::State {
   zmq::socket_t events;
+  void* watched = nullptr;  // the monitored socket, until stop()
   bool curve_client = false;
   bool succeeded = false;
   std::map<std::string, bool> handshaking;  // endpoint -> connected, handshake not yet done
@@ -124,6 +125,7 @@ HandshakeMonitor::HandshakeMonitor(zmq::context_t& ctx, zmq::socket_t& socket, b
   state_->events = zmq::socket_t(ctx, zmq::socket_type::pair);
   state_->events.set(zmq::sockopt::linger, 0);
   state_->events.connect(address);
+  state_->watched = socket.handle();
   state_->curve_client = curve_client;
 }
 
@@ -134,6 +136,12 @@ HandshakeMonitor& HandshakeMonitor::operator=(HandshakeMonitor&&) noexcept = def
 zmq::socket_t& HandshakeMonitor::events() { return state_->events; }
 
 bool HandshakeMonitor::succeeded() const { return state_->succeeded; }
+
+void HandshakeMonitor::stop() {
+  if (state_ == nullptr || state_->watched == nullptr) return;
+  (void)zmq_socket_monitor(state_->watched, nullptr, 0);
+  state_->watched = nullptr;
+}
 
 std::optional<HandshakeFailure> HandshakeMonitor::poll() {
   std::optional<HandshakeFailure> last;

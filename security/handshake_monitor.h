@@ -2,7 +2,9 @@
 // security handshake (CURVE, rfc 26; ZAP, rfc 27), from libzmq's socket
 // monitor events, as a sentence naming the endpoint. Attach it before
 // connect(); it owns only its monitor socket and must not outlive the
-// watched socket's context. Not thread-safe: use it on the socket's thread.
+// watched socket's context. Call stop() before the watched socket closes:
+// WatchedSocket (watched_socket.h) does. Not thread-safe: use it on the
+// socket's thread.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +56,10 @@ class HandshakeMonitor {
   std::optional<HandshakeFailure> poll();
   // Whether some handshake of the socket completed (seen by poll()).
   bool succeeded() const;
+  // Ends libzmq's monitoring of the socket: no event is sent after it.
+  // Only while the watched socket is open (once is enough; later calls do
+  // nothing).
+  void stop();
 
  private:
   struct State;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,16 @@ zstore::client::Options options(std::vector<std::string> servers, bool resume) {
   o.snapshot_retry_max = 500ms;
   o.resume = resume;
   return o;
+}
+
+// Every counter of a client, for a failure message.
+std::string describe(const zstore::client::ClientStats& s) {
+  std::ostringstream out;
+  out << "server " << s.current_server << ", failovers " << s.failovers << ", resyncs " << s.resyncs << ", gaps "
+      << s.gaps << ", requests " << s.snapshot_requests << ", snapshots " << s.snapshots_applied << ", resumes "
+      << s.resumes << ", malformed " << s.malformed_dropped << ", agent errors " << s.agent_errors
+      << ", last error '" << s.last_error << "'";
+  return out.str();
 }
 
 std::map<std::string, std::string> values(const zstore::testing::ChpSnapshot& snap) {
@@ -74,14 +85,18 @@ BOOST_AUTO_TEST_CASE(resume_after_failover_ends_with_the_same_map_as_a_full_snap
   // The outage: the primary dies; sets and deletes reach only the backup's
   // pending list (applied when it takes over) and the ttls run out.
   pair.primary.kill(SIGKILL);
+  const bool primary_ended = pair.primary.wait_exit(5s) >= 0;
   for (int i = 0; i < 50; ++i) writer.set("/k" + std::to_string(i), "b" + std::to_string(i));
   for (int i = 50; i < 100; ++i) writer.erase("/k" + std::to_string(i));
   auto last = writer.set("/marker", "2");
 
   for (auto* c : {&resuming, &full}) {
     BOOST_REQUIRE_MESSAGE(c->wait_for([&] { return c->stats().failovers > 0 && c->synced(); }, 15s),
-                          (c == &resuming ? "resuming" : "full") << " client: failovers " << c->stats().failovers
-                              << ", synced " << c->synced() << "; backup's log:\n"
+                          (c == &resuming ? "resuming" : "full")
+                              << " client: synced " << c->synced() << ", " << describe(c->stats())
+                              << "; the other: " << describe((c == &resuming ? full : resuming).stats())
+                              << "; primary ended " << primary_ended << "; primary's log:\n"
+                              << pair.primary.log() << "backup's log:\n"
                               << pair.backup.log());
   }
   BOOST_REQUIRE(writer.wait_published(last, 15s));
