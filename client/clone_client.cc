@@ -13,6 +13,7 @@
 #include "client/server_endpoints.h"
 #include "client/uuid.h"
 #include "protocol/chp_codec.h"
+#include "transport/zmq_frames.h"
 
 namespace zstore::client {
 
@@ -64,9 +65,7 @@ struct CloneClient::Impl {
 
   void send(const protocol::Frames& frames) {
     std::lock_guard lock(pipe_mutex);
-    for (std::size_t i = 0; i < frames.size(); ++i) {
-      pipe.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-    }
+    transport::send(pipe, frames);  // blocks while the agent is behind
   }
 };
 

@@ -145,9 +145,7 @@ bool DafkaNode::admitted(const std::string& raw_key) const {
 namespace {
 void zap_reply(zmq::socket_t& zap, const std::string& route, const std::string& id, bool ok) {
   const std::string reply[] = {route, "", "1.0", id, ok ? "200" : "400", ok ? "OK" : "not a known peer", "", ""};
-  for (std::size_t i = 0; i < 8; ++i) {
-    zap.send(zmq::buffer(reply[i]), i < 7 ? zmq::send_flags::sndmore : zmq::send_flags::none);
-  }
+  (void)transport::try_send(zap, protocol::Frames(std::begin(reply), std::end(reply)));
 }
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "client/server_endpoints.h"
 #include "protocol/chp_codec.h"
 #include "security/watched_socket.h"
+#include "transport/zmq_frames.h"
 
 namespace zstore::client {
 namespace {
@@ -37,11 +38,7 @@ Request ask(zmq::context_t& ctx, const ServerEndpoints& server, std::string_view
   security.as_client(dealer);
   Request r{security::WatchedSocket(ctx, std::move(dealer), security.curve()), {}, {}};
   r.dealer.socket().connect(server.snapshot);
-  const auto frames = chp::encode_icanhaz({std::string(key), std::nullopt});
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
-    r.dealer.socket().send(zmq::buffer(frames[i]), flags);
-  }
+  transport::send(r.dealer.socket(), chp::encode_icanhaz({std::string(key), std::nullopt}));
   return r;
 }
 
@@ -64,11 +61,10 @@ Reply await(Request& r, std::string_view key, milliseconds failover, Clock::time
       return Reply::kRefused;
     }
     if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
-    std::vector<zmq::message_t> parts;
-    if (!zmq::recv_multipart(r.dealer.socket(), std::back_inserter(parts))) continue;
+    transport::Message msg;
+    if (!transport::try_recv(r.dealer.socket(), &msg)) continue;
     silent_at = Clock::now() + failover;
-    std::vector<std::string_view> views;
-    for (const auto& p : parts) views.emplace_back(static_cast<const char*>(p.data()), p.size());
+    const auto& views = msg.views;
     auto reply = chp::decode_snapshot_reply(views);
     if (!reply) {
       spoiled = true;

@@ -30,16 +30,6 @@ namespace {
 
 constexpr std::int64_t kMaxMessageBytes = (64 << 20) + (64 << 10);
 
-// Receives one whole message without blocking, appending its frames to
-// parts and their views to *views (cleared). False when none is waiting.
-bool recv_into(zmq::socket_t& socket, std::deque<zmq::message_t>& parts, std::vector<std::string_view>* views) {
-  std::size_t first = parts.size();
-  if (!zmq::recv_multipart(socket, std::back_inserter(parts), zmq::recv_flags::dontwait)) return false;
-  views->clear();
-  for (std::size_t i = first; i < parts.size(); ++i) views->push_back(parts[i].to_string_view());
-  return true;
-}
-
 }  // namespace
 
 DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address,
@@ -143,7 +133,7 @@ void DafkaStore::drain_subscriber() {
   std::vector<std::string_view> frames;
   std::size_t bytes = 0;
   for (std::size_t i = 0; i < config_.max_batch && bytes < config_.max_batch_bytes &&
-                          recv_into(sub_, turn.parts, &frames);
+                          transport::try_recv_append(sub_, &turn.parts, &frames);
        ++i) {
     for (auto f : frames) bytes += f.size();
     auto decoded = dafka::decode_borrowing(frames, config_.limits);

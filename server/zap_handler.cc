@@ -5,28 +5,17 @@
 #include <vector>
 
 #include "security/curve_cert.h"
+#include "transport/zmq_frames.h"
 
 namespace zstore::server {
 namespace {
 
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 
-// Receives one multipart message; false if it is not all there.
-bool recv_all(zmq::socket_t& socket, std::vector<zmq::message_t>* parts) {
-  parts->clear();
-  do {
-    parts->emplace_back();
-    if (!socket.recv(parts->back(), zmq::recv_flags::dontwait)) return false;
-  } while (parts->back().more());
-  return true;
-}
-
 void reply(zmq::socket_t& socket, const std::string& request_id, const char* code, const char* text,
            const std::string& user) {
-  const std::string frames[] = {"1.0", request_id, code, text, user, ""};
-  for (std::size_t i = 0; i < 6; ++i) {
-    socket.send(zmq::buffer(frames[i]), i < 5 ? zmq::send_flags::sndmore : zmq::send_flags::none);
-  }
+  const std::string_view frames[] = {"1.0", request_id, code, text, user, ""};
+  (void)transport::try_send(socket, protocol::FrameViews(frames));  // a REP answering its request: never blocks
 }
 
 }  // namespace
@@ -97,24 +86,25 @@ void ZapHandler::stop() {
 }
 
 void ZapHandler::answer(zmq::socket_t& socket) {
-  std::vector<zmq::message_t> f;
-  if (!recv_all(socket, &f)) return;
+  transport::Message msg;
+  if (!transport::try_recv(socket, &msg)) return;
+  const auto& f = msg.views;
   if (f.size() < 6) {  // not a ZAP request: answer so the REP socket stays usable
-    reply(socket, f.size() > 1 ? f[1].to_string() : "", "500", "malformed ZAP request", "");
+    reply(socket, f.size() > 1 ? std::string(f[1]) : "", "500", "malformed ZAP request", "");
     return;
   }
-  std::string domain = f[2].to_string(), address = f[3].to_string(), mechanism = f[5].to_string();
-  std::string key = f.size() > 6 ? f[6].to_string() : std::string();
+  std::string domain(f[2]), address(f[3]), mechanism(f[5]);
+  std::string key = f.size() > 6 ? std::string(f[6]) : std::string();
   std::string name = mechanism == "CURVE" && key.size() == 32 ? name_of(key) : std::string();
   if (!name.empty()) {
-    reply(socket, f[1].to_string(), "200", "OK", name);
+    reply(socket, std::string(f[1]), "200", "OK", name);
     spdlog::debug("CURVE: client '{}' from {} admitted on {}", name, address, domain);
     return;
   }
   metrics_.count_failure(domain);
   std::string who = key.size() == 32 ? security::encode_key(key) : mechanism + " (no CURVE key)";
   refusal_log_.log(spdlog::level::warn, "CURVE: refused unknown client key {} from {} on {}", who, address, domain);
-  reply(socket, f[1].to_string(), "400", "client key not allowed", "");
+  reply(socket, std::string(f[1]), "400", "client key not allowed", "");
 }
 
 }  // namespace zstore::server

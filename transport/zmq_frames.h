@@ -46,6 +46,19 @@ inline bool try_recv(zmq::socket_t& socket, Message* out) {
   return true;
 }
 
+// Receives one whole message without blocking, appending its parts to
+// *parts (which keeps earlier messages' parts: views into them stay valid
+// while a batch is built from several messages) and their views to *views
+// (cleared first). False when none is waiting.
+template <typename PartList>
+bool try_recv_append(zmq::socket_t& socket, PartList* parts, std::vector<std::string_view>* views) {
+  const std::size_t first = parts->size();
+  if (!zmq::recv_multipart(socket, std::back_inserter(*parts), zmq::recv_flags::dontwait)) return false;
+  views->clear();
+  for (std::size_t i = first; i < parts->size(); ++i) views->push_back((*parts)[i].to_string_view());
+  return true;
+}
+
 enum class SendOutcome { kSent, kWouldBlock, kUnroutable };
 
 namespace detail {
@@ -84,6 +97,18 @@ inline SendOutcome try_send(zmq::socket_t& socket, const protocol::Frames& frame
 }
 inline SendOutcome try_send(zmq::socket_t& socket, protocol::FrameViews frames, std::string_view identity = {}) {
   return detail::send_frames(socket, frames, identity);
+}
+
+// Sends frames, blocking while the socket cannot queue them: for an inproc
+// pipe whose reader applies back-pressure, or a request on a new DEALER.
+// FrameList: protocol::Frames, FrameViews, or an array of strings.
+template <typename FrameList>
+void send(zmq::socket_t& socket, const FrameList& frames) {
+  const std::size_t count = std::size(frames);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string_view f(frames[i]);
+    socket.send(zmq::buffer(f.data(), f.size()), i + 1 < count ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
 }
 
 // Sends parts without copying their data: each part sent is moved from (left
