@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "security/curve_cert.h"
+#include "server/chp_acl.h"
 #include "transport/zmq_frames.h"
 
 namespace zstore::server {
@@ -33,6 +34,11 @@ std::string ZapHandler::reload() {
   for (std::filesystem::directory_iterator it(allow_dir_, ec), end; !ec && it != end; it.increment(ec)) {
     const auto& path = it->path();
     if (path.extension() != ".key") continue;
+    if (path.stem() == kPeerName) {  // reserved: that name has every right (chp_acl.h)
+      spdlog::warn("CURVE allow list: skipping {}: the name '{}' is reserved for this server's own key; rename the file",
+                   path.string(), kPeerName);
+      continue;
+    }
     auto r = security::load_cert(path.string(), false);
     if (!r.cert) {
       spdlog::warn("CURVE allow list: skipping {}", r.error);
@@ -41,7 +47,7 @@ std::string ZapHandler::reload() {
     names[*security::decode_key(r.cert->public_key)] = path.stem().string();
   }
   if (ec) return "cannot read --curve-allow directory " + allow_dir_ + ": " + ec.message();
-  if (!own_key_.empty()) names[own_key_] = "zstored";
+  if (!own_key_.empty()) names[own_key_] = std::string(kPeerName);
   std::lock_guard lock(mutex_);
   names_ = std::move(names);
   spdlog::info("CURVE allow list: {} client key(s) from {}", names_.size() - (own_key_.empty() ? 0 : 1), allow_dir_);

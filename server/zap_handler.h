@@ -4,7 +4,8 @@
 // handshake on its own thread: 200 with the client's name as User-Id when
 // the client's public key is in the allow list, else 400. The allow list is
 // every `NAME.key` certificate in the --curve-allow directory (NAME names
-// the client), plus our own key as "zstored" (the members of a cluster share
+// the client; `zstored.key` is skipped: that name is reserved), plus our own
+// key as "zstored" (kPeerName, chp_acl.h: the members of a cluster share
 // one server certificate and connect to each other with it). reload()
 // re-reads the directory (SIGHUP); a removed key is refused at its next
 // handshake, established connections stay. Failures are counted per ZAP

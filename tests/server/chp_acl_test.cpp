@@ -245,3 +245,24 @@ BOOST_AUTO_TEST_CASE(acl_needs_curve_and_a_valid_file) {
   BOOST_TEST(bad.first == 1, bad.second);
   BOOST_TEST(bad.second.find("line 2") != std::string::npos, bad.second);
 }
+
+// "zstored" names the server's own key, which may do everything (the HA
+// peer): a client certificate saved as zstored.key in the allow dir must not
+// get that name, nor be admitted at all.
+BOOST_AUTO_TEST_CASE(a_client_key_named_zstored_is_not_admitted) {
+  CurveKeys keys{{"zstored", "carol"}, {"zstored", "carol"}};
+  std::string acl_file = (keys.dir.path() / "acl").string();
+  std::ofstream(acl_file) << "carol rw *\n";
+  auto args = keys.server_args();
+  args.insert(args.end(), {"--acl", acl_file});
+  HttpZstored z(args);
+  BOOST_REQUIRE_MESSAGE(z.server.start(), z.server.log());
+  zmq::context_t ctx;
+  ChpPeer carol(ctx, "tcp://127.0.0.1", z.server.chp_port(), keys.as("carol"));
+  BOOST_REQUIRE(carol.wait_connected());
+  carol.set("/secret", "s");
+  BOOST_REQUIRE(carol.wait_kvpub("/secret", 5s));
+  ChpPeer impostor(ctx, "tcp://127.0.0.1", z.server.chp_port(), keys.as("zstored"));
+  BOOST_TEST(!impostor.snapshot("", 1s).has_value());
+  BOOST_TEST(z.server.log().find("the name 'zstored' is reserved") != std::string::npos, z.server.log());
+}
