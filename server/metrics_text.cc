@@ -123,6 +123,20 @@ void ha_metric(PromWriter& w, const std::string& state) {
   }
 }
 
+// Seconds since each enabled reactor loop last turned (what /healthz
+// checks): for a loop that never turned or has stopped, since zstored
+// started, so an alert on the age fires for a dead loop too.
+void loop_ages(PromWriter& w, const ServerView& view, double uptime) {
+  w.family("zstore_loop_heartbeat_age_seconds", "gauge", "seconds since the reactor loop last turned, by loop");
+  auto age = [uptime](const std::atomic<std::int64_t>& heartbeat) {
+    std::int64_t beat = heartbeat.load(std::memory_order_relaxed);
+    return beat == 0 ? uptime : static_cast<double>(loop_clock_ms() - beat) / 1000.0;
+  };
+  if (view.chp) w.sample(age(view.chp->loop_heartbeat_ms), {{"loop", "chp"}});
+  if (view.dafka) w.sample(age(view.dafka->loop_heartbeat_ms), {{"loop", "dafka"}});
+  if (view.tower) w.sample(age(view.tower->loop_heartbeat_ms), {{"loop", "tower"}});
+}
+
 }  // namespace
 
 void PromWriter::family(std::string_view name, std::string_view type, std::string_view help) {
@@ -169,6 +183,7 @@ std::string render_metrics(const ServerView& view) {
     counter(w, "zstore_tower_loop_errors_total", "embedded tower events that failed, were logged and skipped",
             get(view.tower->loop_errors));
   }
+  loop_ages(w, view, uptime);
   ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
   if (view.disk) {
     gauge(w, "zstore_disk_free_bytes", "free bytes on the data dir's file system (last check)", view.disk->free_bytes());
