@@ -27,20 +27,6 @@ remove_new_dangling() {
   [ "$removed" = 0 ] || echo "   removed $removed untagged image(s) of this run"
 }
 
-# Ports: a block of `count` consecutive ports no socket on this host uses.
-free_ports() {
-  local count=$1 base p ok
-  for _ in $(seq 1 200); do
-    base=$((20000 + RANDOM % 40000)) ok=1
-    for ((p = base; p < base + count; p++)); do
-      # (Not `ss | grep -q`: under pipefail, grep leaving early can fail ss.)
-      if [ -n "$(ss -Htan "( sport = :$p )")" ]; then ok=0; break; fi
-    done
-    [ "$ok" = 1 ] && { echo "$base"; return 0; }
-  done
-  return 1
-}
-
 # debian:bookworm and debian:bookworm-slim from Debian's archive.
 make_base_images() {
   local rootfs=$work/rootfs mirror

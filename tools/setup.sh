@@ -1,5 +1,6 @@
 # Shared set-up for tools/run and tools/test: installs the Debian packages
-# zstore needs (only those missing) and configures + builds into $BUILD_DIR.
+# zstore needs (only those missing) and configures + builds into $BUILD_DIR;
+# and a free port block for the tools that start servers.
 # Sourced, not executed.
 
 ZSTORE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,4 +47,26 @@ zstore_build() {
   done
   cmake -S "$ZSTORE_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "${args[@]}" >/dev/null
   cmake --build "$BUILD_DIR" -j "${JOBS:-2}" "${target[@]}"
+}
+
+# Prints the first of $1 consecutive loopback ports below the kernel's
+# ephemeral range (ip_local_port_range: no bind(0) and no outgoing
+# connection takes a port there) with no socket on any of them now (ss,
+# every state); only a process binding fixed ports can race us. For tools
+# that must name ports before binding them (container port mappings, a
+# zstored started with --chp-port P and P+k); the tests ask the kernel.
+zstore_free_port_block() {
+  local n=$1 low p i busy
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+  [ "$low" -gt $((10000 + n)) ] || { echo "ephemeral range starts at $low: no room below it" >&2; return 1; }
+  for _ in $(seq 100); do
+    p=$((10000 + RANDOM % (low - 10000 - n))) busy=0
+    for ((i = 0; i < n; i++)); do
+      # (Not `ss | grep -q`: under pipefail, grep leaving early can fail ss.)
+      if [ -n "$(ss -Htan "( sport = :$((p + i)) )")" ]; then busy=1; break; fi
+    done
+    [ $busy = 0 ] && { echo "$p"; return 0; }
+  done
+  echo "no free port range" >&2
+  return 1
 }
