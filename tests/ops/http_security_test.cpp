@@ -143,3 +143,21 @@ BOOST_AUTO_TEST_CASE(zstored_refuses_to_start_on_all_interfaces_without_curve) {
   BOOST_TEST(contains(p.log(), "without CURVE"), p.log());
   BOOST_TEST(!fs::exists(dir.path() / "CURRENT"));  // never opened the database
 }
+
+BOOST_AUTO_TEST_CASE(zstored_refuses_an_open_http_port_without_a_token_and_an_open_ha_bind_without_curve) {
+  TempDir dir;
+  std::string http_port = std::to_string(zstore::testing::free_port());
+  Process http(bin_path("zstored"),
+               {"--data-dir", dir.str(), "--bind", "0.0.0.0", "--chp-port", "0", "--dafka-port", "0",
+                "--tower-port", "0", "--http-port", http_port},
+               dir.path() / "http.log");
+  BOOST_TEST(http.wait(20s) == 2);
+  BOOST_TEST(contains(http.log(), "--http-token-file"), http.log());
+  Process ha(bin_path("zstored"),
+             {"--data-dir", dir.str(), "--ha", "primary", "--ha-bind", "tcp://0.0.0.0:5003", "--ha-peer",
+              "tcp://10.0.0.2:5004", "--ha-peer-chp", "tcp://10.0.0.2:5556"},
+             dir.path() / "ha.log");
+  BOOST_TEST(ha.wait(20s) == 2);
+  BOOST_TEST(contains(ha.log(), "--ha-bind"), ha.log());
+  BOOST_TEST(!fs::exists(dir.path() / "CURRENT"));
+}

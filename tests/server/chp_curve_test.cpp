@@ -103,6 +103,9 @@ BOOST_FIXTURE_TEST_CASE(unknown_key_gets_nothing_and_is_logged, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(sighup_rereads_the_allow_list, Fixture) {
+  auto alice_before = peer(keys.as("alice"));  // allowed, and served, until the reload
+  BOOST_REQUIRE(alice_before->wait_connected());
+  BOOST_REQUIRE(alice_before->snapshot("", 5s).has_value());
   auto before = peer(keys.as("bob"));
   BOOST_TEST(!before->snapshot("", 1s).has_value());  // bob is not allowed yet
   keys.forbid("alice");
@@ -111,7 +114,7 @@ BOOST_FIXTURE_TEST_CASE(sighup_rereads_the_allow_list, Fixture) {
   BOOST_REQUIRE(wait_until([&] { return count(server.log(), "CURVE allow list: 1 client key(s)") == 2; }));
   auto bob = peer(keys.as("bob"));
   BOOST_REQUIRE(bob->wait_connected());
-  auto alice = peer(keys.as("alice"));  // a new connection with a removed key
+  auto alice = peer(keys.as("alice"));  // a new connection with the removed key
   expect_nothing(*alice, *bob, "removed");
 }
 
@@ -135,6 +138,22 @@ BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
   BOOST_REQUIRE(client.wait_published(client.set("/ha", "before"), 10s));
   // The backup hears the primary (HA link) and follows it (snapshot + KVPUBs).
   BOOST_REQUIRE(wait_until([&] { return backup.ha_follower_synced(); }));
+  {
+    // A stranger on the primary's HA port hears none of the state messages
+    // (one every 200 ms) and is logged; the pair's own key is admitted.
+    zmq::context_t ictx;
+    zmq::socket_t sub(ictx, zmq::socket_type::sub);
+    sub.set(zmq::sockopt::linger, 0);
+    keys.as("mallory").as_client(sub);
+    sub.set(zmq::sockopt::subscribe, "");
+    sub.set(zmq::sockopt::rcvtimeo, 1500);
+    sub.connect(ep(ha));
+    zmq::message_t state;
+    BOOST_TEST(!sub.recv(state).has_value());
+    const std::string refused = "refused unknown client key " + keys.clients.at("mallory").public_key;
+    BOOST_TEST(wait_until([&] { return primary.log().find(refused + " from 127.0.0.1 on ha") != std::string::npos; }),
+               primary.log());
+  }
   primary.kill(SIGKILL);
   BOOST_REQUIRE(primary.wait_exit() >= 0);
   BOOST_REQUIRE(client.wait_published(client.set("/ha", "after"), 20s));  // served by the backup now

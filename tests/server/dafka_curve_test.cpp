@@ -219,7 +219,7 @@ BOOST_FIXTURE_TEST_CASE(a_second_store_sharing_the_certificate_stores_too, Fixtu
 
 BOOST_FIXTURE_TEST_CASE(cli_consumes_with_keys_and_fails_clearly_without_the_right_ones, Fixture) {
   dafka::Producer producer(this->producer(keys.as("alice")));
-  producer.publish("cli", "hello");
+  producer.publish("cli", "payload-7f3a");  // a word no error message has
   BOOST_REQUIRE(producer.flush(15s));
   zstore::testing::TempDir logs;
   int n = 0;
@@ -234,19 +234,21 @@ BOOST_FIXTURE_TEST_CASE(cli_consumes_with_keys_and_fails_clearly_without_the_rig
   auto [ok, ok_log, ok_time] = consume({"--timeout-ms", "15000", "--curve-cert", keys.file("bob.key_secret"),
                                         "--server-key", keys.file("server.key")});
   BOOST_TEST(ok == 0, ok_log);
-  BOOST_TEST(ok_log.find("hello") != std::string::npos, ok_log);
+  BOOST_TEST(ok_log.find("payload-7f3a") != std::string::npos, ok_log);
 
   auto [wrong, wrong_log, wrong_time] = consume({"--timeout-ms", "15000", "--curve-cert", keys.file("bob.key_secret"),
                                                  "--server-key", keys.file("mallory.key")});
   BOOST_TEST(wrong == 1, wrong_log);
   BOOST_TEST(wrong_log.find("server key mismatch") != std::string::npos, wrong_log);
   BOOST_TEST(wrong_time < 15s);  // the error, not the time-out
+  BOOST_TEST(wrong_log.find("payload-7f3a") == std::string::npos, wrong_log);
 
   // No --timeout-ms: without the handshake check this would run until killed.
   auto [unknown, unknown_log, unknown_time] =
       consume({"--curve-cert", keys.file("mallory.key_secret"), "--server-key", keys.file("server.key")});
   BOOST_TEST(unknown == 1, unknown_log);
   BOOST_TEST(unknown_log.find("refused our key") != std::string::npos, unknown_log);
+  BOOST_TEST(unknown_log.find("payload-7f3a") == std::string::npos, unknown_log);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_producer_serves_only_zstored_and_announced_peers, Fixture) {
