@@ -280,3 +280,33 @@ BOOST_AUTO_TEST_CASE(stalled_snapshot_reader_does_not_block_other_clients) {
     BOOST_CHECK_GE(snap->entries.size(), static_cast<std::size_t>(kKeys));
   }
 }
+
+// --snapshot-stall-ms: a snapshot whose client reads nothing is dropped
+// (its cursor and RocksDB snapshot released) once it has made no progress
+// for that long; the server logs it and serves others as before. 14,000
+// KVSYNCs cannot all sit in the ROUTER's queue (10,000 messages) and the
+// sockets' buffers, so the session really blocks.
+BOOST_AUTO_TEST_CASE(a_snapshot_reader_stalled_past_the_stall_time_is_dropped) {
+  Server s({"--snapshot-stall-ms", "500"});
+  auto writer = s.peer();
+  constexpr int kKeys = 14000;
+  std::string value(2 * 1024, 'v');
+  for (int i = 0; i < kKeys; ++i) writer->set("big/" + std::to_string(i), value);
+  BOOST_REQUIRE(writer->wait_kvpub("big/" + std::to_string(kKeys - 1), 30s));
+
+  zmq::socket_t stalled(s.ctx, zmq::socket_type::dealer);
+  stalled.set(zmq::sockopt::rcvhwm, 1);
+  stalled.set(zmq::sockopt::rcvbuf, 4096);
+  stalled.set(zmq::sockopt::linger, 0);
+  stalled.connect(s.zstored.chp_endpoint());
+  auto req = chp::encode_icanhaz({"", std::nullopt});
+  stalled.send(zmq::buffer(req[0]), zmq::send_flags::sndmore);
+  stalled.send(zmq::buffer(req[1]), zmq::send_flags::none);
+
+  BOOST_TEST(zstore::testing::wait_until([&] {
+    return s.zstored.log().find("dropped 1 snapshot(s) whose client read nothing for 500 ms") != std::string::npos;
+  }, 20s), s.zstored.log());
+  auto snap = s.peer()->snapshot("big/1", 20s);
+  BOOST_REQUIRE(snap);
+  BOOST_TEST(snap->entries.count("big/1") == 1u);
+}
