@@ -16,7 +16,8 @@ constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 void reply(zmq::socket_t& socket, const std::string& request_id, const char* code, const char* text,
            const std::string& user) {
   const std::string_view frames[] = {"1.0", request_id, code, text, user, ""};
-  (void)transport::try_send(socket, protocol::FrameViews(frames));  // a REP answering its request: never blocks
+  // Blocking: a REP that failed to send its reply could not receive again.
+  transport::send(socket, protocol::FrameViews(frames));
 }
 
 }  // namespace
