@@ -252,6 +252,24 @@ BOOST_AUTO_TEST_CASE(sigterm_shuts_down_cleanly_with_exit_zero) {
   BOOST_CHECK(s.zstored.log().find("stopped cleanly") != std::string::npos);
 }
 
+namespace {
+
+// A DEALER that asks s for its whole map and is then never read (receive
+// queue rcvhwm messages; rcvbuf bytes of TCP buffer when given).
+zmq::socket_t ask_and_never_read(Server& s, int rcvhwm, int rcvbuf = 0) {
+  zmq::socket_t dealer(s.ctx, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::rcvhwm, rcvhwm);
+  if (rcvbuf > 0) dealer.set(zmq::sockopt::rcvbuf, rcvbuf);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(s.zstored.chp_endpoint());
+  auto req = chp::encode_icanhaz({"", std::nullopt});
+  dealer.send(zmq::buffer(req[0]), zmq::send_flags::sndmore);
+  dealer.send(zmq::buffer(req[1]), zmq::send_flags::none);
+  return dealer;
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(stalled_snapshot_reader_does_not_block_other_clients) {
   Server s;
   auto writer = s.peer();
@@ -261,13 +279,7 @@ BOOST_AUTO_TEST_CASE(stalled_snapshot_reader_does_not_block_other_clients) {
   BOOST_REQUIRE(writer->wait_kvpub("bulk/" + std::to_string(kKeys - 1), 20s));
 
   // A client asks for the whole map and never reads its socket.
-  zmq::socket_t stalled(s.ctx, zmq::socket_type::dealer);
-  stalled.set(zmq::sockopt::rcvhwm, 10);
-  stalled.set(zmq::sockopt::linger, 0);
-  stalled.connect(s.zstored.chp_endpoint());
-  auto req = chp::encode_icanhaz({"", std::nullopt});
-  stalled.send(zmq::buffer(req[0]), zmq::send_flags::sndmore);
-  stalled.send(zmq::buffer(req[1]), zmq::send_flags::none);
+  zmq::socket_t stalled = ask_and_never_read(s, 10);
 
   // Everyone else is still served: updates flow and snapshots complete.
   for (int round = 0; round < 3; ++round) {
@@ -294,14 +306,7 @@ BOOST_AUTO_TEST_CASE(a_snapshot_reader_stalled_past_the_stall_time_is_dropped) {
   for (int i = 0; i < kKeys; ++i) writer->set("big/" + std::to_string(i), value);
   BOOST_REQUIRE(writer->wait_kvpub("big/" + std::to_string(kKeys - 1), 30s));
 
-  zmq::socket_t stalled(s.ctx, zmq::socket_type::dealer);
-  stalled.set(zmq::sockopt::rcvhwm, 1);
-  stalled.set(zmq::sockopt::rcvbuf, 4096);
-  stalled.set(zmq::sockopt::linger, 0);
-  stalled.connect(s.zstored.chp_endpoint());
-  auto req = chp::encode_icanhaz({"", std::nullopt});
-  stalled.send(zmq::buffer(req[0]), zmq::send_flags::sndmore);
-  stalled.send(zmq::buffer(req[1]), zmq::send_flags::none);
+  zmq::socket_t stalled = ask_and_never_read(s, 1, 4096);
 
   BOOST_TEST(zstore::testing::wait_until([&] {
     return s.zstored.log().find("dropped 1 snapshot(s) whose client read nothing for 500 ms") != std::string::npos;
