@@ -143,9 +143,9 @@ bool DafkaNode::admitted(const std::string& raw_key) const {
 }
 
 namespace {
-void zap_reply(zmq::socket_t& zap, const std::string& route, const std::string& id, bool ok) {
-  const std::string reply[] = {route, "", "1.0", id, ok ? "200" : "400", ok ? "OK" : "not a known peer", "", ""};
-  (void)transport::try_send(zap, protocol::Frames(std::begin(reply), std::end(reply)));
+void zap_reply(zmq::socket_t& zap, std::string_view route, std::string_view id, bool ok) {
+  const std::string_view reply[] = {route, "", "1.0", id, ok ? "200" : "400", ok ? "OK" : "not a known peer", "", ""};
+  (void)transport::try_send(zap, protocol::FrameViews(reply));
 }
 }  // namespace
 
@@ -157,7 +157,7 @@ void DafkaNode::read_zap() {
     if (f.size() < 4) continue;
     bool curve = f.size() >= 9 && f[7].to_string_view() == "CURVE" && f[8].size() == 32;
     if (!curve) {
-      zap_reply(zap_, f[0].to_string(), f[3].to_string(), false);
+      zap_reply(zap_, f[0].to_string_view(), f[3].to_string_view(), false);
       continue;
     }
     zap_waiting_.push_back({f[0].to_string(), f[3].to_string(), f[8].to_string(), Clock::now() + peer_timeout_});

@@ -1,14 +1,12 @@
 #include "client/key_lookup.h"
 
 #include <algorithm>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <vector>
 
 #include <zmq.hpp>
-#include <zmq_addon.hpp>
 
 #include "client/server_endpoints.h"
 #include "protocol/chp_codec.h"

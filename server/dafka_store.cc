@@ -1,11 +1,9 @@
 #include "server/dafka_store.h"
 
 #include <spdlog/spdlog.h>
-#include <zmq_addon.hpp>
 
 #include <algorithm>
 #include <deque>
-#include <iterator>
 #include <limits>
 #include <stdexcept>
 

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <system_error>
-#include <vector>
 
 #include "security/curve_cert.h"
 #include "server/chp_acl.h"
@@ -13,8 +12,8 @@ namespace {
 
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 
-void reply(zmq::socket_t& socket, const std::string& request_id, const char* code, const char* text,
-           const std::string& user) {
+void reply(zmq::socket_t& socket, std::string_view request_id, std::string_view code, std::string_view text,
+           std::string_view user) {
   const std::string_view frames[] = {"1.0", request_id, code, text, user, ""};
   // Blocking: a REP that failed to send its reply could not receive again.
   transport::send(socket, protocol::FrameViews(frames));
@@ -97,21 +96,21 @@ void ZapHandler::answer(zmq::socket_t& socket) {
   if (!transport::try_recv(socket, &msg)) return;
   const auto& f = msg.views;
   if (f.size() < 6) {  // not a ZAP request: answer so the REP socket stays usable
-    reply(socket, f.size() > 1 ? std::string(f[1]) : "", "500", "malformed ZAP request", "");
+    reply(socket, f.size() > 1 ? f[1] : "", "500", "malformed ZAP request", "");
     return;
   }
   std::string domain(f[2]), address(f[3]), mechanism(f[5]);
   std::string key = f.size() > 6 ? std::string(f[6]) : std::string();
   std::string name = mechanism == "CURVE" && key.size() == 32 ? name_of(key) : std::string();
   if (!name.empty()) {
-    reply(socket, std::string(f[1]), "200", "OK", name);
+    reply(socket, f[1], "200", "OK", name);
     spdlog::debug("CURVE: client '{}' from {} admitted on {}", name, address, domain);
     return;
   }
   metrics_.count_failure(domain);
   std::string who = key.size() == 32 ? security::encode_key(key) : mechanism + " (no CURVE key)";
   refusal_log_.log(spdlog::level::warn, "CURVE: refused unknown client key {} from {} on {}", who, address, domain);
-  reply(socket, std::string(f[1]), "400", "client key not allowed", "");
+  reply(socket, f[1], "400", "client key not allowed", "");
 }
 
 }  // namespace zstore::server
