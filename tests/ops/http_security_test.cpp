@@ -153,9 +153,13 @@ BOOST_AUTO_TEST_CASE(zstored_refuses_an_open_http_port_without_a_token_and_an_op
                dir.path() / "http.log");
   BOOST_TEST(http.wait(20s) == 2);
   BOOST_TEST(contains(http.log(), "--http-token-file"), http.log());
+  // Free ports, so that a zstored that wrongly started would bind none in use.
+  std::string ha_port = std::to_string(zstore::testing::free_port());
+  std::string chp_port = std::to_string(zstore::testing::free_port_range(3));
   Process ha(bin_path("zstored"),
-             {"--data-dir", dir.str(), "--ha", "primary", "--ha-bind", "tcp://0.0.0.0:5003", "--ha-peer",
-              "tcp://10.0.0.2:5004", "--ha-peer-chp", "tcp://10.0.0.2:5556"},
+             {"--data-dir", dir.str(), "--chp-port", chp_port, "--dafka-port", "0", "--tower-port", "0", "--ha",
+              "primary", "--ha-bind", "tcp://0.0.0.0:" + ha_port, "--ha-peer", "tcp://10.0.0.2:5004",
+              "--ha-peer-chp", "tcp://10.0.0.2:5556"},
              dir.path() / "ha.log");
   BOOST_TEST(ha.wait(20s) == 2);
   BOOST_TEST(contains(ha.log(), "--ha-bind"), ha.log());
