@@ -21,7 +21,7 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libzmq5 librocksdb7.8 libboost-program-options1.74.0 libuuid1 libspdlog1.10 libfmt9 \
-      libcpp-httplib0.11 \
+      libcpp-httplib0.11 libsodium23 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /var/lib/zstore --shell /usr/sbin/nologin zstore \
  && mkdir -p /var/lib/zstore /etc/zstore /backups \

@@ -73,6 +73,11 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
   w.sample(get(m.acl_denied_subscriptions), {{"kind", "subscription"}});
   w.sample(get(m.acl_denied_peer_requests), {{"kind", "peer_request"}});
   if (store) gauge(w, "zstore_chp_keys", "keys in the CHP map", store->live_keys());  // maintained: no scan
+  if (store) {
+    gauge(w, "zstore_chp_key_index_bytes",
+          "memory of the CHP key index (keys written since start; spares writes the read of the previous entry)",
+          store->key_index_bytes());
+  }
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
 }
 

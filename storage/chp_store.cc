@@ -46,13 +46,27 @@ void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandl
   }
 }
 
+// The keys of a batch as RocksDB slices and their key-index fingerprints.
+template <typename Item>
+void name_keys(std::span<const Item> items, const ChpKeyIndex& index, std::vector<rocksdb::Slice>* names,
+               std::vector<std::uint64_t>* fps) {
+  names->reserve(items.size());
+  fps->reserve(items.size());
+  for (const Item& item : items) {
+    names->push_back(slice(item.key));
+    fps->push_back(index.fingerprint(item.key));
+  }
+}
+
 }  // namespace
 
-Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_t history_entries) {
-  std::unique_ptr<ChpStore> store(new ChpStore(db));
+Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_t history_entries,
+                      std::size_t key_index_bytes) {
+  std::unique_ptr<ChpStore> store(new ChpStore(db, key_index_bytes));
   store->history_max_ = history_entries;
   Status s = store->load_meta();
   if (s.ok()) s = store->count_keys_once();
+  if (s.ok()) s = store->start_key_index();
   if (!s.ok()) return s;
   *out = std::move(store);
   return Status::Ok();
@@ -120,10 +134,30 @@ Status ChpStore::count_keys_once() {
   return Status::Ok();
 }
 
+// An empty map: the key index starts complete (it will see every key).
+Status ChpStore::start_key_index() {
+  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(Column::kChpMap)));
+  it->SeekToFirst();
+  if (!it->status().ok()) return Status::Error("reading the CHP map: " + it->status().ToString());
+  key_index_.clear(!it->Valid());
+  return Status::Ok();
+}
+
 void ChpStore::put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys) {
   std::string bytes;
   protocol::put_be<std::uint64_t>(bytes, keys);
   batch.Put(db_->handle(Column::kMeta), slice(kMetaChpKeys), bytes);
+}
+
+// After a write succeeded: the key index learns the key's new state (in
+// write order, so the last write of a key wins).
+void ChpStore::remember(std::uint64_t fp, bool exists, std::uint64_t expires_at_ms) {
+  if (exists) {
+    key_index_.put(fp, expires_at_ms);
+  } else {
+    key_index_.erase(fp);
+  }
+  key_index_bytes_.store(key_index_.bytes(), std::memory_order_relaxed);
 }
 
 void ChpStore::put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs,
@@ -150,9 +184,9 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   std::uint64_t keys = live_keys();
   std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
   std::vector<rocksdb::Slice> names;
-  names.reserve(writes.size());
-  for (const auto& w : writes) names.push_back(slice(w.key));
-  BatchPriors priors(db_, names);
+  std::vector<std::uint64_t> fps;
+  name_keys(std::span<const ChpWrite>(writes), key_index_, &names, &fps);
+  BatchPriors priors(db_, key_index_, names, fps);
   for (std::size_t i = 0; i < writes.size(); ++i) {
     auto& w = writes[i];
     if (w.sequence == 0) {
@@ -163,13 +197,13 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
       seq = w.sequence;
     }
     BatchPriors::Prior old;
-    if (Status s = priors.before(i, w.key, &old); !s.ok()) return s;
+    if (Status s = priors.before(i, fps[i], &old); !s.ok()) return s;
     if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, w.key));
     ChpEntryPieces pieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
     if (history_max_ > 0) put_history(batch, db_, w.sequence, w.written_ms, w.key, pieces);
     bool exists = !w.value.empty();
     keys = keys + (exists ? 1 : 0) - (old.exists ? 1 : 0);
-    priors.written(w.key, {exists, exists ? w.expires_at_ms : 0});
+    priors.written(fps[i], {exists, exists ? w.expires_at_ms : 0});
     if (exists && w.expires_at_ms != 0) {
       batch.Put(expiry, encode_expiry_key(w.expires_at_ms, w.key), rocksdb::Slice());
       lowest = std::min(lowest, w.expires_at_ms);
@@ -193,6 +227,8 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   epochs_.back().last = seq;
   history_count_ = count;
   live_keys_ = keys;
+  prior_reads_ += priors.reads();
+  for (std::size_t i = 0; i < writes.size(); ++i) remember(fps[i], !writes[i].value.empty(), writes[i].expires_at_ms);
   ascending_since_clear_ = false;
   if (history_count_ > history_max_ + history_slack()) (void)trim_history();  // retried at the next apply
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
@@ -284,6 +320,8 @@ Status ChpStore::clear() {
   history_from_ = UINT64_MAX;  // nothing to hand out until adopt()
   history_count_ = 0;
   live_keys_ = 0;
+  key_index_.clear(true);  // the map is empty: the index knows every key again
+  key_index_bytes_ = 0;
   ascending_since_clear_ = true;
   loaded_any_ = false;
   last_loaded_.clear();
@@ -295,18 +333,18 @@ Status ChpStore::load(std::span<const ChpRecord> records) {
   std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t keys = live_keys();
   std::vector<rocksdb::Slice> names;
-  names.reserve(records.size());
-  for (const auto& r : records) names.push_back(slice(r.key));
+  std::vector<std::uint64_t> fps;
+  name_keys(records, key_index_, &names, &fps);
   bool all_new = all_new_after_clear(records);  // a snapshot after clear(): no lookups
-  BatchPriors priors = all_new ? BatchPriors(records.size()) : BatchPriors(db_, names);
+  BatchPriors priors(db_, key_index_, names, fps, all_new);
   auto* expiry = db_->handle(Column::kChpExpiry);
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     BatchPriors::Prior old;
-    if (Status s = priors.before(i, r.key, &old); !s.ok()) return s;
+    if (Status s = priors.before(i, fps[i], &old); !s.ok()) return s;
     if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, r.key));
     if (!old.exists) ++keys;
-    priors.written(r.key, {true, r.entry.expires_at_ms});
+    priors.written(fps[i], {true, r.entry.expires_at_ms});
     put_entry(batch, db_->handle(Column::kChpMap), r.key,
               ChpEntryPieces(r.entry.sequence, r.entry.expires_at_ms, r.entry.uuid, r.entry.properties, r.entry.value));
     if (r.entry.expires_at_ms != 0) {
@@ -318,6 +356,8 @@ Status ChpStore::load(std::span<const ChpRecord> records) {
   Status s = db_->write(batch);
   if (!s.ok()) return s;
   live_keys_ = keys;
+  prior_reads_ += priors.reads();
+  for (std::size_t i = 0; i < records.size(); ++i) remember(fps[i], true, records[i].entry.expires_at_ms);
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
   ascending_since_clear_ = all_new;
   if (all_new && !records.empty()) {

@@ -16,6 +16,7 @@
 
 #include "storage/chp_entry.h"
 #include "storage/chp_epochs.h"
+#include "storage/chp_key_index.h"
 #include "storage/database.h"
 #include "storage/status.h"
 
@@ -88,9 +89,11 @@ class ChpSnapshotCursor {
 class ChpStore {
  public:
   // Loads the last sequence, epochs and history bounds from db. db must
-  // outlive the store. history_entries: how many updates chp_history keeps.
+  // outlive the store. history_entries: how many updates chp_history keeps;
+  // key_index_bytes: the memory of the key index (key_index_bytes()).
   static Status Open(Database* db, std::unique_ptr<ChpStore>* out,
-                     std::uint64_t history_entries = kDefaultHistoryEntries);
+                     std::uint64_t history_entries = kDefaultHistoryEntries,
+                     std::size_t key_index_bytes = ChpKeyIndex::kDefaultMaxBytes);
 
   std::uint64_t last_sequence() const { return last_sequence_; }
 
@@ -99,6 +102,14 @@ class ChpStore {
   // crash (a database written before it existed is counted once at Open).
   // Any thread may read it.
   std::uint64_t live_keys() const { return live_keys_.load(std::memory_order_relaxed); }
+
+  // The memory of the key index, which spares a write of a key written
+  // since the store opened the read of its previous entry (at most
+  // ChpKeyIndex::kDefaultMaxBytes). Any thread may read it.
+  std::size_t key_index_bytes() const { return key_index_bytes_.load(std::memory_order_relaxed); }
+  // How many keys apply() and load() have read from RocksDB because the
+  // key index did not know them (the owner thread only).
+  std::uint64_t prior_reads() const { return prior_reads_; }
 
   // Applies writes in order as one atomic batch, each also recorded in the
   // history. Writes with sequence 0 get last_sequence()+1, +2, ...; explicit
@@ -168,7 +179,7 @@ class ChpStore {
   bool synced() const { return synced_; }
 
  private:
-  explicit ChpStore(Database* db) : db_(db) {}
+  ChpStore(Database* db, std::size_t key_index_bytes) : db_(db), key_index_(key_index_bytes) {}
   Status load_meta();
   void put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs, std::uint64_t history_from,
                 std::uint64_t history_count);
@@ -176,8 +187,10 @@ class ChpStore {
   std::uint64_t history_slack() const;
   Status drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_ms);
   Status count_keys_once();
+  Status start_key_index();
   bool all_new_after_clear(std::span<const ChpRecord> records) const;
   void put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys);
+  void remember(std::uint64_t fp, bool exists, std::uint64_t expires_at_ms);
 
   Database* db_;
   std::uint64_t last_sequence_ = 0;
@@ -188,6 +201,9 @@ class ChpStore {
   std::uint64_t history_max_ = kDefaultHistoryEntries;
   std::uint64_t sweep_floor_ms_ = 0;  // no live index entry below it
   std::atomic<std::uint64_t> live_keys_{0};
+  ChpKeyIndex key_index_;
+  std::atomic<std::size_t> key_index_bytes_{0};
+  std::uint64_t prior_reads_ = 0;
   // Since clear(), only load()s in ascending key order: the map holds no key
   // above last_loaded_ (none at all while !loaded_any_).
   bool ascending_since_clear_ = false;

@@ -10,7 +10,7 @@ BUILD_DIR=${BUILD_DIR:-$ZSTORE_ROOT/build}
 ZSTORE_PACKAGES=(
   g++ cmake make pkg-config ccache
   libzmq3-dev cppzmq-dev librocksdb-dev
-  libboost-program-options-dev libboost-test-dev uuid-dev
+  libboost-program-options-dev libboost-test-dev uuid-dev libsodium-dev
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
 )
 # What only the test suite (tools/test) needs besides: pyzmq (for

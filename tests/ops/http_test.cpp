@@ -43,6 +43,7 @@ BOOST_AUTO_TEST_CASE(healthz_and_metrics_follow_chp_writes) {
   BOOST_TEST(metric(m, "zstore_chp_last_sequence") == double(last->sequence));
   BOOST_TEST(metric(m, "zstore_chp_last_sequence") == double(snap->sequence));
   BOOST_TEST(metric(m, "zstore_chp_keys") == double(snap->entries.size()));
+  BOOST_TEST(metric(m, "zstore_chp_key_index_bytes") > 0.0);  // the keys just written are in it
   BOOST_TEST(metric(m, "zstore_chp_snapshots_served_total") >= 1.0);
   BOOST_TEST(metric(m, "zstore_ha_state{state=\"standalone\"}") == 1.0);
   BOOST_TEST(metric(m, "zstore_ha_state{state=\"active\"}") == 0.0);
