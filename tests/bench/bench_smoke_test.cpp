@@ -178,6 +178,23 @@ BOOST_AUTO_TEST_CASE(restart_mode) {
   BOOST_TEST(bench({"restart", "--server", "127.0.0.1:5556"}).code == 2);
 }
 
+// The storage alone: 20,000 writes over 5,000 keys; a fresh store's key
+// index knows every key, so no write reads its previous entry; the relay
+// bound is a ratio.
+BOOST_AUTO_TEST_CASE(store_mode) {
+  Run run = bench(with({"store", "--keys", "20000", "--key-space", "5000", "--batch", "100", "--vs-relay"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["writes"].get<double>() == 20000.0);
+  BOOST_TEST(run.last["per_s"].get<double>() > 1000.0);
+  BOOST_TEST(run.last["store_thread_us_per_write"].get<double>() > 0.0);
+  BOOST_TEST(run.last["store_cpu_us_per_write"].get<double>() >= run.last["store_thread_us_per_write"].get<double>());
+  BOOST_TEST(run.last["prior_reads"].get<double>() == 0.0);
+  double bound = run.last["ratio_bound"].get<double>();
+  BOOST_TEST((bound > 0.0 && bound < 1.0));
+  BOOST_TEST(bench({"store", "--batch", "0"}).code == 2);
+}
+
 // Both storms with 5 clients of 3000 keys and a writer at 100 updates/s
 // (the history a client misses stays well under the map even when a loaded
 // machine takes seconds to fail over; at 1000/s a 4 s fail-over under ASan

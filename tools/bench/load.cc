@@ -37,6 +37,8 @@ std::uint64_t scatter(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+}  // namespace
+
 std::string make_key(const LoadSpec& spec, int writer, std::uint64_t n) {
   std::uint64_t index = n * static_cast<std::uint64_t>(spec.writers) + static_cast<std::uint64_t>(writer);
   if (spec.random_keys) index = scatter(index);
@@ -46,8 +48,6 @@ std::string make_key(const LoadSpec& spec, int writer, std::uint64_t n) {
                 static_cast<unsigned long long>(index % 10000000000000ull));
   return key;
 }
-
-}  // namespace
 
 protocol::Frames make_message(const LoadSpec& spec, int writer, std::uint64_t n, const std::string& partition) {
   if (spec.shape == Shape::kChp) {

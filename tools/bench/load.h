@@ -59,6 +59,9 @@ struct LoadSpec {
   std::uint16_t run = 0;        // set by run_load()
 };
 
+// The CHP key of message n of a writer (see LoadSpec::random_keys).
+std::string make_key(const LoadSpec& spec, int writer, std::uint64_t n);
+
 struct LoadResult {
   std::uint64_t sent = 0;           // messages sent, all phases
   std::uint64_t completed = 0;      // seen by the receiver, all phases

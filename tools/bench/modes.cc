@@ -9,6 +9,7 @@
 #include "protocol/endpoint.h"
 #include "tools/bench/bench_curve.h"
 #include "tools/bench/load.h"
+#include "tools/bench/modes_common.h"
 #include "tools/bench/probes.h"
 #include "tools/bench/read_limits.h"
 #include "tools/bench/relay.h"
@@ -17,12 +18,11 @@
 #include "tools/bench/scrape.h"
 #include "tools/bench/server_process.h"
 #include "tools/bench/storm.h"
+#include "tools/bench/store_mode.h"
 #include "tools/bench/system.h"
 #include "tools/bench/transports.h"
 
 namespace zstore::bench {
-
-namespace {
 
 LoadSpec spec_of(const Options& o, Shape shape) {
   LoadSpec spec;
@@ -38,17 +38,6 @@ LoadSpec spec_of(const Options& o, Shape shape) {
   return spec;
 }
 
-void report_latency(Report& report, const std::string& prefix, const Latencies& latencies) {
-  report.set(prefix + "p50_ms", latencies.quantile_ms(0.50), "ms");
-  report.set(prefix + "p99_ms", latencies.quantile_ms(0.99), "ms");
-  report.set(prefix + "p999_ms", latencies.quantile_ms(0.999), "ms");
-}
-
-void report_run(Report& report, const std::string& prefix, const LoadResult& result) {
-  report.set(prefix + "per_s", result.rate(), "msg/s");
-  report_latency(report, prefix, result.latencies.window(result.window_start_ns, result.window_end_ns));
-}
-
 LoadResult relay_run(const Options& o, const LoadSpec& spec) {
   // The load's context is declared after the relay so that it ends first,
   // and run_load() lets every message arrive before it returns: libzmq 4.3
@@ -60,6 +49,21 @@ LoadResult relay_run(const Options& o, const LoadSpec& spec) {
   PubSubTransport transport(context, relay.input(), relay.output());
   return run_load(spec, transport);
 }
+
+namespace {
+
+
+void report_latency(Report& report, const std::string& prefix, const Latencies& latencies) {
+  report.set(prefix + "p50_ms", latencies.quantile_ms(0.50), "ms");
+  report.set(prefix + "p99_ms", latencies.quantile_ms(0.99), "ms");
+  report.set(prefix + "p999_ms", latencies.quantile_ms(0.999), "ms");
+}
+
+void report_run(Report& report, const std::string& prefix, const LoadResult& result) {
+  report.set(prefix + "per_s", result.rate(), "msg/s");
+  report_latency(report, prefix, result.latencies.window(result.window_start_ns, result.window_end_ns));
+}
+
 
 // relay_per_s and ratio_vs_relay: per_s against the physical limit.
 void set_ratio(Report& report, double limit_per_s, const std::string& unit) {
@@ -354,6 +358,7 @@ Report run_mode(const Options& o, std::ostream& log) {
   if (o.mode == "dafka") return dafka_mode(o, log);
   if (o.mode == "replay") return replay_mode(o, log);
   if (o.mode == "restart") return restart_mode(o, log);
+  if (o.mode == "store") return store_mode(o, log);
   if (o.mode == "storm") return storm_mode(o, log);
   if (o.mode == "resync") return resync_mode(o, log);
   return snapshot_mode(o, log);

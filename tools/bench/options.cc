@@ -14,7 +14,7 @@ namespace {
 
 po::options_description describe(Options& o) {
   po::options_description desc(
-      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart|storm|resync [options]\n"
+      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart|storm|resync|store [options]\n"
       "Measures zstored (started on a temp dir unless --server) or the in-process relay.\nOptions");
   desc.add_options()
       ("help,h", "this text")
@@ -27,10 +27,11 @@ po::options_description describe(Options& o) {
       ("rate-fraction", po::value(&o.rate_fraction)->default_value(o.rate_fraction),
        "chp/dafka: then run again at this fraction (0..1) of the measured rate")
       ("shape", po::value(&o.shape)->default_value(o.shape), "relay: message shape, chp or dafka")
-      ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart, storm, resync: keys loaded")
-      ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp: distinct keys written (0: all new)")
+      ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart, storm, resync: keys loaded; store: writes applied")
+      ("batch", po::value(&o.batch)->default_value(o.batch), "store: writes per ChpStore::apply")
+      ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp, store: distinct keys written (0: all new)")
       ("key-order", po::value(&o.key_order)->default_value(o.key_order),
-       "chp: random (uniform over --key-space) or sequential (each writer in turn)")
+       "chp, store: random (uniform over --key-space) or sequential (each writer in turn)")
       ("subtree", po::value(&o.subtree)->default_value(o.subtree), "snapshot: prefix of the subtree snapshot")
       ("writer-rate", po::value(&o.writer_rate)->default_value(o.writer_rate),
        "snapshot, storm, resync: updates/s of the concurrent writer")
@@ -66,9 +67,9 @@ void check(bool ok, const std::string& message) {
 }
 
 void validate(const Options& o) {
-  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay", "restart", "storm", "resync"};
+  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay", "restart", "storm", "resync", "store"};
   check(std::find(modes.begin(), modes.end(), o.mode) != modes.end(),
-        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka, replay, restart, storm or resync)");
+        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka, replay, restart, storm, resync or store)");
   check(o.writers >= 1 && o.writers <= 256, "--writers must be 1..256");
   check(o.value_bytes >= kMinValueBytes && o.value_bytes <= (16u << 20), "--value-bytes must be 20..16777216");
   check(o.duration_s > 0 && o.duration_s <= 3600, "--duration must be in (0, 3600] seconds");
@@ -78,6 +79,7 @@ void validate(const Options& o) {
   check(o.rate_fraction >= 0 && o.rate_fraction <= 1, "--rate-fraction must be in [0, 1]");
   check(o.shape == "chp" || o.shape == "dafka", "--shape must be chp or dafka");
   check(o.keys >= 1, "--keys must be >= 1");
+  check(o.batch >= 1 && o.batch <= 100000, "--batch must be 1..100000");
   check(o.writer_rate > 0, "--writer-rate must be > 0");
   check(o.records >= 1, "--records must be >= 1");
   check(o.clients >= 1 && o.clients <= 10000, "--clients must be 1..10000");
@@ -117,7 +119,7 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, std::
     out << desc << '\n';
     return std::nullopt;
   }
-  check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka, replay, restart or storm");
+  check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka, replay, restart, storm, resync or store");
   validate(o);
   return o;
 }

@@ -10,7 +10,7 @@
 namespace zstore::bench {
 
 struct Options {
-  std::string mode;  // relay | chp | snapshot | dafka | replay | restart | storm
+  std::string mode;  // relay | chp | snapshot | dafka | replay | restart | storm | resync | store
   int writers = 2;
   std::size_t value_bytes = 100;
   double duration_s = 5.0;
@@ -19,7 +19,8 @@ struct Options {
   double rate = 0;           // 0: saturate
   double rate_fraction = 0;  // chp: also run at this fraction of the max rate
   std::string shape = "chp";  // relay: chp | dafka message shape
-  std::uint64_t keys = 1000000;      // snapshot: keys loaded
+  std::uint64_t keys = 1000000;      // snapshot: keys loaded; store: writes applied
+  std::uint64_t batch = 600;         // store: writes per ChpStore::apply (about a saturated turn)
   std::uint64_t key_space = 100000;  // chp: keys cycled over
   std::string key_order = "random";  // chp: random | sequential
   std::string subtree = "s0/";       // snapshot: subtree snapshot prefix
