@@ -77,6 +77,9 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
     gauge(w, "zstore_chp_key_index_bytes",
           "memory of the CHP key index (keys written since start; spares writes the read of the previous entry)",
           store->key_index_bytes());
+    gauge(w, "zstore_chp_key_index_complete",
+          "1 when the CHP key index knows every key of the map (no write reads its previous entry)",
+          store->key_index_complete() ? 1 : 0);
   }
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
 }

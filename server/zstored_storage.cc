@@ -39,6 +39,7 @@ bool Storage::open(const ServerOptions& o) {
   dbo.sync = o.sync;
   storage::Status s = storage::Database::Open(o.data_dir, dbo, &db);
   if (s.ok()) s = storage::ChpStore::Open(db.get(), &chp, o.chp_history);
+  if (s.ok()) chp->build_key_index_in_background();  // a restarted map: no write reads a key it held
   if (s.ok() && o.ha.empty()) s = start_own_history(*chp);
   if (s.ok() && o.dafka_port != 0) {
     storage::DafkaLogOptions dlo;

@@ -26,6 +26,10 @@ ChpKeyIndex::ChpKeyIndex(std::size_t max_bytes) {
   randombytes_buf(hash_key_.data(), hash_key_.size());
 }
 
+ChpKeyIndex::ChpKeyIndex(std::size_t max_bytes, const ChpKeyIndex& hashed_like) : ChpKeyIndex(max_bytes) {
+  hash_key_ = hashed_like.hash_key_;
+}
+
 std::uint64_t ChpKeyIndex::fingerprint(std::string_view key) const {
   unsigned char out[crypto_shorthash_BYTES];
   crypto_shorthash(out, reinterpret_cast<const unsigned char*>(key.data()), key.size(), hash_key_.data());

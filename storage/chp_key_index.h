@@ -22,6 +22,8 @@ class ChpKeyIndex {
   static constexpr std::size_t kDefaultMaxBytes = std::size_t{64} << 20;
 
   explicit ChpKeyIndex(std::size_t max_bytes = kDefaultMaxBytes);
+  // An index whose fingerprints are those of hashed_like (the same hash key).
+  ChpKeyIndex(std::size_t max_bytes, const ChpKeyIndex& hashed_like);
 
   // A key's fingerprint: SipHash-2-4 (libsodium) under a key drawn at
   // random per index, so no one outside can choose keys that collide. Two
@@ -46,6 +48,7 @@ class ChpKeyIndex {
 
   std::size_t size() const { return size_; }
   std::size_t bytes() const { return slots_.capacity() * sizeof(Slot); }
+  std::size_t max_bytes() const { return max_slots_ * sizeof(Slot); }
 
  private:
   struct Slot {

@@ -140,6 +140,7 @@ Status ChpStore::start_key_index() {
   it->SeekToFirst();
   if (!it->status().ok()) return Status::Error("reading the CHP map: " + it->status().ToString());
   key_index_.clear(!it->Valid());
+  publish_key_index_state();
   return Status::Ok();
 }
 
@@ -149,15 +150,56 @@ void ChpStore::put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys) {
   batch.Put(db_->handle(Column::kMeta), slice(kMetaChpKeys), bytes);
 }
 
-// After a write succeeded: the key index learns the key's new state (in
-// write order, so the last write of a key wins).
-void ChpStore::remember(std::uint64_t fp, bool exists, std::uint64_t expires_at_ms) {
-  if (exists) {
-    key_index_.put(fp, expires_at_ms);
-  } else {
-    key_index_.erase(fp);
+// After a write succeeded: the key index (and a scan still building one)
+// learns each key's new state, in write order (the last write of a key wins).
+void ChpStore::remember(std::span<const std::uint64_t> fps, std::span<const ChpWrite> writes) {
+  std::vector<ChpKeyScan::Change> changes(writes.size());
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    bool exists = !writes[i].value.empty();
+    changes[i] = {fps[i], exists, exists ? writes[i].expires_at_ms : 0};
   }
+  remember_changes(changes);
+}
+
+void ChpStore::remember(std::span<const std::uint64_t> fps, std::span<const ChpRecord> records) {
+  std::vector<ChpKeyScan::Change> changes(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) changes[i] = {fps[i], true, records[i].entry.expires_at_ms};
+  remember_changes(changes);
+}
+
+void ChpStore::remember_changes(const std::vector<ChpKeyScan::Change>& changes) {
+  for (const auto& c : changes) {
+    if (c.exists) {
+      key_index_.put(c.fp, c.expires_at_ms);
+    } else {
+      key_index_.erase(c.fp);
+    }
+  }
+  if (key_scan_) key_scan_->changed(changes);
+  publish_key_index_state();
+}
+
+void ChpStore::publish_key_index_state() {
   key_index_bytes_.store(key_index_.bytes(), std::memory_order_relaxed);
+  key_index_complete_.store(key_index_.complete(), std::memory_order_relaxed);
+}
+
+void ChpStore::build_key_index_in_background() {
+  if (key_index_.complete() || key_scan_) return;
+  key_scan_ = std::make_unique<ChpKeyScan>(db_, key_index_, key_index_.max_bytes());
+}
+
+// The scan's index replaces ours once it has caught up (O(1): a move); a
+// scan that failed or gave up is dropped and writes read unknown keys.
+void ChpStore::adopt_scanned_index() {
+  if (!key_scan_) return;
+  if (auto built = key_scan_->take()) {
+    key_index_ = std::move(*built);
+    publish_key_index_state();
+    key_scan_.reset();
+  } else if (key_scan_->failed()) {
+    key_scan_.reset();
+  }
 }
 
 void ChpStore::put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs,
@@ -177,6 +219,7 @@ void ChpStore::put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const Ch
 
 Status ChpStore::apply(std::span<ChpWrite> writes) {
   if (writes.empty()) return Status::Ok();
+  adopt_scanned_index();
   rocksdb::WriteBatch batch;
   auto* map = db_->handle(Column::kChpMap);
   auto* expiry = db_->handle(Column::kChpExpiry);
@@ -228,7 +271,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   history_count_ = count;
   live_keys_ = keys;
   prior_reads_ += priors.reads();
-  for (std::size_t i = 0; i < writes.size(); ++i) remember(fps[i], !writes[i].value.empty(), writes[i].expires_at_ms);
+  remember(fps, writes);
   ascending_since_clear_ = false;
   if (history_count_ > history_max_ + history_slack()) (void)trim_history();  // retried at the next apply
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
@@ -320,8 +363,9 @@ Status ChpStore::clear() {
   history_from_ = UINT64_MAX;  // nothing to hand out until adopt()
   history_count_ = 0;
   live_keys_ = 0;
+  key_scan_.reset();        // what it read is gone
   key_index_.clear(true);  // the map is empty: the index knows every key again
-  key_index_bytes_ = 0;
+  publish_key_index_state();
   ascending_since_clear_ = true;
   loaded_any_ = false;
   last_loaded_.clear();
@@ -329,6 +373,7 @@ Status ChpStore::clear() {
 }
 
 Status ChpStore::load(std::span<const ChpRecord> records) {
+  adopt_scanned_index();
   rocksdb::WriteBatch batch;
   std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t keys = live_keys();
@@ -357,7 +402,7 @@ Status ChpStore::load(std::span<const ChpRecord> records) {
   if (!s.ok()) return s;
   live_keys_ = keys;
   prior_reads_ += priors.reads();
-  for (std::size_t i = 0; i < records.size(); ++i) remember(fps[i], true, records[i].entry.expires_at_ms);
+  remember(fps, records);
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
   ascending_since_clear_ = all_new;
   if (all_new && !records.empty()) {

@@ -17,6 +17,7 @@
 #include "storage/chp_entry.h"
 #include "storage/chp_epochs.h"
 #include "storage/chp_key_index.h"
+#include "storage/chp_key_scan.h"
 #include "storage/database.h"
 #include "storage/status.h"
 
@@ -110,6 +111,14 @@ class ChpStore {
   // How many keys apply() and load() have read from RocksDB because the
   // key index did not know them (the owner thread only).
   std::uint64_t prior_reads() const { return prior_reads_; }
+  // For a map that was not empty at Open: scans it on a thread of its own
+  // (chp_key_scan.h) and, at the first apply() or load() after the scan
+  // caught up, adopts the index it built, so that no write reads a key the
+  // map held either. Does nothing when the index already knows every key.
+  void build_key_index_in_background();
+  // Whether the key index knows every key of the map (no write reads). Any
+  // thread may read it.
+  bool key_index_complete() const { return key_index_complete_.load(std::memory_order_relaxed); }
 
   // Applies writes in order as one atomic batch, each also recorded in the
   // history. Writes with sequence 0 get last_sequence()+1, +2, ...; explicit
@@ -190,7 +199,11 @@ class ChpStore {
   Status start_key_index();
   bool all_new_after_clear(std::span<const ChpRecord> records) const;
   void put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys);
-  void remember(std::uint64_t fp, bool exists, std::uint64_t expires_at_ms);
+  void remember(std::span<const std::uint64_t> fps, std::span<const ChpWrite> writes);
+  void remember(std::span<const std::uint64_t> fps, std::span<const ChpRecord> records);
+  void remember_changes(const std::vector<ChpKeyScan::Change>& changes);
+  void adopt_scanned_index();
+  void publish_key_index_state();
 
   Database* db_;
   std::uint64_t last_sequence_ = 0;
@@ -203,7 +216,9 @@ class ChpStore {
   std::atomic<std::uint64_t> live_keys_{0};
   ChpKeyIndex key_index_;
   std::atomic<std::size_t> key_index_bytes_{0};
+  std::atomic<bool> key_index_complete_{false};
   std::uint64_t prior_reads_ = 0;
+  std::unique_ptr<ChpKeyScan> key_scan_;  // last: stopped before the rest goes
   // Since clear(), only load()s in ascending key order: the map holds no key
   // above last_loaded_ (none at all while !loaded_any_).
   bool ascending_since_clear_ = false;
