@@ -75,7 +75,7 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
   if (store) gauge(w, "zstore_chp_keys", "keys in the CHP map", store->live_keys());  // maintained: no scan
   if (store) {
     gauge(w, "zstore_chp_key_index_bytes",
-          "memory of the CHP key index (keys written since start; spares writes the read of the previous entry)",
+          "memory of the CHP key index (the keys of the map and their expiries; spares writes the read of the previous entry)",
           store->key_index_bytes());
     gauge(w, "zstore_chp_key_index_complete",
           "1 when the CHP key index knows every key of the map (no write reads its previous entry)",

@@ -1,6 +1,7 @@
 // ChpKeyIndex: internal to ChpStore. Which keys the CHP map holds, and
-// with which expiry, for the keys written since the store opened, so that
-// a write of a known key need not read its previous entry from RocksDB.
+// with which expiry (the keys written since the store opened, and those a
+// ChpKeyScan read after a restart), so that a write of a known key need
+// not read its previous entry from RocksDB.
 // Bounded: at most max_bytes of slots. A key it does not hold is absent if
 // the index is complete (it has seen every key of the map: the map was
 // empty when the store opened or was cleared, and no key was dropped for

@@ -104,9 +104,9 @@ class ChpStore {
   // Any thread may read it.
   std::uint64_t live_keys() const { return live_keys_.load(std::memory_order_relaxed); }
 
-  // The memory of the key index, which spares a write of a key written
-  // since the store opened the read of its previous entry (at most
-  // ChpKeyIndex::kDefaultMaxBytes). Any thread may read it.
+  // The memory of the key index, which spares a write of a key it knows
+  // the read of its previous entry (at most the key_index_bytes of Open).
+  // Any thread may read it.
   std::size_t key_index_bytes() const { return key_index_bytes_.load(std::memory_order_relaxed); }
   // How many keys apply() and load() have read from RocksDB because the
   // key index did not know them (the owner thread only).
