@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "storage/chp_key_index.h"
+#include "tests/storage/chp_key_checks.h"
 #include "tests/storage/chp_store_fixture.h"
 #include "tests/support/test_support.h"
 
@@ -26,53 +27,6 @@ using zstore::testing::TempDir;
 namespace {
 
 constexpr std::size_t kTinyIndex = 16 << 10;  // 1024 slots: at most 768 keys
-
-// The key -> expiry (0: none) the map must hold.
-using Model = std::map<std::string, std::uint64_t>;
-
-Opened open_indexed(const std::string& dir, std::size_t key_index_bytes) {
-  Opened o;
-  DatabaseOptions options;
-  options.sync = SyncPolicy::kNone;  // nothing here needs durability across a crash
-  Status s = Database::Open(dir, options, &o.db);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "open database: " << failure(s));
-  s = ChpStore::Open(o.db.get(), &o.store, zstore::storage::kDefaultHistoryEntries, key_index_bytes);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "open store: " << failure(s));
-  return o;
-}
-
-// live_keys() against a full scan, the scan against the model, and the TTL
-// index against the scan: one entry per live key with a TTL, at its expiry.
-void check_exact(Opened& o, const Model& model, const std::string& when) {
-  BOOST_TEST_CONTEXT(when) {
-    auto cursor = o->snapshot("");
-    auto records = drain(*cursor);
-    BOOST_REQUIRE_EQUAL(o->live_keys(), records.size());
-    BOOST_REQUIRE_EQUAL(records.size(), model.size());
-    std::vector<std::pair<std::uint64_t, std::string>> want_ttl;
-    auto m = model.begin();
-    for (const auto& r : records) {
-      BOOST_REQUIRE_MESSAGE(m->first == r.key, "map holds " << r.key << ", model " << m->first);
-      BOOST_REQUIRE_MESSAGE(m->second == r.entry.expires_at_ms,
-                            r.key << " expires at " << r.entry.expires_at_ms << ", model " << m->second);
-      if (r.entry.expires_at_ms != 0) want_ttl.emplace_back(r.entry.expires_at_ms, r.key);
-      ++m;
-    }
-    auto ttl = expiry_index(*o.db);
-    std::sort(ttl.begin(), ttl.end());
-    std::sort(want_ttl.begin(), want_ttl.end());
-    if (ttl != want_ttl) {
-      std::string extra;
-      for (const auto& e : ttl) {
-        if (!std::binary_search(want_ttl.begin(), want_ttl.end(), e) && extra.size() < 200) {
-          extra += " (" + std::to_string(e.first) + "," + e.second + ")";
-        }
-      }
-      BOOST_REQUIRE_MESSAGE(false, "TTL index has " << ttl.size() << " entries, the map " << want_ttl.size()
-                                                    << " keys with a TTL; stale:" << extra);
-    }
-  }
-}
 
 // Random writes over n_keys keys, applied in batches of 1..max_batch and
 // mirrored in model; check_exact after every batch.
