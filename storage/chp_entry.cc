@@ -29,6 +29,12 @@ std::string encode_chp_entry(const ChpEntry& entry) {
   return out;
 }
 
+bool chp_entry_expiry(std::string_view bytes, std::uint64_t* expires_at_ms) {
+  if (bytes.size() < 16) return false;
+  *expires_at_ms = get_be<std::uint64_t>(bytes.substr(8));
+  return true;
+}
+
 bool decode_chp_entry(std::string_view bytes, ChpEntryView* out) {
   if (bytes.size() < 17) return false;
   out->sequence = get_be<std::uint64_t>(bytes);

@@ -101,6 +101,16 @@ void ChpKeyIndex::erase(std::uint64_t fp) {
   --size_;
 }
 
+void ChpKeyIndex::apply(std::span<const Change> changes) {
+  for (const Change& c : changes) {
+    if (c.exists) {
+      put(c.fp, c.expires_at_ms);
+    } else {
+      erase(c.fp);
+    }
+  }
+}
+
 void ChpKeyIndex::clear(bool complete) {
   std::vector<Slot>().swap(slots_);
   size_ = 0;

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +42,15 @@ class ChpKeyIndex {
   void put(std::uint64_t fp, std::uint64_t expires_at_ms);
   // The key no longer exists (unknown from now on).
   void erase(std::uint64_t fp);
+
+  // A key's state after a write that succeeded.
+  struct Change {
+    std::uint64_t fp = 0;
+    bool exists = false;
+    std::uint64_t expires_at_ms = 0;
+  };
+  // put() or erase() for each change, in order (the last one of a key wins).
+  void apply(std::span<const Change> changes);
   // Forgets every key; complete tells whether the map is now empty.
   void clear(bool complete);
 

@@ -11,7 +11,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 
-#include "protocol/byte_order.h"
+#include "storage/chp_entry.h"
 
 namespace zstore::storage {
 namespace {
@@ -51,7 +51,7 @@ void ChpKeyScan::run() {
       }
       batch.swap(pending_);
     }
-    apply(batch);
+    index_.apply(batch);
     batch.clear();
   }
 }
@@ -66,12 +66,11 @@ bool ChpKeyScan::scan() {
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     if (++n % kStopCheckEvery == 0 && stop_.load(std::memory_order_acquire)) return false;
     rocksdb::Slice key = it->key();
-    rocksdb::Slice value = it->value();
-    if (value.size() < 16) {  // corrupt: the key stays unknown (a write reads it and reports the error)
-      index_.clear(false);
+    std::uint64_t expires = 0;
+    if (!chp_entry_expiry(std::string_view(it->value().data(), it->value().size()), &expires)) {
+      index_.clear(false);  // corrupt: the key stays unknown (a write reads it and reports the error)
       break;
     }
-    std::uint64_t expires = protocol::get_be<std::uint64_t>(std::string_view(value.data() + 8, 8));
     index_.put(index_.fingerprint(std::string_view(key.data(), key.size())), expires);
     if (!index_.complete()) break;  // full (or a corrupt entry): what it holds still spares those reads
   }
@@ -82,21 +81,11 @@ bool ChpKeyScan::scan() {
   return true;
 }
 
-void ChpKeyScan::apply(std::span<const Change> changes) {
-  for (const Change& c : changes) {
-    if (c.exists) {
-      index_.put(c.fp, c.expires_at_ms);
-    } else {
-      index_.erase(c.fp);
-    }
-  }
-}
-
 void ChpKeyScan::changed(std::span<const Change> changes) {
   std::lock_guard<std::mutex> lock(mu_);
   if (taken_ || failed()) return;
   if (caught_up_) {
-    apply(changes);
+    index_.apply(changes);
     return;
   }
   if (pending_.size() + changes.size() > kMaxPendingChanges) {  // gives up: writes read their keys

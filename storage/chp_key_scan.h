@@ -28,12 +28,7 @@ namespace zstore::storage {
 
 class ChpKeyScan {
  public:
-  // A key's state after a write that succeeded.
-  struct Change {
-    std::uint64_t fp = 0;
-    bool exists = false;
-    std::uint64_t expires_at_ms = 0;
-  };
+  using Change = ChpKeyIndex::Change;
   // Changes held while the scan runs; past it the scan gives up (the store
   // keeps reading unknown keys, as without it).
   static constexpr std::size_t kMaxPendingChanges = 1'000'000;  // 24 MB
@@ -56,7 +51,6 @@ class ChpKeyScan {
  private:
   void run();
   bool scan();  // false when stopped or failed
-  void apply(std::span<const Change> changes);
 
   Database* db_;
   const rocksdb::Snapshot* snapshot_;

@@ -11,7 +11,7 @@
 
 #include <rocksdb/db.h>
 
-#include "protocol/byte_order.h"
+#include "storage/chp_entry.h"
 #include "storage/chp_key_index.h"
 #include "storage/database.h"
 #include "storage/status.h"
@@ -56,8 +56,10 @@ class BatchPriors {
     *out = {};
     if (statuses_[i].IsNotFound()) return Status::Ok();
     if (!statuses_[i].ok()) return Status::Error("read of the previous entry failed: " + statuses_[i].ToString());
-    if (values_[i].size() < 16) return Status::Error("corrupt CHP entry");
-    *out = {true, protocol::get_be<std::uint64_t>(std::string_view(values_[i].data() + 8, 8))};
+    out->exists = true;
+    if (!chp_entry_expiry(std::string_view(values_[i].data(), values_[i].size()), &out->expires_at_ms)) {
+      return Status::Error("corrupt CHP entry");
+    }
     return Status::Ok();
   }
   void written(std::uint64_t fp, Prior now) { in_batch_[fp] = now; }

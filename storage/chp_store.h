@@ -201,7 +201,7 @@ class ChpStore {
   void put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys);
   void remember(std::span<const std::uint64_t> fps, std::span<const ChpWrite> writes);
   void remember(std::span<const std::uint64_t> fps, std::span<const ChpRecord> records);
-  void remember_changes(const std::vector<ChpKeyScan::Change>& changes);
+  void remember_changes(std::span<const ChpKeyIndex::Change> changes);
   void adopt_scanned_index();
   void publish_key_index_state();
 

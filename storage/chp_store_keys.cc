@@ -22,7 +22,7 @@ Status ChpStore::start_key_index() {
 // After a write succeeded: the key index (and a scan still building one)
 // learns each key's new state, in write order (the last write of a key wins).
 void ChpStore::remember(std::span<const std::uint64_t> fps, std::span<const ChpWrite> writes) {
-  std::vector<ChpKeyScan::Change> changes(writes.size());
+  std::vector<ChpKeyIndex::Change> changes(writes.size());
   for (std::size_t i = 0; i < writes.size(); ++i) {
     bool exists = !writes[i].value.empty();
     changes[i] = {fps[i], exists, exists ? writes[i].expires_at_ms : 0};
@@ -31,19 +31,13 @@ void ChpStore::remember(std::span<const std::uint64_t> fps, std::span<const ChpW
 }
 
 void ChpStore::remember(std::span<const std::uint64_t> fps, std::span<const ChpRecord> records) {
-  std::vector<ChpKeyScan::Change> changes(records.size());
+  std::vector<ChpKeyIndex::Change> changes(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) changes[i] = {fps[i], true, records[i].entry.expires_at_ms};
   remember_changes(changes);
 }
 
-void ChpStore::remember_changes(const std::vector<ChpKeyScan::Change>& changes) {
-  for (const auto& c : changes) {
-    if (c.exists) {
-      key_index_.put(c.fp, c.expires_at_ms);
-    } else {
-      key_index_.erase(c.fp);
-    }
-  }
+void ChpStore::remember_changes(std::span<const ChpKeyIndex::Change> changes) {
+  key_index_.apply(changes);
   if (key_scan_) key_scan_->changed(changes);
   publish_key_index_state();
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 using zstore::storage::ChpEntry;
+using zstore::storage::chp_entry_expiry;
 using zstore::storage::decode_chp_entry;
 using zstore::storage::decode_expiry_key;
 using zstore::storage::encode_chp_entry;
@@ -48,6 +49,20 @@ BOOST_AUTO_TEST_CASE(entry_round_trips_with_every_field_empty) {
   ChpEntry empty;
   BOOST_CHECK(round_trip(empty) == empty);
   BOOST_CHECK_EQUAL(encode_chp_entry(empty).size(), 8u + 8u + 1u + 4u);
+}
+
+// What a write reads of its key's previous entry: the expiry alone, the
+// same as a full decode gives; too short an entry is refused.
+BOOST_AUTO_TEST_CASE(expiry_is_read_without_decoding_the_entry) {
+  ChpEntry entry{7, 0x0102030405060708ull, "uuid", "ttl=5", "value"};
+  std::string bytes = encode_chp_entry(entry);
+  std::uint64_t at = 0;
+  BOOST_REQUIRE(chp_entry_expiry(bytes, &at));
+  BOOST_CHECK_EQUAL(at, entry.expires_at_ms);
+  BOOST_REQUIRE(chp_entry_expiry(encode_chp_entry(ChpEntry{}), &at));
+  BOOST_CHECK_EQUAL(at, 0u);
+  BOOST_CHECK(!chp_entry_expiry(std::string_view(bytes).substr(0, 15), &at));
+  BOOST_CHECK(chp_entry_expiry(std::string_view(bytes).substr(0, 16), &at));
 }
 
 BOOST_AUTO_TEST_CASE(entry_round_trips_binary_fields_with_nuls_and_high_bytes) {

@@ -77,6 +77,25 @@ void copy_seeded_map(int n, const TempDir& dir) {
 // Random batches over a big map: rewrites (TTL set, changed, kept or
 // dropped), deletes, re-sets of deleted keys, keys written lately (maybe in
 // the same batch), keys of the whole map and keys it never held.
+// Starts the scan and writes one new key (prefix + n; with ttls, every
+// other one with a TTL) per batch until the index is adopted (deadline 20 s),
+// checking the key count after each; returns how many it wrote.
+int scan_writing_new_keys(Opened& o, Model& model, const std::string& prefix, bool ttls) {
+  o->build_key_index_in_background();
+  const auto deadline = Clock::now() + scaled(20s);
+  int n = 0;
+  while (!o->key_index_complete()) {
+    BOOST_REQUIRE_MESSAGE(Clock::now() < deadline, "the key index is not complete after 20 s, " << n << " writes");
+    std::string key = prefix + std::to_string(n);
+    std::uint64_t at = ttls && n % 2 == 0 ? kNewTtl + static_cast<std::uint64_t>(n) : 0;
+    apply(*o, {put(key, "v", at)});
+    model[key] = at;
+    ++n;
+    BOOST_REQUIRE_EQUAL(o->live_keys(), model.size());
+  }
+  return n;
+}
+
 class RandomWrites {
  public:
   RandomWrites(std::uint64_t seed, int map_keys, std::size_t max_batch)
@@ -204,18 +223,7 @@ BOOST_AUTO_TEST_CASE(scan_of_a_reopened_map_spares_every_read) {
   check_exact(o, model, "reopened");
 
   auto start = Clock::now();
-  o->build_key_index_in_background();
-  const auto deadline = start + scaled(20s);
-  int fresh = 0;
-  while (!o->key_index_complete()) {
-    BOOST_REQUIRE_MESSAGE(Clock::now() < deadline, "the key index is not complete after 20 s, " << fresh << " writes");
-    std::string key = "fresh" + std::to_string(fresh);
-    std::uint64_t at = fresh % 2 == 0 ? kNewTtl + static_cast<std::uint64_t>(fresh) : 0;
-    apply(*o, {put(key, "v", at)});
-    model[key] = at;
-    ++fresh;
-    BOOST_REQUIRE_EQUAL(o->live_keys(), model.size());
-  }
+  int fresh = scan_writing_new_keys(o, model, "fresh", true);
   BOOST_TEST_MESSAGE("index adopted after " << ms_since(start) << " ms and " << fresh << " writes");
   check_exact(o, model, "index adopted");
   const std::uint64_t reads = o->prior_reads();
@@ -315,14 +323,7 @@ BOOST_AUTO_TEST_CASE(clear_and_close_stop_a_running_scan) {
     auto o = open_indexed(dir.str(), ChpKeyIndex::kDefaultMaxBytes);
     check_exact(o, model, "reopened after a close during the scan");
     auto start = Clock::now();
-    o->build_key_index_in_background();
-    const auto deadline = start + scaled(20s);
-    int n = 0;
-    while (!o->key_index_complete()) {
-      BOOST_REQUIRE_MESSAGE(Clock::now() < deadline, "the key index is not complete after 20 s");
-      apply(*o, {put("timing" + std::to_string(n), "v")});
-      model["timing" + std::to_string(n++)] = 0;
-    }
+    scan_writing_new_keys(o, model, "timing", false);
     scan_ms = ms_since(start);
     BOOST_TEST_MESSAGE("a whole scan took " << scan_ms << " ms");
     BOOST_REQUIRE_EQUAL(o->live_keys(), model.size());
@@ -427,23 +428,30 @@ BOOST_AUTO_TEST_CASE(scan_past_the_index_bound_keeps_what_it_read) {
 
 // A fresh store, and one reopened on a map whose keys were all deleted: the
 // index is complete from the start, and asking for a scan changes nothing.
+// On a store whose map was empty at open: asking for a scan (at the start
+// and again halfway) leaves the index complete through 200 random batches,
+// and no write reads.
+static void expect_known_from_the_start(Opened& o, Model& model, std::uint64_t seed, const char* where) {
+  BOOST_CHECK(o->key_index_complete());
+  o->build_key_index_in_background();
+  BOOST_CHECK(o->key_index_complete());
+  RandomWrites w(seed, 500, 30);
+  for (int b = 1; b <= 200; ++b) {
+    w.batch(o, model);
+    BOOST_REQUIRE_EQUAL(o->live_keys(), model.size());
+    BOOST_REQUIRE(o->key_index_complete());
+    if (b == 100) o->build_key_index_in_background();  // still nothing to do
+  }
+  BOOST_CHECK_EQUAL(o->prior_reads(), 0u);
+  check_exact(o, model, where);
+}
+
 BOOST_AUTO_TEST_CASE(scan_of_an_empty_map_changes_nothing) {
   TempDir dir;
   Model model;
   {
     auto o = open_indexed(dir.str(), ChpKeyIndex::kDefaultMaxBytes);
-    BOOST_CHECK(o->key_index_complete());
-    o->build_key_index_in_background();
-    BOOST_CHECK(o->key_index_complete());
-    RandomWrites w(41, 500, 30);
-    for (int b = 1; b <= 200; ++b) {
-      w.batch(o, model);
-      BOOST_REQUIRE_EQUAL(o->live_keys(), model.size());
-      BOOST_REQUIRE(o->key_index_complete());
-      if (b == 100) o->build_key_index_in_background();  // still nothing to do
-    }
-    BOOST_CHECK_EQUAL(o->prior_reads(), 0u);
-    check_exact(o, model, "fresh store");
+    expect_known_from_the_start(o, model, 41, "fresh store");
     std::vector<ChpWrite> gone;
     for (const auto& [key, at] : model) gone.push_back(del(key));
     apply(*o, std::move(gone));
@@ -453,15 +461,5 @@ BOOST_AUTO_TEST_CASE(scan_of_an_empty_map_changes_nothing) {
     close_store(o);
   }
   auto o = open_indexed(dir.str(), ChpKeyIndex::kDefaultMaxBytes);
-  BOOST_CHECK(o->key_index_complete());
-  o->build_key_index_in_background();
-  BOOST_CHECK(o->key_index_complete());
-  RandomWrites w(42, 500, 30);
-  for (int b = 1; b <= 200; ++b) {
-    w.batch(o, model);
-    BOOST_REQUIRE_EQUAL(o->live_keys(), model.size());
-    BOOST_REQUIRE(o->key_index_complete());
-  }
-  BOOST_CHECK_EQUAL(o->prior_reads(), 0u);
-  check_exact(o, model, "reopened on an empty map");
+  expect_known_from_the_start(o, model, 42, "reopened on an empty map");
 }
