@@ -112,6 +112,7 @@ ReplayTiming time_replay(zmq::context_t& context, const std::string& tower, cons
   std::uint64_t wanted = 0;
   for (std::uint64_t c : counts) wanted += c;
   std::int64_t start = now_ns();
+  timing.start_ns = start;
   for (Partition& p : parts) fetch(node, p);
   auto progress = Clock::now();
   auto refetched = progress;
@@ -131,7 +132,8 @@ ReplayTiming time_replay(zmq::context_t& context, const std::string& tower, cons
     }
     take_records(sub, node, parts, index, timing, progress);
   }
-  timing.seconds = static_cast<double>(now_ns() - start) / 1e9;
+  timing.end_ns = now_ns();
+  timing.seconds = static_cast<double>(timing.end_ns - start) / 1e9;
   return timing;
 }
 

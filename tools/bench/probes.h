@@ -25,6 +25,8 @@ struct ReplayTiming {
   std::uint64_t records = 0;
   double seconds = 0;  // first FETCH -> last DIRECT-RECORD
   int refetches = 0;   // rounds of FETCHes sent again after 1 s without progress
+  std::int64_t start_ns = 0;  // now_ns() at the first FETCH
+  std::int64_t end_ns = 0;    // and at the last DIRECT-RECORD
 };
 
 // Becomes a Dafka node (beacons to `tower`), waits for the store to connect,

@@ -2,113 +2,119 @@
 
 #include <unistd.h>
 
-#include <chrono>
-#include <ctime>
 #include <filesystem>
-#include <memory>
-#include <stdexcept>
+#include <optional>
+#include <string>
 #include <vector>
 
-#include "storage/chp_store.h"
-#include "storage/database.h"
+#include <zmq.hpp>
+
+#include "tools/bench/cpu_busy.h"
 #include "tools/bench/load.h"
 #include "tools/bench/modes_common.h"
+#include "tools/bench/probes.h"
+#include "tools/bench/read_limits.h"
+#include "tools/bench/store_paths.h"
 #include "tools/bench/system.h"
 
 namespace zstore::bench {
 namespace {
 
-// CLOCK_THREAD_CPUTIME_ID (the applying thread) or CLOCK_PROCESS_CPUTIME_ID
-// (every thread: RocksDB's flush and compaction too; the bench runs no other
-// thread meanwhile), to the nanosecond.
-double cpu_seconds_of(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+bool is_read_path(const Options& o) { return o.store_path == "snapshot" || o.store_path == "replay"; }
+
+StoreRun run_path(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir) {
+  if (o.store_path == "dafka") return dafka_writes(o, spec, dir);
+  if (o.store_path == "snapshot") return snapshot_reads(o, spec, dir);
+  if (o.store_path == "replay") return replay_reads(o, spec, dir);
+  return chp_writes(o, spec, dir);
 }
 
-void require(const storage::Status& s, const char* what) {
-  if (!s.ok()) throw std::runtime_error(std::string(what) + ": " + s.message());
-}
-
-struct StoreRun {
-  double seconds = 0;
-  double thread_cpu = 0;   // the applying thread: what a reactor pays
-  double process_cpu = 0;  // with RocksDB's flush and compaction threads meanwhile
-  std::uint64_t prior_reads = 0;
+// A ZeroMQ-only limit's run: its rate, and how busy its CPU was meanwhile.
+struct Limit {
+  double per_s = 0;
+  std::optional<double> busy;
 };
 
-// Fills batch with writes [first, first + batch.size()) of the load, n-th
-// write going to writer n % writers as in the chp mode.
-void fill(std::vector<storage::ChpWrite>& batch, const LoadSpec& spec, std::uint64_t first) {
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    std::uint64_t n = first + i;
-    int writer = static_cast<int>(n % static_cast<std::uint64_t>(spec.writers));
-    batch[i].key = make_key(spec, writer, n / static_cast<std::uint64_t>(spec.writers));
-    batch[i].value.assign(spec.value_bytes, static_cast<char>('a' + n % 26));
-    batch[i].sequence = 0;
+Limit measure_limit(const Options& o, const LoadSpec& spec, std::uint64_t messages, std::ostream& log) {
+  CpuBusySampler sampler(o.server_cpu);
+  Limit limit;
+  if (o.store_path == "snapshot") {
+    log << "the same snapshot from ZeroMQ alone...\n";
+    zmq::context_t context(1);
+    SnapshotSource source(o.server_cpu, messages, o.value_bytes);
+    SnapshotTiming t = time_snapshot(context, source.endpoint(), "");
+    limit.per_s = t.seconds > 0 ? static_cast<double>(t.keys) / t.seconds : 0;
+    limit.busy = sampler.busy(t.start_ns, t.end_ns);
+  } else if (o.store_path == "replay") {
+    log << "the same FETCHes answered by ZeroMQ alone...\n";
+    std::vector<std::string> partitions = store_partitions(spec.writers);
+    auto writers = static_cast<std::uint64_t>(spec.writers);
+    std::vector<std::uint64_t> counts;
+    for (std::uint64_t w = 0; w < writers; ++w) counts.push_back(messages / writers + (w < messages % writers ? 1 : 0));
+    zmq::context_t context(1);
+    FetchSource source(o.server_cpu, o.value_bytes);
+    ReplayTiming t = time_replay(context, source.tower(), source.publisher(), partitions, counts);
+    limit.per_s = t.seconds > 0 ? static_cast<double>(t.records) / t.seconds : 0;
+    limit.busy = sampler.busy(t.start_ns, t.end_ns);
+  } else {
+    log << "the relay...\n";
+    LoadResult r = relay_run(o, spec);
+    limit.per_s = r.rate();
+    limit.busy = sampler.busy(r.window_start_ns, r.window_end_ns);
   }
+  return limit;
 }
 
-StoreRun apply_all(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir) {
-  std::unique_ptr<storage::Database> db;
-  require(storage::Database::Open(dir.string(), {}, &db), "open database");
-  std::unique_ptr<storage::ChpStore> store;
-  require(storage::ChpStore::Open(db.get(), &store), "open CHP store");
-  std::vector<storage::ChpWrite> batch;
-  StoreRun run;
-  auto start = std::chrono::steady_clock::now();
-  double thread0 = cpu_seconds_of(CLOCK_THREAD_CPUTIME_ID);
-  double process0 = cpu_seconds_of(CLOCK_PROCESS_CPUTIME_ID);
-  for (std::uint64_t first = 0; first < o.keys; first += batch.size()) {
-    batch.resize(static_cast<std::size_t>(std::min<std::uint64_t>(o.batch, o.keys - first)));
-    fill(batch, spec, first);
-    require(store->apply(batch), "apply");
-  }
-  run.thread_cpu = cpu_seconds_of(CLOCK_THREAD_CPUTIME_ID) - thread0;
-  run.process_cpu = cpu_seconds_of(CLOCK_PROCESS_CPUTIME_ID) - process0;
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  run.prior_reads = store->prior_reads();
-  store.reset();
-  require(db->close(), "close database");
-  return run;
+// The highest ratio to the limit of a server on the limit's one core that
+// pays, per message, the limit's CPU (its wall time per message times how
+// busy its core was) plus store_us: wall / (busy x wall + store_us).
+void report_bound(Report& report, const Limit& limit, double store_us) {
+  report.set("limit_per_s", limit.per_s, "msg/s");
+  double wall_us = limit.per_s > 0 ? 1e6 / limit.per_s : 0;
+  report.set("limit_us_per_msg", wall_us, "us");
+  double busy = limit.busy.value_or(1.0);  // unknown (no --server-cpu): as if saturated, the lower bound
+  if (limit.busy) report.set("limit_core_busy", busy);
+  report.set("limit_cpu_us_per_msg", busy * wall_us, "us");
+  report.set("ratio_bound", wall_us > 0 ? wall_us / (busy * wall_us + store_us) : 0);
 }
 
 }  // namespace
 
 Report store_mode(const Options& o, std::ostream& log) {
   Report report("store");
-  LoadSpec spec = spec_of(o, Shape::kChp);
+  bool dafka = o.store_path == "dafka" || o.store_path == "replay";
+  LoadSpec spec = spec_of(o, dafka ? Shape::kDafka : Shape::kChp);
   auto dir = std::filesystem::temp_directory_path() / ("zstore-bench-store-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
-  log << "applying " << o.keys << " writes in batches of " << o.batch << "...\n";
+  log << "store path " << o.store_path << ": " << (dafka ? o.records : o.keys) << " messages...\n";
   pin_current_thread(o.server_cpu);
   StoreRun run;
   try {
-    run = apply_all(o, spec, dir);
+    run = run_path(o, spec, dir);
   } catch (...) {
     std::filesystem::remove_all(dir);
     throw;
   }
   std::filesystem::remove_all(dir);
   pin_current_thread(o.client_cpu);
-  double writes = static_cast<double>(o.keys);
-  report.set_text("key_order", o.key_order);
-  report.set("key_space", static_cast<double>(o.key_space));
-  report.set("writes", writes);
-  report.set("batch", static_cast<double>(o.batch));
-  report.set("per_s", run.seconds > 0 ? writes / run.seconds : 0, "writes/s");
-  report.set("store_thread_us_per_write", run.thread_cpu * 1e6 / writes, "us");
-  report.set("store_cpu_us_per_write", run.process_cpu * 1e6 / writes, "us");
-  report.set("prior_reads", static_cast<double>(run.prior_reads));
+  auto messages = static_cast<double>(run.messages);
+  report.set_text("store_path", o.store_path);
+  if (o.store_path == "chp") {
+    report.set_text("key_order", o.key_order);
+    report.set("key_space", static_cast<double>(o.key_space));
+    report.set("prior_reads", static_cast<double>(run.prior_reads));
+  }
+  report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
+  report.set("messages", messages);
+  if (!is_read_path(o)) report.set("batch", static_cast<double>(o.batch));
+  report.set("per_s", run.seconds > 0 ? messages / run.seconds : 0, "msg/s");
+  report.set("store_thread_us_per_msg", run.thread_cpu * 1e6 / messages, "us");
+  report.set("store_cpu_us_per_msg", run.process_cpu * 1e6 / messages, "us");
   if (o.vs_relay) {
-    log << "the relay...\n";
-    double relay = relay_run(o, spec).rate();
-    report.set("relay_per_s", relay, "msg/s");
-    double relay_us = relay > 0 ? 1e6 / relay : 0;
-    report.set("relay_us_per_msg", relay_us, "us");
-    double store_us = run.process_cpu * 1e6 / writes;
-    report.set("ratio_bound", relay_us > 0 ? relay_us / (relay_us + store_us) : 0);
+    // Writes leave flushes and compactions that zstored's core runs too: the
+    // process's CPU. A read path's cost is the reading thread's alone.
+    double store_us = (is_read_path(o) ? run.thread_cpu : run.process_cpu) * 1e6 / messages;
+    report_bound(report, measure_limit(o, spec, run.messages, log), store_us);
   }
   return report;
 }

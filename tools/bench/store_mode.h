@@ -1,10 +1,13 @@
-// zstore-bench store: the CHP write path's storage alone, in process. It
-// applies --keys writes (the chp mode's keys, --key-order and --key-space,
-// --value-bytes values) to a ChpStore on a temporary database in batches
-// of --batch, pinned to --server-cpu, and reports the CPU each write cost
-// (docs/benchmarks.md). With --vs-relay it also runs the relay and reports
-// ratio_bound: the highest ratio to the relay a server could reach that
-// paid the relay's whole cost per message plus this storage cost.
+// zstore-bench store: the storage work of one path alone, in process
+// (store_paths.h), pinned to --server-cpu: --store-path chp (CHP writes,
+// default), dafka (Dafka appends), snapshot (reading the map through a
+// snapshot cursor) or replay (reading records back after a restart). It
+// reports the CPU each message cost (docs/benchmarks.md). With --vs-relay
+// it also measures the path's ZeroMQ-only limit on the same CPU (the relay
+// for chp and dafka, the snapshot or fetch source of read_limits.h for the
+// read paths) with how busy that CPU was, and reports ratio_bound: the
+// highest ratio to that limit a server on one core could reach that paid
+// the limit's CPU per message plus this storage's.
 #pragma once
 
 #include <ostream>

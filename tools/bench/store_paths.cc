@@ -1,0 +1,198 @@
+#include "tools/bench/store_paths.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+
+#include "storage/chp_store.h"
+#include "storage/dafka_log.h"
+#include "storage/database.h"
+
+namespace zstore::bench {
+namespace {
+
+// CLOCK_THREAD_CPUTIME_ID (the calling thread) or CLOCK_PROCESS_CPUTIME_ID
+// (every thread: RocksDB's flush and compaction too; the bench runs no
+// other thread of its own meanwhile), to the nanosecond.
+double cpu_seconds_of(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+void require(const storage::Status& s, const char* what) {
+  if (!s.ok()) throw std::runtime_error(std::string(what) + ": " + s.message());
+}
+
+// Times what runs between its construction and stop().
+class Stopwatch {
+ public:
+  Stopwatch()
+      : start_(std::chrono::steady_clock::now()),
+        thread0_(cpu_seconds_of(CLOCK_THREAD_CPUTIME_ID)),
+        process0_(cpu_seconds_of(CLOCK_PROCESS_CPUTIME_ID)) {}
+  void stop(StoreRun* run, std::uint64_t messages) const {
+    run->thread_cpu = cpu_seconds_of(CLOCK_THREAD_CPUTIME_ID) - thread0_;
+    run->process_cpu = cpu_seconds_of(CLOCK_PROCESS_CPUTIME_ID) - process0_;
+    run->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    run->messages = messages;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  double thread0_;
+  double process0_;
+};
+
+struct ChpDb {
+  std::unique_ptr<storage::Database> db;
+  std::unique_ptr<storage::ChpStore> store;
+  explicit ChpDb(const std::filesystem::path& dir) {
+    require(storage::Database::Open(dir.string(), {}, &db), "open database");
+    require(storage::ChpStore::Open(db.get(), &store), "open CHP store");
+  }
+  ~ChpDb() {
+    store.reset();
+    if (db) static_cast<void>(db->close());  // after a failure: the failure is what the caller reports
+  }
+};
+
+struct DafkaDb {
+  std::unique_ptr<storage::Database> db;
+  std::unique_ptr<storage::DafkaLog> log;
+  explicit DafkaDb(const std::filesystem::path& dir) {
+    require(storage::Database::Open(dir.string(), {}, &db), "open database");
+    require(storage::DafkaLog::Open(db.get(), &log), "open Dafka log");
+  }
+  void close() {
+    log.reset();
+    require(db->close(), "close database");
+    db.reset();
+  }
+  ~DafkaDb() {
+    log.reset();
+    if (db) static_cast<void>(db->close());  // after a failure: the failure is what the caller reports
+  }
+};
+
+// Writes [0, count) of the chp load, n-th write going to writer n % writers
+// as in the chp mode.
+void apply_chp(storage::ChpStore& store, const Options& o, const LoadSpec& spec, std::uint64_t count) {
+  std::vector<storage::ChpWrite> batch;
+  auto writers = static_cast<std::uint64_t>(spec.writers);
+  for (std::uint64_t first = 0; first < count; first += batch.size()) {
+    batch.resize(static_cast<std::size_t>(std::min<std::uint64_t>(o.batch, count - first)));
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      std::uint64_t n = first + i;
+      batch[i].key = make_key(spec, static_cast<int>(n % writers), n / writers);
+      batch[i].value.assign(spec.value_bytes, static_cast<char>('a' + n % 26));
+      batch[i].sequence = 0;
+    }
+    require(store.apply(batch), "apply");
+  }
+}
+
+// Appends records [0, count) of the dafka load: record n goes to writer
+// n % writers's partition at offset n / writers.
+void append_dafka(storage::DafkaLog& log, const Options& o, const LoadSpec& spec, std::uint64_t count) {
+  std::vector<std::string> partitions = store_partitions(spec.writers);
+  auto writers = static_cast<std::uint64_t>(spec.writers);
+  std::vector<std::string> contents;
+  std::vector<storage::DafkaRecordRef> batch;
+  std::vector<storage::DafkaAppend> outcomes;
+  for (std::uint64_t first = 0; first < count;) {
+    auto size = static_cast<std::size_t>(std::min<std::uint64_t>(o.batch, count - first));
+    contents.resize(size);
+    batch.resize(size);
+    for (std::size_t i = 0; i < size; ++i) {
+      std::uint64_t n = first + i;
+      contents[i].assign(spec.value_bytes, static_cast<char>('a' + n % 26));
+      batch[i] = storage::DafkaRecordRef(kBenchTopic, partitions[n % writers], n / writers, contents[i]);
+    }
+    require(log.append(batch, &outcomes), "append");
+    if (std::count(outcomes.begin(), outcomes.end(), storage::DafkaAppend::kStored) != static_cast<long>(size)) {
+      throw std::runtime_error("append: a record was not stored");
+    }
+    first += size;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> store_partitions(int writers) {
+  std::vector<std::string> out;
+  for (int w = 0; w < writers; ++w) {
+    char name[33];
+    std::snprintf(name, sizeof name, "B3C4E1F0A2D5%020X", static_cast<unsigned>(w));
+    out.emplace_back(name);
+  }
+  return out;
+}
+
+StoreRun chp_writes(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir) {
+  ChpDb db(dir);
+  StoreRun run;
+  Stopwatch watch;
+  apply_chp(*db.store, o, spec, o.keys);
+  watch.stop(&run, o.keys);
+  run.prior_reads = db.store->prior_reads();
+  return run;
+}
+
+StoreRun dafka_writes(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir) {
+  DafkaDb db(dir);
+  StoreRun run;
+  Stopwatch watch;
+  append_dafka(*db.log, o, spec, o.records);
+  watch.stop(&run, o.records);
+  return run;
+}
+
+StoreRun snapshot_reads(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir) {
+  ChpDb db(dir);
+  LoadSpec load = spec;
+  load.key_space = 0;
+  load.random_keys = false;  // every key once, as the snapshot mode loads
+  apply_chp(*db.store, o, load, o.keys);
+  StoreRun run;
+  Stopwatch watch;
+  auto cursor = db.store->snapshot("");
+  std::uint64_t keys = 0;
+  std::size_t bytes = 0;
+  storage::ChpRecordView view;
+  while (cursor->next_view(&view)) {
+    ++keys;
+    bytes += view.key.size() + view.entry.value.size();
+  }
+  watch.stop(&run, keys);
+  require(cursor->status(), "snapshot");
+  if (keys != o.keys || bytes == 0) throw std::runtime_error("snapshot: read " + std::to_string(keys) + " keys");
+  return run;
+}
+
+StoreRun replay_reads(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir) {
+  {
+    DafkaDb db(dir);
+    append_dafka(*db.log, o, spec, o.records);
+    db.close();  // as zstored stopped by SIGTERM: memtables flushed to tables
+  }
+  DafkaDb db(dir);  // the restart
+  StoreRun run;
+  Stopwatch watch;
+  std::uint64_t records = 0;
+  storage::DafkaRecord record;
+  for (const std::string& partition : store_partitions(spec.writers)) {
+    auto cursor = db.log->read(kBenchTopic, partition, 0, o.records);
+    while (cursor->next(&record)) ++records;
+    require(cursor->status(), "read");
+  }
+  watch.stop(&run, records);
+  if (records != o.records) throw std::runtime_error("replay: read " + std::to_string(records) + " records");
+  return run;
+}
+
+}  // namespace zstore::bench
