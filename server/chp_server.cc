@@ -27,7 +27,8 @@ std::uint64_t system_now_ms() {
 ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
                      ChpMetrics& metrics)
     : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
-      snapshots_(256, config_.snapshot_stall), pending_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
+      snapshots_(256, config_.snapshot_stall), io_vote_(config_.io_batching),
+      pending_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }
 
@@ -141,6 +142,7 @@ bool ChpServer::turn() {
   }
   if (ha_link_) ha_tick();
   pump_snapshots();
+  io_vote_.set(snapshots_.active());
   expire_due();
   trim_history_by_age();
   heartbeat();

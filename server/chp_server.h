@@ -29,6 +29,7 @@
 #include "server/receive_budget.h"
 #include "server/chp_reconciler.h"
 #include "server/ha_link.h"
+#include "server/io_batching.h"
 #include "server/chp_snapshots.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
@@ -77,6 +78,9 @@ struct ChpServerConfig {
   // SIGHUP; null: everyone admitted may do everything. Needs CURVE (clients
   // are named by key).
   std::shared_ptr<ChpAclFile> acl;
+  // The context's I/O threads batch while snapshots stream (io_batching.h);
+  // null: never. Outlives the server.
+  IoBatching* io_batching = nullptr;
 };
 
 class ChpServer {
@@ -159,6 +163,7 @@ class ChpServer {
   ReactorThread reactor_{ctx_, metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
 
   SnapshotPump snapshots_;
+  IoBatching::Vote io_vote_;
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
   RateLimiter loop_error_log_;

@@ -36,7 +36,7 @@ DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string 
       discovery_(ctx, DiscoveryConfig{address_, config_.advertise, config_.port, config_.towers,
                                       config_.beacon_interval, config_.beacon_timeout, config_.security},
                  metrics),
-      gaps_(config_.fetch_retry, config_.max_fetch_retries), fetches_(config_.max_fetch_sessions) {}
+      gaps_(config_.fetch_retry, config_.max_fetch_retries), fetches_(config_.max_fetch_sessions), io_vote_(config_.io_batching) {}
 
 DafkaStore::~DafkaStore() { stop(); }
 
@@ -99,6 +99,7 @@ void DafkaStore::run() {
     if (items[3].revents & ZMQ_POLLIN) on_discovery();
     on_timer();
     pump_fetches();
+    io_vote_.set(fetches_.active());
     return true;
   };
   reactor_.loop("Dafka store", write_error_log_, metrics_.loop_errors, turn);

@@ -37,6 +37,7 @@
 #include "server/dafka_fetches.h"
 #include "server/dafka_gaps.h"
 #include "server/dafka_metrics.h"
+#include "server/io_batching.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
 #include "storage/dafka_log.h"
@@ -64,6 +65,9 @@ struct DafkaStoreConfig {
   // With CURVE: the allowed name of a peer's Z85 key, empty when it is not
   // allowed; unset allows every key. Called on the reactor thread.
   std::function<std::string(const std::string& key)> peer_name;
+  // The context's I/O threads batch while FETCHes are answered
+  // (io_batching.h); null: never. Outlives the store.
+  IoBatching* io_batching = nullptr;
 };
 
 class DafkaStore {
@@ -136,6 +140,7 @@ class DafkaStore {
   std::map<std::string, Connection> connected_;  // by publisher endpoint
   GapTracker gaps_;
   FetchPump fetches_;
+  IoBatching::Vote io_vote_;
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
   RateLimiter peer_log_;

@@ -35,6 +35,7 @@ bool Reactors::start_security(const ServerOptions& o) {
 }
 
 bool Reactors::start(const ServerOptions& o, Storage& st, const DiskWatch& disk) {
+  io_batching = std::make_unique<IoBatching>(ctx);  // names the I/O threads: before the first socket
   if (!start_security(o)) return false;
   try {
     start_reactors(o, st);
@@ -55,7 +56,9 @@ bool Reactors::start(const ServerOptions& o, Storage& st, const DiskWatch& disk)
 void Reactors::start_reactors(const ServerOptions& o, Storage& st) {
   if (o.chp_port != 0) {
     acl = open_acl(o);
-    chp = std::make_unique<ChpServer>(ctx, *st.chp, chp_config(o, security, acl), chp_metrics);
+    ChpServerConfig config = chp_config(o, security, acl);
+    config.io_batching = io_batching.get();
+    chp = std::make_unique<ChpServer>(ctx, *st.chp, std::move(config), chp_metrics);
     chp->start();
   }
   if (o.tower_port != 0) {
@@ -63,8 +66,9 @@ void Reactors::start_reactors(const ServerOptions& o, Storage& st) {
     tower->start();
   }
   if (o.dafka_port != 0) {
-    dafka = std::make_unique<DafkaStore>(ctx, *st.dafka, st.node_address, dafka_config(o, security, zap.get()),
-                                         dafka_metrics);
+    DafkaStoreConfig config = dafka_config(o, security, zap.get());
+    config.io_batching = io_batching.get();
+    dafka = std::make_unique<DafkaStore>(ctx, *st.dafka, st.node_address, std::move(config), dafka_metrics);
     dafka->start();
   }
 }

@@ -14,6 +14,7 @@
 #include "server/dafka_store.h"
 #include "server/disk_watch.h"
 #include "server/http_server.h"
+#include "server/io_batching.h"
 #include "server/options.h"
 #include "server/tower.h"
 #include "server/zap_handler.h"
@@ -23,6 +24,8 @@ namespace zstore::server {
 
 struct Reactors {
   zmq::context_t ctx;
+  // Made by start() before any socket; outlives the reactors below.
+  std::unique_ptr<IoBatching> io_batching;
   AuthMetrics auth_metrics;
   security::SocketSecurity security;
   std::unique_ptr<ZapHandler> zap;  // stopped after the reactors below

@@ -3,10 +3,13 @@
 // beacons it to zstored's embedded tower so the store connects to it, and
 // connects its SUB to the store's XPUB. Sends that race the PUB/SUB slow
 // joiner are repeated until the answer arrives, under a deadline.
+#include <sched.h>
 #include <signal.h>
 
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -377,4 +380,46 @@ BOOST_AUTO_TEST_CASE(silent_peers_are_dropped_and_our_own_beacon_is_ignored) {
                    env.store.zstored.log().find("timed out") != std::string::npos; },
       10s));
   BOOST_CHECK(env.store.zstored.log().find("Dafka peer " + env.store.address) == std::string::npos);
+}
+
+namespace {
+
+// The scheduling policy of zstored's ZeroMQ I/O thread (named
+// "N/ZMQbg/IO/0", server/io_batching.h); -1 when it is not found.
+int io_thread_policy(pid_t pid) {
+  std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(dir)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name) && name.find("/ZMQbg/IO/") != std::string::npos) {
+      return sched_getscheduler(static_cast<pid_t>(std::stol(task.path().filename())));
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+// While the store answers FETCHes its ZeroMQ I/O thread is SCHED_BATCH (it
+// sends in bulk instead of preempting the reactor for each record), and
+// back to SCHED_OTHER once they are answered. The consumer reads nothing
+// at first, so the answer stays open on a full pipe.
+BOOST_AUTO_TEST_CASE(io_thread_batches_only_while_fetches_are_answered) {
+  Env env;
+  pid_t pid = env.store.zstored.process()->pid();
+  BOOST_REQUIRE_EQUAL(io_thread_policy(pid), SCHED_OTHER);
+  auto p = env.producer();
+  constexpr std::uint64_t kRecords = 20000;  // 20 MB: more than the pipes and socket buffers hold
+  const std::string content(1000, 'c');
+  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }), 15s,
+                            [&] { p->send(dafka::Record{kTopic, p->address(), kTopic, 0, content}); }));
+  for (std::uint64_t i = 1; i < kRecords; ++i) p->send(dafka::Record{kTopic, p->address(), kTopic, i, content});
+  BOOST_REQUIRE(produce_until_acked(*p, {kRecords - 1}, kRecords - 1));
+  auto c = env.consumer();
+  BOOST_REQUIRE(wait_head(*c, p->address(), kRecords - 1));
+  c->send(dafka::Fetch{p->address(), c->address(), kTopic, 0, static_cast<std::uint32_t>(kRecords)});
+  BOOST_CHECK(zstore::testing::wait_until([&] { return io_thread_policy(pid) == SCHED_BATCH; }));
+  auto got = collect(*c, kRecords, 100ms);
+  BOOST_CHECK_EQUAL(got.size(), kRecords);
+  BOOST_CHECK(zstore::testing::wait_until([&] { return io_thread_policy(pid) == SCHED_OTHER; }));
 }

@@ -1,0 +1,69 @@
+// IoBatching: SCHED_BATCH for a ZeroMQ context's I/O threads while a
+// reactor streams a long answer (a CHP snapshot, Dafka FETCH answers).
+//
+// zstored's reactors and the context's I/O thread share a core. While a
+// reactor streams, each message it queues wakes the I/O thread, which
+// preempted the reactor to send that one message: two context switches
+// per message, and a snapshot cost about twice the CPU per key of a
+// ZeroMQ-only source (docs/benchmarks.md). A SCHED_BATCH thread does not
+// preempt on wake-up, so the reactor fills the pipe and the I/O thread
+// sends in bulk when the reactor waits. Always batching would delay
+// updates (an I/O thread waiting for the reactor's time slice): paced
+// update latency rose several-fold, so it holds only while some reactor
+// streams.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+namespace zstore::server {
+
+class IoBatching {
+ public:
+  // Gives ctx's threads a name prefix of their own (a number unique in the
+  // process) to find its I/O threads by: call before ctx has a socket.
+  explicit IoBatching(zmq::context_t& ctx);
+  IoBatching(const IoBatching&) = delete;
+  IoBatching& operator=(const IoBatching&) = delete;
+
+  // One per reactor: the I/O threads are SCHED_BATCH while any vote is
+  // set, SCHED_OTHER otherwise. A null IoBatching makes a vote that does
+  // nothing. set() is called by its reactor only; votes of several
+  // reactors may change at once.
+  class Vote {
+   public:
+    explicit Vote(IoBatching* batching) : batching_(batching) {}
+    ~Vote() { set(false); }
+    Vote(const Vote&) = delete;
+    Vote& operator=(const Vote&) = delete;
+    void set(bool streaming);
+
+   private:
+    IoBatching* batching_;
+    bool on_ = false;
+  };
+
+  // Whether the I/O threads are batching now (for tests and logs).
+  bool batching() const;
+  // The thread name prefix ctx's I/O threads carry ("N/ZMQbg/IO/").
+  const std::string& io_thread_prefix() const { return io_prefix_; }
+
+ private:
+  void change(int delta);
+  bool apply(int policy);  // on every I/O thread; false when one refused it
+
+  std::string io_prefix_;
+  mutable std::mutex mutex_;
+  int votes_ = 0;           // guarded by mutex_, as the rest
+  std::vector<pid_t> tids_;  // found at the first vote that found any
+  bool batching_ = false;
+  bool disabled_ = false;   // the system refused a policy change: tried no more
+};
+
+}  // namespace zstore::server
