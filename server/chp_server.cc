@@ -27,7 +27,7 @@ std::uint64_t system_now_ms() {
 ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
                      ChpMetrics& metrics)
     : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
-      snapshots_(256, config_.snapshot_stall), io_vote_(config_.io_batching),
+      snapshots_(256, config_.snapshot_stall), io_vote_(config_.io_batching), backlog_vote_(config_.io_batching),
       pending_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }
@@ -161,7 +161,8 @@ void ChpServer::drain_collector() {
   // the loop from HUGZ and HA heartbeats.
   std::size_t n = 0;
   std::size_t bytes = 0;
-  for (std::size_t got = 0; got < config_.max_batch && bytes < config_.max_batch_bytes; ++got) {
+  std::size_t got = 0;
+  for (; got < config_.max_batch && bytes < config_.max_batch_bytes; ++got) {
     if (n == inbox_.size()) {
       inbox_.emplace_back();
       writes_.emplace_back();
@@ -170,6 +171,7 @@ void ChpServer::drain_collector() {
     bytes += inbox_[n].bytes();
     if (take_kvset(inbox_[n], &writes_[n])) ++n;
   }
+  backlog_vote_.drained(got);
   std::span<storage::ChpWrite> writes(writes_.data(), n);
   if (serving()) {
     commit_and_publish(writes, std::span<ReceivedMessage>(inbox_.data(), n));

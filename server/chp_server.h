@@ -163,7 +163,8 @@ class ChpServer {
   ReactorThread reactor_{ctx_, metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
 
   SnapshotPump snapshots_;
-  IoBatching::Vote io_vote_;
+  IoBatching::Vote io_vote_;  // while snapshots stream
+  IoBatching::BacklogVote backlog_vote_;  // on the collector
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
   RateLimiter loop_error_log_;

@@ -140,7 +140,7 @@ class DafkaStore {
   std::map<std::string, Connection> connected_;  // by publisher endpoint
   GapTracker gaps_;
   FetchPump fetches_;
-  IoBatching::Vote io_vote_;
+  IoBatching::Vote io_vote_;  // while FETCHes are answered
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
   RateLimiter peer_log_;

@@ -50,6 +50,11 @@ bool IoBatching::batching() const {
   return batching_;
 }
 
+std::uint64_t IoBatching::batch_periods() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return periods_;
+}
+
 void IoBatching::change(int delta) {
   std::lock_guard<std::mutex> lock(mutex_);
   votes_ += delta;
@@ -59,6 +64,7 @@ void IoBatching::change(int delta) {
   if (tids_.empty()) return;  // not started yet: the next change looks again
   if (apply(want ? SCHED_BATCH : SCHED_OTHER)) {
     batching_ = want;
+    periods_ += want ? 1 : 0;
   } else {
     disabled_ = true;
     static_cast<void>(apply(SCHED_OTHER));

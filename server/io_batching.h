@@ -1,5 +1,6 @@
 // IoBatching: SCHED_BATCH for a ZeroMQ context's I/O threads while a
-// reactor streams a long answer (a CHP snapshot, Dafka FETCH answers).
+// reactor streams a long answer (a CHP snapshot, Dafka FETCH answers) or
+// is behind on its input (BacklogVote).
 //
 // zstored's reactors and the context's I/O thread share a core. While a
 // reactor streams, each message it queues wakes the I/O thread, which
@@ -10,12 +11,13 @@
 // sends in bulk when the reactor waits. Always batching would delay
 // updates (an I/O thread waiting for the reactor's time slice): paced
 // update latency rose several-fold, so it holds only while some reactor
-// streams.
+// streams or has a backlog.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -49,8 +51,28 @@ class IoBatching {
     bool on_ = false;
   };
 
-  // Whether the I/O threads are batching now (for tests and logs).
+  // A vote from a reactor's input: set once a loop turn drained at least
+  // kOn messages (the reactor is behind, and sending in bulk gets more
+  // through), cleared once a turn drains fewer than kOff (the load is light:
+  // each message's latency matters more). Measured in docs/benchmarks.md.
+  class BacklogVote {
+   public:
+    static constexpr std::size_t kOn = 512;
+    static constexpr std::size_t kOff = 64;
+    explicit BacklogVote(IoBatching* batching) : vote_(batching) {}
+    void drained(std::size_t messages) {
+      if (messages >= kOn) vote_.set(true);
+      if (messages < kOff) vote_.set(false);
+    }
+
+   private:
+    Vote vote_;
+  };
+
+  // Whether the I/O threads are batching now, and how many times they
+  // began to (for tests and logs).
   bool batching() const;
+  std::uint64_t batch_periods() const;
   // The thread name prefix ctx's I/O threads carry ("N/ZMQbg/IO/").
   const std::string& io_thread_prefix() const { return io_prefix_; }
 
@@ -63,6 +85,7 @@ class IoBatching {
   int votes_ = 0;           // guarded by mutex_, as the rest
   std::vector<pid_t> tids_;  // found at the first vote that found any
   bool batching_ = false;
+  std::uint64_t periods_ = 0;
   bool disabled_ = false;   // the system refused a policy change: tried no more
 };
 

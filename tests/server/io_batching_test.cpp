@@ -19,6 +19,7 @@
 #include "server/chp_server.h"
 #include "storage/chp_store.h"
 #include "storage/database.h"
+#include "tests/support/chp_peer.h"
 #include "tests/support/test_support.h"
 
 using zstore::server::IoBatching;
@@ -94,35 +95,72 @@ BOOST_AUTO_TEST_CASE(other_contexts_keep_their_scheduling) {
   BOOST_TEST(two.policy() == SCHED_OTHER);
 }
 
-// A real ChpServer: batching from the moment a snapshot streams (its
-// client reads nothing, so it stays open) until it ends.
-BOOST_AUTO_TEST_CASE(chp_server_batches_while_a_snapshot_streams) {
+BOOST_AUTO_TEST_CASE(backlog_vote_sets_at_a_large_turn_and_clears_at_a_small_one) {
+  Context c;
+  using Backlog = IoBatching::BacklogVote;
+  Backlog v(&c.batching);
+  v.drained(Backlog::kOn - 1);
+  BOOST_TEST(c.policy() == SCHED_OTHER);
+  v.drained(Backlog::kOn);
+  BOOST_TEST(c.policy() == SCHED_BATCH);
+  v.drained(Backlog::kOff);  // between the two: unchanged
+  BOOST_TEST(c.policy() == SCHED_BATCH);
+  v.drained(Backlog::kOff - 1);
+  BOOST_TEST(c.policy() == SCHED_OTHER);
+  v.drained(Backlog::kOn - 1);
+  BOOST_TEST(c.policy() == SCHED_OTHER);
+  BOOST_TEST(c.batching.batch_periods() == 1u);
+}
+
+namespace {
+
+// A ChpServer on a temp database holding `keys` keys of 240 bytes, its
+// context's I/O threads under `c`'s IoBatching.
+struct ChpServerFixture {
   zstore::testing::TempDir dir;
   std::unique_ptr<zstore::storage::Database> db;
-  BOOST_REQUIRE(zstore::storage::Database::Open(dir.str(), {}, &db).ok());
   std::unique_ptr<zstore::storage::ChpStore> store;
-  BOOST_REQUIRE(zstore::storage::ChpStore::Open(db.get(), &store).ok());
-  constexpr std::size_t kKeys = 50000;  // 12 MB: more than the pipes and socket buffers hold
-  std::vector<zstore::storage::ChpWrite> writes(kKeys);
-  for (std::size_t i = 0; i < kKeys; ++i) {
-    writes[i].key = "k/" + std::to_string(i);
-    writes[i].value.assign(240, 'v');
-  }
-  BOOST_REQUIRE(store->apply(writes).ok());
-
   Context c;
   zstore::server::ChpMetrics metrics;
   zstore::server::ChpServerConfig config;
-  config.port = zstore::testing::free_port_range(3);
-  config.io_batching = &c.batching;
-  zstore::server::ChpServer server(c.ctx, *store, config, metrics);
-  server.start();
+  std::unique_ptr<zstore::server::ChpServer> server;
+
+  explicit ChpServerFixture(std::size_t keys) {
+    BOOST_REQUIRE(zstore::storage::Database::Open(dir.str(), {}, &db).ok());
+    BOOST_REQUIRE(zstore::storage::ChpStore::Open(db.get(), &store).ok());
+    std::vector<zstore::storage::ChpWrite> writes(keys);
+    for (std::size_t i = 0; i < keys; ++i) {
+      writes[i].key = "k/" + std::to_string(i);
+      writes[i].value.assign(240, 'v');
+    }
+    BOOST_REQUIRE(store->apply(writes).ok());
+    config.port = zstore::testing::free_port_range(3);
+    config.io_batching = &c.batching;
+    server = std::make_unique<zstore::server::ChpServer>(c.ctx, *store, config, metrics);
+    server->start();
+  }
+  ~ChpServerFixture() {
+    server->stop();
+    server.reset();
+    store.reset();
+    BOOST_TEST(db->close().ok());
+  }
+};
+
+}  // namespace
+
+// A real ChpServer: batching from the moment a snapshot streams (its
+// client reads nothing, so it stays open) until it ends.
+BOOST_AUTO_TEST_CASE(chp_server_batches_while_a_snapshot_streams) {
+  constexpr std::size_t kKeys = 50000;  // 12 MB: more than the pipes and socket buffers hold
+  ChpServerFixture f(kKeys);
+  Context& c = f.c;
   BOOST_TEST(c.policy() == SCHED_OTHER);
 
   zmq::socket_t client(c.ctx, zmq::socket_type::dealer);
   client.set(zmq::sockopt::rcvhwm, 10);
   client.set(zmq::sockopt::rcvbuf, 4096);
-  client.connect("tcp://127.0.0.1:" + std::to_string(config.port));
+  client.connect("tcp://127.0.0.1:" + std::to_string(f.config.port));
   auto request = chp::encode_icanhaz({"", std::nullopt});
   for (std::size_t i = 0; i < request.size(); ++i) {
     client.send(zmq::buffer(request[i]), i + 1 < request.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
@@ -152,7 +190,26 @@ BOOST_AUTO_TEST_CASE(chp_server_batches_while_a_snapshot_streams) {
   BOOST_TEST(keys == kKeys);
   BOOST_TEST(zstore::testing::wait_until([&] { return !c.batching.batching(); }));
   BOOST_TEST(c.policy() == SCHED_OTHER);
-  server.stop();
-  store.reset();
-  BOOST_TEST(db->close().ok());
+}
+
+// A burst of KVSETs piles up behind the reactor (each costs it a RocksDB
+// write): some turn drains a large batch and the I/O threads batch; single
+// updates afterwards end it.
+BOOST_AUTO_TEST_CASE(chp_server_batches_while_behind_on_updates) {
+  ChpServerFixture f(0);
+  zstore::testing::ChpPeer peer(f.c.ctx, "tcp://127.0.0.1", f.config.port);
+  BOOST_REQUIRE(peer.wait_connected());
+  std::uint64_t before = f.metrics.updates_applied.load();
+  constexpr std::uint64_t kBurst = 20000;
+  for (std::uint64_t i = 0; i < kBurst; ++i) peer.set("burst/" + std::to_string(i), std::string(100, 'b'));
+  BOOST_TEST_REQUIRE(zstore::testing::wait_until(
+      [&] { return f.metrics.updates_applied.load() >= before + kBurst; }, 60s));
+  BOOST_TEST(f.c.batching.batch_periods() >= 1u);
+  // One update at a time: each turn drains fewer than kOff.
+  for (int i = 0; i < 20 && f.c.batching.batching(); ++i) {
+    peer.set("single", std::to_string(i));
+    (void)peer.wait_kvpub("single", 5s);
+  }
+  BOOST_TEST(!f.c.batching.batching());
+  BOOST_TEST(f.c.policy() == SCHED_OTHER);
 }
