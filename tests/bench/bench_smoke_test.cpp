@@ -180,19 +180,40 @@ BOOST_AUTO_TEST_CASE(restart_mode) {
 
 // The storage alone: 20,000 writes over 5,000 keys; a fresh store's key
 // index knows every key, so no write reads its previous entry; the relay
-// bound is a ratio.
+// bound is a ratio, from the relay's CPU (its core's busy share) per message.
 BOOST_AUTO_TEST_CASE(store_mode) {
   Run run = bench(with({"store", "--keys", "20000", "--key-space", "5000", "--batch", "100", "--vs-relay"}));
   BOOST_TEST_REQUIRE(run.code == 0, run.output);
   BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
-  BOOST_TEST(run.last["writes"].get<double>() == 20000.0);
+  BOOST_TEST(run.last["store_path"].get<std::string>() == "chp");
+  BOOST_TEST(run.last["messages"].get<double>() == 20000.0);
   BOOST_TEST(run.last["per_s"].get<double>() > 1000.0);
-  BOOST_TEST(run.last["store_thread_us_per_write"].get<double>() > 0.0);
-  BOOST_TEST(run.last["store_cpu_us_per_write"].get<double>() >= run.last["store_thread_us_per_write"].get<double>());
+  BOOST_TEST(run.last["store_thread_us_per_msg"].get<double>() > 0.0);
+  BOOST_TEST(run.last["store_cpu_us_per_msg"].get<double>() >= run.last["store_thread_us_per_msg"].get<double>());
   BOOST_TEST(run.last["prior_reads"].get<double>() == 0.0);
+  double busy = run.last["limit_core_busy"].get<double>();
+  BOOST_TEST((busy > 0.0 && busy <= 1.0));
+  BOOST_TEST(run.last["limit_cpu_us_per_msg"].get<double>() <= run.last["limit_us_per_msg"].get<double>());
   double bound = run.last["ratio_bound"].get<double>();
   BOOST_TEST((bound > 0.0 && bound < 1.0));
   BOOST_TEST(bench({"store", "--batch", "0"}).code == 2);
+  BOOST_TEST(bench({"store", "--store-path", "nowhere"}).code == 2);
+}
+
+// The other store paths: Dafka appends, a snapshot's reads, a replay's
+// reads after a reopen, each with its ZeroMQ-only limit.
+BOOST_AUTO_TEST_CASE(store_mode_paths) {
+  for (const std::string path : {"dafka", "snapshot", "replay"}) {
+    Run run = bench(with({"store", "--store-path", path, "--keys", "20000", "--records", "20000", "--vs-relay"}));
+    BOOST_TEST_REQUIRE(run.code == 0, path + ": " + run.output);
+    BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+    BOOST_TEST(run.last["store_path"].get<std::string>() == path);
+    BOOST_TEST(run.last["messages"].get<double>() == 20000.0, path);
+    BOOST_TEST(run.last["store_thread_us_per_msg"].get<double>() > 0.0, path);
+    BOOST_TEST(run.last["limit_per_s"].get<double>() > 0.0, path);
+    double bound = run.last["ratio_bound"].get<double>();
+    BOOST_TEST((bound > 0.0 && bound < 1.0), path);
+  }
 }
 
 // Both storms with 5 clients of 3000 keys and a writer at 100 updates/s
