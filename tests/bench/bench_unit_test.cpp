@@ -5,11 +5,14 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
+#include <thread>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "tools/bench/cpu_busy.h"
 #include "tools/bench/latency.h"
 #include "tools/bench/load.h"
 #include "tools/bench/options.h"
@@ -169,6 +172,29 @@ BOOST_AUTO_TEST_CASE(cpu_time_of_this_process_grows_with_work) {
   BOOST_TEST_REQUIRE(after.has_value());
   BOOST_TEST(*after - *before >= 0.1);
   BOOST_TEST(!cpu_seconds(-5).has_value());
+}
+
+// A thread spinning on CPU 0 keeps it busy (other work there only adds to
+// it); a span of a few ticks is not measured, nor a CPU not sampled.
+BOOST_AUTO_TEST_CASE(cpu_busy_share_needs_enough_clock_ticks) {
+  CpuBusySampler sampler(0);
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    pin_current_thread(0);
+    volatile std::uint64_t sink = 0;
+    while (!stop.load()) sink = sink + 1;
+  });
+  std::int64_t start = now_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::int64_t end = now_ns();
+  stop.store(true);
+  spinner.join();
+  std::optional<double> whole = sampler.busy(start, end);
+  BOOST_TEST_REQUIRE(whole.has_value());
+  BOOST_TEST(*whole > 0.8);
+  BOOST_TEST(*whole <= 1.0);
+  BOOST_TEST(!sampler.busy(start, start + 60000000).has_value());
+  BOOST_TEST(!CpuBusySampler(-1).busy(start, end).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(relay_carries_a_windowed_and_a_bounded_load) {

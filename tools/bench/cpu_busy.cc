@@ -63,7 +63,7 @@ std::optional<double> CpuBusySampler::busy(std::int64_t from_ns, std::int64_t to
     if (first == nullptr) first = &s;
     last = &s;
   }
-  if (first == nullptr || last == first || last->total <= first->total) return std::nullopt;
+  if (first == nullptr || last->total < first->total + kMinTicks) return std::nullopt;
   return static_cast<double>(last->busy - first->busy) / static_cast<double>(last->total - first->total);
 }
 

@@ -24,8 +24,12 @@ class CpuBusySampler {
 
   // The share (0..1) of time the CPU was not idle between the first sample
   // at or after from_ns and the last at or before to_ns (now_ns() times);
-  // nullopt when fewer than two samples, or no clock tick, fall inside.
+  // nullopt when fewer than kMinTicks clock ticks fall inside: /proc/stat
+  // counts in ticks (10 ms), so a 40 ms span reads as 0.5 or 1.0 at random.
   std::optional<double> busy(std::int64_t from_ns, std::int64_t to_ns) const;
+
+  // 20 ticks, 200 ms at the usual 100 Hz: the share is known to 5%.
+  static constexpr std::uint64_t kMinTicks = 20;
 
  private:
   struct Sample {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -67,7 +68,9 @@ Limit measure_limit(const Options& o, const LoadSpec& spec, std::uint64_t messag
 
 // The highest ratio to the limit of a server on the limit's one core that
 // pays, per message, the limit's CPU (its wall time per message times how
-// busy its core was) plus store_us: wall / (busy x wall + store_us).
+// busy its core was) plus store_us: wall / (busy x wall + store_us), and at
+// most 1: a limit whose core was not saturated waited on its client, which
+// paces a server the same way, so spare CPU there never makes one faster.
 void report_bound(Report& report, const Limit& limit, double store_us) {
   report.set("limit_per_s", limit.per_s, "msg/s");
   double wall_us = limit.per_s > 0 ? 1e6 / limit.per_s : 0;
@@ -75,7 +78,8 @@ void report_bound(Report& report, const Limit& limit, double store_us) {
   double busy = limit.busy.value_or(1.0);  // unknown (no --server-cpu): as if saturated, the lower bound
   if (limit.busy) report.set("limit_core_busy", busy);
   report.set("limit_cpu_us_per_msg", busy * wall_us, "us");
-  report.set("ratio_bound", wall_us > 0 ? wall_us / (busy * wall_us + store_us) : 0);
+  double bound = wall_us > 0 ? wall_us / (busy * wall_us + store_us) : 0;
+  report.set("ratio_bound", std::min(bound, 1.0));
 }
 
 }  // namespace
