@@ -191,6 +191,19 @@ BOOST_AUTO_TEST_CASE(fresh_dir_gets_every_column_family_and_layout_version_1) {
   }
 }
 
+// Dafka records keep being written while a memtable flushes on a busy
+// core: more than two write buffers (with two, a full active memtable
+// waited for the other's flush and RocksDB stopped all writes for 100-200
+// ms), and no more memory for them than the two 64 MiB buffers took.
+BOOST_AUTO_TEST_CASE(dafka_records_have_spare_write_buffers_within_128_mib) {
+  TempDir dir;
+  auto db = open_db((dir.path() / "data").string());
+  rocksdb::Options o = db->db()->GetOptions(db->handle(Column::kDafkaRecords));
+  BOOST_TEST(o.max_write_buffer_number >= 4);
+  BOOST_TEST(o.write_buffer_size * static_cast<std::size_t>(o.max_write_buffer_number) <= std::size_t{128} << 20);
+  BOOST_REQUIRE(db->close().ok());
+}
+
 BOOST_AUTO_TEST_CASE(column_names_are_distinct_and_match_the_layout) {
   BOOST_CHECK_EQUAL(zstore::storage::column_name(Column::kMeta), "meta");
   BOOST_CHECK_EQUAL(zstore::storage::column_name(Column::kChpMap), "chp_map");
