@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <map>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +23,7 @@
 #include "tools/bench/source_thread.h"
 #include "tools/bench/system.h"
 #include "tools/bench/transports.h"
+#include "tools/harness/harness.h"
 
 using namespace zstore::bench;
 
@@ -185,12 +186,17 @@ BOOST_AUTO_TEST_CASE(cpu_busy_share_needs_enough_clock_ticks) {
     while (!stop.load()) sink = sink + 1;
   });
   std::int64_t start = now_ns();
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  std::int64_t end = now_ns();
+  std::int64_t end = start;
+  std::optional<double> whole;
+  bool measured = zstore::testing::wait_until([&] {
+    end = now_ns();
+    whole = sampler.busy(start, end);
+    return whole.has_value();
+  });
   stop.store(true);
   spinner.join();
-  std::optional<double> whole = sampler.busy(start, end);
-  BOOST_TEST_REQUIRE(whole.has_value());
+  BOOST_TEST_REQUIRE(measured);
+  BOOST_TEST(end - start >= std::int64_t{180000000});  // 20 ticks of 10 ms, give or take one sample
   BOOST_TEST(*whole > 0.8);
   BOOST_TEST(*whole <= 1.0);
   BOOST_TEST(!sampler.busy(start, start + 60000000).has_value());

@@ -75,7 +75,9 @@ void report_bound(Report& report, const Limit& limit, double store_us) {
   report.set("limit_per_s", limit.per_s, "msg/s");
   double wall_us = limit.per_s > 0 ? 1e6 / limit.per_s : 0;
   report.set("limit_us_per_msg", wall_us, "us");
-  double busy = limit.busy.value_or(1.0);  // unknown (no --server-cpu): as if saturated, the lower bound
+  // Unknown (no --server-cpu, or a limit shorter than CpuBusySampler::kMinTicks):
+  // as if saturated, the lower bound.
+  double busy = limit.busy.value_or(1.0);
   if (limit.busy) report.set("limit_core_busy", busy);
   report.set("limit_cpu_us_per_msg", busy * wall_us, "us");
   double bound = wall_us > 0 ? wall_us / (busy * wall_us + store_us) : 0;
