@@ -14,6 +14,10 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
+// Optional: a target that keeps state across inputs (threads, a database)
+// defines it to tear that state down. Called before main returns, so it runs
+// before any static object is destroyed (see server_handlers_fuzz.cc).
+extern "C" void ZstoreFuzzShutdown() __attribute__((weak));
 
 namespace {
 
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
       LLVMFuzzerTestOneInput(in.data(), in.size());
     }
   }
+  if (ZstoreFuzzShutdown != nullptr) ZstoreFuzzShutdown();
   std::cout << "fuzz: " << corpus.size() << " corpus inputs, " << runs << " mutated runs, no failure\n";
   return 0;
 }

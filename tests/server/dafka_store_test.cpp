@@ -407,6 +407,9 @@ int io_thread_policy(pid_t pid) {
 BOOST_AUTO_TEST_CASE(io_thread_batches_only_while_fetches_are_answered) {
   Env env;
   pid_t pid = env.store.zstored.process()->pid();
+  // The I/O thread names itself once it runs, which may be after zstored
+  // answers on its ports (a slow sanitizer build): wait for it.
+  BOOST_REQUIRE(zstore::testing::wait_until([&] { return io_thread_policy(pid) != -1; }));
   BOOST_REQUIRE_EQUAL(io_thread_policy(pid), SCHED_OTHER);
   auto p = env.producer();
   constexpr std::uint64_t kRecords = 20000;  // 20 MB: more than the pipes and socket buffers hold
