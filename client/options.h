@@ -29,7 +29,11 @@ struct Options {
   // switches to the next server and resynchronises. While a server has not
   // yet spoken, the client "votes" for it (Binary Star: a passive server
   // takes over on a client request once its peer is dead) with an ICANHAZ?
-  // every failover_timeout / 2.
+  // every failover_timeout / 2. Keep it well above the servers' HUGZ
+  // interval (zstored: --hugz-interval-ms, 1 s by default), twice it at
+  // least: a new session whose subscription lands just after a HUGZ hears
+  // the next one only an interval later, and with a timeout equal to the
+  // interval it restarts before then, in the same phase, again and again.
   std::chrono::milliseconds failover_timeout{3000};
 
   // A snapshot request left unanswered this long is sent again, on a fresh
