@@ -158,6 +158,7 @@ BOOST_AUTO_TEST_CASE(receive_queues_get_the_high_water_mark_of_the_budget) {
 // rather than miss them. Here the queue drops the tail of a burst: only the
 // HUGZ can tell. Returns the follower's sequence when it asked.
 std::uint64_t lose_updates_to_a_bounded_queue(Bounded& b) {
+  BOOST_REQUIRE_EQUAL(b.follower->update_socket().get(zmq::sockopt::rcvhwm), 1);
   BOOST_REQUIRE(b.next_request());
   (void)zstore::server::try_send(b.router, chp::encode_kthxbai({0, "", {}}), b.identity);
   auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -179,10 +180,18 @@ std::uint64_t lose_updates_to_a_bounded_queue(Bounded& b) {
   return after;
 }
 
+// A budget whose receive queues hold one message (it is below two of the
+// largest), but which holds the whole 25 MB burst: the KVPUBs still on their
+// way after the gap (in TCP buffers) are kept while the catch-up runs. With
+// a budget of 1 byte they restarted the sync as a snapshot whenever one
+// arrived after the CATCHUP? (a slow sanitizer build: the request never
+// left, its socket closed for the new one).
+constexpr std::uint64_t kQueueOfOne = 32ull << 20;
+
 // The leader's history has them: only those are sent, applied in order, and
 // the map is never cleared (it stays complete: synced throughout).
 BOOST_AUTO_TEST_CASE(updates_lost_to_a_bounded_queue_are_caught_up_from_the_history) {
-  Bounded b(1);  // one message per queue
+  Bounded b(kQueueOfOne);
   std::uint64_t after = lose_updates_to_a_bounded_queue(b);
   BOOST_CHECK(b.store->synced());
   for (std::uint64_t s = after + 1; s <= 399; ++s) {
@@ -208,7 +217,7 @@ BOOST_AUTO_TEST_CASE(updates_lost_to_a_bounded_queue_are_caught_up_from_the_hist
 // A bare KTHXBAI (no resumed=1): the history no longer reaches back, so the
 // follower asks for a whole snapshot.
 BOOST_AUTO_TEST_CASE(a_catch_up_the_history_cannot_serve_becomes_a_snapshot) {
-  Bounded b(1);
+  Bounded b(kQueueOfOne);
   lose_updates_to_a_bounded_queue(b);
   (void)zstore::server::try_send(b.router, chp::encode_kthxbai({399, "", {}}), b.identity);
   BOOST_REQUIRE(b.next_request());
