@@ -192,18 +192,53 @@ BOOST_AUTO_TEST_CASE(chp_server_batches_while_a_snapshot_streams) {
   BOOST_TEST(c.policy() == SCHED_OTHER);
 }
 
+namespace {
+
+// Pins the calling thread, and every thread it starts while this lives, to
+// one CPU of its current set; restores the set at the end.
+class OneCpu {
+ public:
+  OneCpu() {
+    BOOST_REQUIRE(sched_getaffinity(0, sizeof(saved_), &saved_) == 0);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &saved_)) {
+        CPU_SET(cpu, &one);
+        break;
+      }
+    }
+    BOOST_REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+  }
+  ~OneCpu() { sched_setaffinity(0, sizeof(saved_), &saved_); }
+  OneCpu(const OneCpu&) = delete;
+  OneCpu& operator=(const OneCpu&) = delete;
+
+ private:
+  cpu_set_t saved_;
+};
+
+}  // namespace
+
 // A burst of KVSETs piles up behind the reactor (each costs it a RocksDB
 // write): some turn drains a large batch and the I/O threads batch; single
-// updates afterwards end it.
+// updates afterwards end it. The sender, the reactor and the I/O thread
+// share one CPU, as in zstored's deployment on a small machine: while the
+// sender has the CPU the burst piles up. On two free CPUs the reactor kept
+// up with the burst in small turns (a CI run: no turn of 512), so bursts
+// repeat, a few at most, until a period begins.
 BOOST_AUTO_TEST_CASE(chp_server_batches_while_behind_on_updates) {
+  OneCpu one_cpu;  // before the fixture: its threads inherit it
   ChpServerFixture f(0);
   zstore::testing::ChpPeer peer(f.c.ctx, "tcp://127.0.0.1", f.config.port);
   BOOST_REQUIRE(peer.wait_connected());
-  std::uint64_t before = f.metrics.updates_applied.load();
   constexpr std::uint64_t kBurst = 20000;
-  for (std::uint64_t i = 0; i < kBurst; ++i) peer.set("burst/" + std::to_string(i), std::string(100, 'b'));
-  BOOST_TEST_REQUIRE(zstore::testing::wait_until(
-      [&] { return f.metrics.updates_applied.load() >= before + kBurst; }, 60s));
+  for (int burst = 0; burst < 5 && f.c.batching.batch_periods() == 0; ++burst) {
+    std::uint64_t before = f.metrics.updates_applied.load();
+    for (std::uint64_t i = 0; i < kBurst; ++i) peer.set("burst/" + std::to_string(i), std::string(100, 'b'));
+    BOOST_TEST_REQUIRE(zstore::testing::wait_until(
+        [&] { return f.metrics.updates_applied.load() >= before + kBurst; }, 60s));
+  }
   BOOST_TEST(f.c.batching.batch_periods() >= 1u);
   // One update at a time: each turn drains fewer than kOff.
   for (int i = 0; i < 20 && f.c.batching.batching(); ++i) {
