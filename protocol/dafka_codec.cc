@@ -226,6 +226,11 @@ void encode_direct_record_header(std::string_view topic, std::string_view partit
   w.short_string(partition, "partition").short_string(subject, "subject").u64(sequence);
 }
 
+void set_direct_record_sequence(std::uint64_t sequence, std::string* header) {
+  if (header->size() < sizeof sequence) throw std::invalid_argument("dafka DIRECT-RECORD: not a header");
+  store_be<std::uint64_t>(header->data() + header->size() - sizeof sequence, sequence);
+}
+
 Frames encode(const Fetch& msg) {
   Writer w(Fetch::kId, msg.topic);
   w.short_string(msg.address, "address").short_string(msg.subject, "subject").u64(msg.sequence).u32(msg.count);

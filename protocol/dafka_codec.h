@@ -65,6 +65,10 @@ Frames encode(const DirectRecord& msg);
 // throws as encode() does.
 void encode_direct_record_header(std::string_view topic, std::string_view partition, std::string_view subject,
                                  std::uint64_t sequence, std::string* out);
+// Rewrites the sequence of a header written by encode_direct_record_header
+// (its last 8 bytes), in place: the header of the next record of the same
+// partition to the same topic, without encoding it again.
+void set_direct_record_sequence(std::uint64_t sequence, std::string* header);
 Frames encode(const Fetch& msg);
 Frames encode(const Ack& msg);
 Frames encode(const Head& msg);

@@ -19,11 +19,17 @@ bool FetchPump::start(std::string requester, std::unique_ptr<storage::DafkaCurso
 
 bool FetchPump::load_next(Session& s) {
   if (s.pending) return true;
-  if (!s.cursor->next(&s.record)) {
+  if (!s.cursor->next_view(&s.record)) {
     if (!s.cursor->status().ok()) spdlog::error("FETCH answer cut short: {}", s.cursor->status().message());
     return false;
   }
-  dafka::encode_direct_record_header(s.requester, s.record.partition, s.record.subject, s.record.offset, &s.header);
+  if (!s.header.empty() && s.record.partition == s.header_partition && s.record.subject == s.header_subject) {
+    dafka::set_direct_record_sequence(s.record.offset, &s.header);
+  } else {
+    dafka::encode_direct_record_header(s.requester, s.record.partition, s.record.subject, s.record.offset, &s.header);
+    s.header_partition.assign(s.record.partition);
+    s.header_subject.assign(s.record.subject);
+  }
   s.pending = true;
   return true;
 }

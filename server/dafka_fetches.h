@@ -38,12 +38,15 @@ class FetchPump {
   struct Session {
     std::string requester;
     std::unique_ptr<storage::DafkaCursor> cursor;
-    storage::DafkaRecord record;  // the last record read (buffers reused)
-    std::string header;           // its DIRECT-RECORD header frame
-    bool pending = false;         // record is read but not yet sent
+    storage::DafkaRecordView record;  // the last record read, where the cursor holds it
+    std::string header;               // its DIRECT-RECORD header frame
+    std::string header_partition;     // the partition and subject header was encoded for
+    std::string header_subject;
+    bool pending = false;  // record is read but not yet sent (the cursor waits: its view stays valid)
   };
-  // Reads and encodes the next record unless one is pending; false when the
-  // session is done.
+  // Reads the next record and writes its header unless one is pending;
+  // false when the session is done. A record of the partition of the last
+  // header only gets its sequence rewritten.
   bool load_next(Session& s);
 
   std::size_t max_sessions_;

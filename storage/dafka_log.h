@@ -85,6 +85,15 @@ enum class DafkaAppend : std::uint8_t {
   kTooFar,     // more than max_ahead past the next expected offset (as before this append()): refused
 };
 
+// A stored record seen in place: the views stay valid until the next call
+// on the cursor that gave it (or the cursor's end).
+struct DafkaRecordView {
+  std::string_view subject;
+  std::string_view partition;
+  std::uint64_t offset = 0;
+  std::string_view content;
+};
+
 // Reads stored records of one partition in ascending offset order, from
 // disk (memory does not grow with the range).
 class DafkaCursor {
@@ -92,7 +101,13 @@ class DafkaCursor {
   virtual ~DafkaCursor() = default;
   // Fills *out with the next record; false at the end of the range or on error.
   virtual bool next(DafkaRecord* out) = 0;
+  // The same, without copying the record (a FETCH answer sends it from
+  // where the store holds it). By default a copy kept by the cursor.
+  virtual bool next_view(DafkaRecordView* out);
   virtual Status status() const = 0;
+
+ private:
+  DafkaRecord copy_;  // next_view()'s record when the cursor has no place of its own
 };
 
 // One partition as retention sees it (a copy, taken under the log's mutex).

@@ -29,7 +29,23 @@ class RocksDafkaCursor final : public DafkaCursor {
   }
 
   bool next(DafkaRecord* out) override {
+    DafkaRecordView v;
+    if (!next_view(&v)) return false;
+    out->subject.assign(v.subject);  // assign(): a reused record keeps its buffers
+    out->partition.assign(v.partition);
+    out->offset = v.offset;
+    out->content.assign(v.content);
+    return true;
+  }
+
+  // The iterator moves on at the call after, so the value read stays where
+  // RocksDB holds it while the caller uses the view.
+  bool next_view(DafkaRecordView* out) override {
     if (remaining_ == 0 || !status_.ok()) return false;
+    if (advance_) {
+      it_->Next();
+      advance_ = false;
+    }
     if (!it_->Valid()) {
       if (!it_->status().ok()) status_ = Status::Error("record read: " + it_->status().ToString());
       return false;
@@ -38,12 +54,9 @@ class RocksDafkaCursor final : public DafkaCursor {
     if (key.size() != prefix_.size() + 8 || !key.starts_with(prefix_)) return false;
     std::uint64_t offset = protocol::get_be<std::uint64_t>(key.substr(prefix_.size()));
     if (offset - from_ >= limit_) return false;  // past from + count (no overflow)
-    out->subject.assign(parsed_.first);  // assign(): a reused record keeps its buffers
-    out->partition.assign(parsed_.second);
-    out->offset = offset;
-    out->content.assign(it_->value().data(), it_->value().size());
+    *out = {parsed_.first, parsed_.second, offset, view(it_->value())};
     --remaining_;
-    it_->Next();
+    advance_ = true;
     return true;
   }
 
@@ -58,6 +71,7 @@ class RocksDafkaCursor final : public DafkaCursor {
   std::uint64_t limit_;
   DafkaPartitionKey parsed_;
   std::unique_ptr<rocksdb::Iterator> it_;
+  bool advance_ = false;  // the iterator is at the record last returned
   Status status_ = Status::Ok();
 };
 
@@ -82,6 +96,12 @@ std::unique_ptr<DafkaCursor> make_cursor(Database* db, std::string prefix, std::
 }
 
 }  // namespace dafka_internal
+
+bool DafkaCursor::next_view(DafkaRecordView* out) {
+  if (!next(&copy_)) return false;
+  *out = {copy_.subject, copy_.partition, copy_.offset, copy_.content};
+  return true;
+}
 
 bool parse_dafka_partition_prefix(std::string_view key, DafkaPartitionKey* out) {
   if (key.empty()) return false;

@@ -561,3 +561,24 @@ BOOST_AUTO_TEST_CASE(direct_record_header_is_the_first_frame_of_encode_and_reuse
   BOOST_CHECK_THROW(dafka::encode_direct_record_header(std::string("a\0b", 3), "P", "s", 1, &header),
                     std::invalid_argument);
 }
+
+BOOST_AUTO_TEST_CASE(direct_record_sequence_is_rewritten_in_place) {
+  const std::string topic = "0123456789ABCDEF0123456789ABCDEF";
+  const std::string partition = "FEDCBA9876543210FEDCBA9876543210";
+  std::string header;
+  dafka::encode_direct_record_header(topic, partition, "hello", 7, &header);
+  const char* buffer = header.data();
+  for (std::uint64_t sequence : {std::uint64_t{0}, std::uint64_t{8}, std::uint64_t{1} << 40, ~std::uint64_t{0}}) {
+    dafka::set_direct_record_sequence(sequence, &header);
+    std::string expected;
+    dafka::encode_direct_record_header(topic, partition, "hello", sequence, &expected);
+    BOOST_CHECK(header == expected);
+    BOOST_CHECK(header.data() == buffer);
+    Frames frames{header, "c"};
+    auto decoded = decode_frames(frames);
+    BOOST_REQUIRE(decoded);
+    BOOST_CHECK_EQUAL(std::get<dafka::DirectRecord>(*decoded).sequence, sequence);
+  }
+  std::string short_header = "D";
+  BOOST_CHECK_THROW(dafka::set_direct_record_sequence(1, &short_header), std::invalid_argument);
+}

@@ -101,3 +101,48 @@ BOOST_AUTO_TEST_CASE(sessions_are_bounded) {
   BOOST_CHECK(!pump.start("B", std::make_unique<FakeCursor>(0, 1)));
 }
 
+
+namespace {
+
+// Records of two partitions in one cursor: the header of each must name its own.
+class TwoPartitionCursor final : public zstore::storage::DafkaCursor {
+ public:
+  bool next(zstore::storage::DafkaRecord* out) override {
+    if (n_ == 4) return false;
+    bool first = n_ < 2;
+    *out = {first ? "hello" : "other", first ? "P" : "Q", 10 + n_, "c" + std::to_string(n_)};
+    ++n_;
+    return true;
+  }
+  zstore::storage::Status status() const override { return zstore::storage::Status::Ok(); }
+
+ private:
+  std::uint64_t n_ = 0;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(each_header_names_the_partition_of_its_record) {
+  FetchPump pump(4);
+  BOOST_REQUIRE(pump.start("A", std::make_unique<TwoPartitionCursor>()));
+  std::vector<dafka::DirectRecord> sent;
+  bool block_once = true;
+  while (pump.active()) {
+    pump.pump(1, [&](zstore::protocol::FrameViews f) {
+      if (block_once && sent.size() == 2) {  // a pending record is sent as read
+        block_once = false;
+        return false;
+      }
+      auto m = dafka::decode(f);
+      BOOST_REQUIRE(m);
+      sent.push_back(std::get<dafka::DirectRecord>(*m));
+      return true;
+    });
+  }
+  const dafka::DirectRecord expected[] = {{"A", "P", "hello", 10, "c0"},
+                                          {"A", "P", "hello", 11, "c1"},
+                                          {"A", "Q", "other", 12, "c2"},
+                                          {"A", "Q", "other", 13, "c3"}};
+  BOOST_REQUIRE_EQUAL(sent.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) BOOST_CHECK(sent[i] == expected[i]);
+}
