@@ -97,6 +97,7 @@ struct Answer {
   dafka::Fetch fetch;
   std::uint64_t next = 0;
   std::uint64_t end = 0;
+  std::string header;  // its DIRECT-RECORD header, encoded once (as zstored's FetchPump does)
 };
 
 class FetchServer {
@@ -155,7 +156,7 @@ class FetchServer {
       auto message = dafka::decode(views_of(parts, 0));
       parts.clear();
       const auto* fetch = message ? std::get_if<dafka::Fetch>(&*message) : nullptr;
-      if (fetch != nullptr) answers_.push_back({*fetch, fetch->sequence, fetch->sequence + fetch->count});
+      if (fetch != nullptr) answers_.push_back({*fetch, fetch->sequence, fetch->sequence + fetch->count, {}});
     }
   }
 
@@ -170,8 +171,12 @@ class FetchServer {
         answers_.pop_front();
         continue;
       }
-      dafka::encode_direct_record_header(a.fetch.address, a.fetch.topic, a.fetch.subject, a.next, &header_);
-      if (!publisher_.send(zmq::buffer(header_), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+      if (a.header.empty()) {
+        dafka::encode_direct_record_header(a.fetch.address, a.fetch.topic, a.fetch.subject, a.next, &a.header);
+      } else {
+        dafka::set_direct_record_sequence(a.next, &a.header);
+      }
+      if (!publisher_.send(zmq::buffer(a.header), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
         blocked_ = true;
         return;
       }
@@ -185,7 +190,6 @@ class FetchServer {
   zmq::socket_t publisher_;
   zmq::socket_t fetches_;
   std::string content_;
-  std::string header_;
   std::set<std::string> nodes_;
   std::deque<Answer> answers_;
   bool blocked_ = false;  // the last answer() stopped at a full pipe
