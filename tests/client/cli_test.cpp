@@ -156,7 +156,8 @@ BOOST_AUTO_TEST_CASE(set_exits_0_once_published_and_sends_ttl) {
 BOOST_AUTO_TEST_CASE(set_not_published_exits_1) {
   FakeChpServer server(ctx);
   server.set_echo(false);  // receives, never publishes
-  Run r = run({"chp", "-s", server.endpoint(), "--timeout-ms", "500", "set", "k", "v"});
+  // 2 s for the sync, then 2 s for the confirmation that never comes.
+  Run r = run({"chp", "-s", server.endpoint(), "--timeout-ms", "2000", "set", "k", "v"});
   BOOST_CHECK_EQUAL(r.code, 1);
   BOOST_CHECK(contains(r.output, "not confirmed"));
   BOOST_CHECK(wait_until([&] { return server.kvsets().size() == 1; }, 5s));

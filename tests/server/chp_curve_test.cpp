@@ -167,8 +167,11 @@ BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
 BOOST_FIXTURE_TEST_CASE(cli_needs_the_right_keys, Fixture) {
   TempDir logs;
   int n = 0;
-  auto cli = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args{"chp", "-s", server.chp_endpoint(), "--timeout-ms", "2000"};
+  // The CLI's timeout covers three CURVE handshakes and the sync: 10 s, as
+  // slow as a sanitizer build gets; a failed handshake ends it at once,
+  // and only the plaintext case waits for all of its (shorter) timeout.
+  auto cli = [&](std::vector<std::string> extra, const char* timeout_ms = "10000") {
+    std::vector<std::string> args{"chp", "-s", server.chp_endpoint(), "--timeout-ms", timeout_ms};
     args.insert(args.end(), extra.begin(), extra.end());
     Process p(zstore::testing::bin_path("zstore-cli"), args, logs.path() / std::to_string(++n));
     int code = p.wait(20s);
@@ -179,7 +182,7 @@ BOOST_FIXTURE_TEST_CASE(cli_needs_the_right_keys, Fixture) {
   auto wrong = cli({"--curve-cert", keys.file("alice.key_secret"), "--server-key", keys.file("mallory.key"), "get", "/c"});
   BOOST_TEST(wrong.first == 1, wrong.second);
   BOOST_TEST(wrong.second.find("server key mismatch") != std::string::npos, wrong.second);
-  auto plain = cli({"get", "/c"});
+  auto plain = cli({"get", "/c"}, "2000");
   BOOST_TEST(plain.first == 1, plain.second);
   auto half = cli({"--curve-cert", keys.file("alice.key_secret"), "get", "/c"});
   BOOST_TEST(half.first == 2, half.second);

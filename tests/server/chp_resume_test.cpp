@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(resume_sends_the_updates_after_the_sequence_in_order) {
 BOOST_AUTO_TEST_CASE(resume_carries_expiries) {
   Server s;
   auto p = s.peer();
-  p->set("/lease", "held", "ttl=1\n");
+  p->set("/lease", "held", "ttl=2\n");  // still held when the snapshot below is taken
   BOOST_REQUIRE(p->wait_kvpub("/lease", 5s));
   auto before = p->snapshot("");
   BOOST_REQUIRE(before);
@@ -144,7 +144,9 @@ BOOST_AUTO_TEST_CASE(a_sequence_the_history_does_not_cover_gets_the_full_snapsho
 // deleted value leaves the disk in bounded time), even with no new writes;
 // a client away longer than that gets the full snapshot.
 BOOST_AUTO_TEST_CASE(history_entries_older_than_the_age_bound_are_dropped) {
-  Server s({"--chp-history-ms", "300"});
+  // 2 s: the early resume below must come within it on a loaded machine
+  // (with 300 ms it could come after); the late loop waits up to 10 s.
+  Server s({"--chp-history-ms", "2000"});
   auto p = s.peer();
   auto first = p->snapshot("");
   BOOST_REQUIRE(first);

@@ -105,7 +105,7 @@ BOOST_AUTO_TEST_CASE(thousands_of_idle_clients_do_not_stop_service) {
   BOOST_REQUIRE(peer.wait_connected(20s));
   auto worst = worst_latency(peer, "/busy/", 50);
   BOOST_TEST_MESSAGE("worst set->KVPUB latency with idle clients: " << worst.count() << " ms");
-  BOOST_TEST(worst.count() < 1000);
+  BOOST_TEST(worst < zstore::testing::scaled(1000ms));  // 2 s under ASan's slowdown
   auto snap = peer.snapshot("/busy/", 10s);
   BOOST_REQUIRE(snap.has_value());
   BOOST_TEST(snap->entries.size() == 50u);
@@ -211,7 +211,7 @@ BOOST_AUTO_TEST_CASE(snapshot_storms_do_not_delay_updates) {
   auto worst = worst_latency(writer, "/live/", 100);
   BOOST_TEST_MESSAGE("worst set->KVPUB latency during snapshot storms: " << worst.count() << " ms, snapshots "
                                                                          << complete.load());
-  BOOST_TEST(worst.count() < 1000);
+  BOOST_TEST(worst < zstore::testing::scaled(1000ms));  // 2 s under ASan's slowdown
   BOOST_TEST(wait_until([&] { return complete.load() >= 3; }, 30s));
   stop = true;
   looper.join();

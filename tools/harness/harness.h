@@ -44,8 +44,8 @@ class TempDir {
 };
 
 // How many times slower than a plain build this build runs: 4 with TSan
-// (it runs code 5-15x slower, but waits are mostly for I/O), 1 otherwise
-// (tools/harness/CMakeLists.txt);
+// (it runs code 5-15x slower, but waits are mostly for I/O), 2 with
+// ASan/UBSan, 1 otherwise (tools/harness/CMakeLists.txt);
 // $ZSTORE_TEST_TIME_SCALE overrides it. wait_until (and so Process::wait
 // and Zstored::start) scales its deadline by it; a test's own deadlines
 // (socket polls) use scaled(). Nothing checked changes, only how long.
