@@ -29,6 +29,12 @@ BOOST_AUTO_TEST_CASE(healthz_and_metrics_follow_chp_writes) {
   zmq::context_t ctx;
   ChpPeer peer(ctx, "tcp://127.0.0.1", z.server.chp_port());
   BOOST_REQUIRE(peer.wait_connected());
+  // A connection probe can still be in flight: once this marker is
+  // published, every earlier set from this peer is applied, and once the
+  // snapshot after it is served (the same loop, a later turn), counted.
+  peer.set("ops/marker", "1");
+  BOOST_REQUIRE(peer.wait_kvpub("ops/marker", 10s));
+  BOOST_REQUIRE(peer.snapshot());
   double applied_before = metric(z.metrics(), "zstore_chp_updates_applied_total");
 
   const int n = 7;
