@@ -101,7 +101,6 @@ BOOST_AUTO_TEST_CASE(sessions_are_bounded) {
   BOOST_CHECK(!pump.start("B", std::make_unique<FakeCursor>(0, 1)));
 }
 
-
 namespace {
 
 // Records of two partitions in one cursor: the header of each must name its own.

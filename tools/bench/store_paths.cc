@@ -198,7 +198,8 @@ StoreRun replay_reads(const Options& o, const LoadSpec& spec, const std::filesys
   }
   watch.stop(&run, records);
   if (records != o.records || bytes == 0) {
-    throw std::runtime_error("replay: read " + std::to_string(records) + " records");
+    throw std::runtime_error("replay: read " + std::to_string(records) + " records of " + std::to_string(o.records) +
+                             ", " + std::to_string(bytes) + " content bytes");
   }
   return run;
 }
