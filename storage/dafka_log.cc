@@ -25,6 +25,7 @@ struct AddedOffsets {
   std::string_view partition;
   std::string prefix;  // the partition's key prefix
   std::vector<std::uint64_t> offsets;
+  std::vector<std::string_view> contents;  // the record at offsets[i] is contents[i]
   std::uint64_t bytes = 0;  // content bytes of those offsets
   std::uint64_t next = 0;   // the new head + 1, once computed
   bool marked = false;      // a time mark was written
@@ -32,12 +33,16 @@ struct AddedOffsets {
   bool contains(std::uint64_t offset) const {
     return !offsets.empty() && offset <= offsets.back() && std::binary_search(offsets.begin(), offsets.end(), offset);
   }
-  void insert(std::uint64_t offset) {
+  void insert(std::uint64_t offset, std::string_view content) {
     if (offsets.empty() || offsets.back() < offset) {
       offsets.push_back(offset);
+      contents.push_back(content);
     } else {
-      offsets.insert(std::lower_bound(offsets.begin(), offsets.end(), offset), offset);
+      auto at = std::lower_bound(offsets.begin(), offsets.end(), offset);
+      contents.insert(contents.begin() + (at - offsets.begin()), content);
+      offsets.insert(at, offset);
     }
+    bytes += content.size();
   }
 };
 
@@ -47,7 +52,7 @@ AddedOffsets& added_for(std::vector<AddedOffsets>& added, std::string_view subje
   for (auto& a : added) {
     if (a.partition == partition && a.subject == subject) return a;
   }
-  added.push_back({subject, partition, dafka_partition_prefix(subject, partition), {}, 0, 0, false});
+  added.push_back({subject, partition, dafka_partition_prefix(subject, partition), {}, {}, 0, 0, false});
   return added.back();
 }
 
@@ -110,7 +115,8 @@ Status DafkaLog::load_partition(const DafkaPartitionKey& key, std::string_view v
   state->bytes = head.bytes;
   state->last_write_ms = head.has_counters ? head.last_write_ms : now_ms();
   std::uint64_t from = head.has_counters ? head.next : 0;
-  auto cursor = read(key.first, key.second, from, ~std::uint64_t{0} - from);
+  auto cursor = dafka_internal::make_cursor(db_, dafka_partition_prefix(key.first, key.second), from,
+                                            ~std::uint64_t{0} - from);
   DafkaRecord r;
   while (cursor->next(&r)) {
     if (r.offset >= state->next) state->beyond.insert(r.offset);
@@ -177,6 +183,7 @@ Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<Daf
   plan.batch = rocksdb::WriteBatch(bytes);
   plan.now = now_ms();
   plan_records(records, &plan, outcomes);
+  put_runs(&plan);
   plan_heads(&plan);
   if (!plan.advanced) return Status::Ok();
   Status s = db_->write(plan.batch);
@@ -190,7 +197,6 @@ Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<Daf
 
 void DafkaLog::plan_records(std::span<const DafkaRecordRef> records, AppendPlan* plan,
                             std::vector<DafkaAppend>* outcomes) {
-  auto* column = db_->handle(Column::kDafkaRecords);
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     AddedOffsets& mine = added_for(plan->added, r.subject, r.partition);
@@ -201,13 +207,25 @@ void DafkaLog::plan_records(std::span<const DafkaRecordRef> records, AppendPlan*
       (*outcomes)[i] = DafkaAppend::kTooFar;
       continue;
     }
-    mine.insert(r.offset);
-    mine.bytes += r.content.size();
-    std::string offset_bytes = encode_u64(r.offset);  // fits the small-string buffer: no allocation
-    rocksdb::Slice key[2] = {slice(mine.prefix), slice(offset_bytes)};
-    rocksdb::Slice value = slice(r.content);
-    plan->batch.Put(column, rocksdb::SliceParts(key, 2), rocksdb::SliceParts(&value, 1));
+    mine.insert(r.offset, r.content);
     (*outcomes)[i] = DafkaAppend::kStored;
+  }
+}
+
+// The records each partition stores, as runs of consecutive offsets: one
+// RocksDB entry per run (dafka_log_internal.h), so a saturated producer's
+// batch costs one memtable insert, not one per record.
+void DafkaLog::put_runs(AppendPlan* plan) {
+  auto* column = db_->handle(Column::kDafkaRecords);
+  dafka_internal::RunWriter writer;
+  for (const auto& a : plan->added) {
+    std::size_t first = 0;
+    while (first < a.offsets.size()) {
+      std::size_t end = dafka_internal::run_end(a.offsets, a.contents, first);
+      writer.put(plan->batch, column, a.prefix, std::span(a.offsets).subspan(first, end - first),
+                 std::span(a.contents).subspan(first, end - first));
+      first = end;
+    }
   }
 }
 
@@ -286,6 +304,14 @@ Status DafkaLog::skip_gap(std::string_view subject, std::string_view partition, 
 
 std::unique_ptr<DafkaCursor> DafkaLog::read(std::string_view subject, std::string_view partition, std::uint64_t from,
                                             std::uint64_t count) {
+  // A run that straddles the floor keeps its records below it on disk
+  // until a later trim: they are not returned.
+  std::uint64_t floor = this->floor(subject, partition);
+  if (from < floor) {
+    std::uint64_t skipped = floor - from;
+    count = count > skipped ? count - skipped : 0;
+    from = floor;
+  }
   return dafka_internal::make_cursor(db_, dafka_partition_prefix(subject, partition), from, count);
 }
 

@@ -1,6 +1,7 @@
-// DafkaLog: the durable Dafka partition logs on a Database. A record is kept
-// under (subject, partition, offset) in kDafkaRecords, so one partition's
-// records are contiguous and in offset order; kDafkaHeads holds, per
+// DafkaLog: the durable Dafka partition logs on a Database. Records are kept
+// in kDafkaRecords under (subject, partition, offset), the consecutive
+// records of one append as one entry (a run, dafka_log_internal.h), so one
+// partition's records are contiguous and in offset order; kDafkaHeads holds, per
 // (subject, partition), a DafkaHeadValue: the next offset expected (head + 1;
 // 0 while offset 0 is missing), the floor (lowest offset retention kept),
 // the records and content bytes held, and the time of the last append.
@@ -194,7 +195,7 @@ class DafkaLog {
   std::int64_t now_ms() const;
 
   // Records of a partition with offsets in [from, from + count), ascending;
-  // offsets not stored are skipped.
+  // offsets not stored, and those below the floor, are skipped.
   std::unique_ptr<DafkaCursor> read(std::string_view subject, std::string_view partition, std::uint64_t from,
                                     std::uint64_t count);
 
@@ -221,6 +222,7 @@ class DafkaLog {
   Status load_partition(const DafkaPartitionKey& key, std::string_view value, PartitionState* state);
   const PartitionState* find(std::string_view subject, std::string_view partition) const;
   void plan_records(std::span<const DafkaRecordRef> records, AppendPlan* plan, std::vector<DafkaAppend>* outcomes);
+  void put_runs(AppendPlan* plan);
   void plan_heads(AppendPlan* plan);
   void apply_plan(const AppendPlan& plan);
   void count(const std::string& topic, std::int64_t partitions, std::int64_t records, std::int64_t bytes);

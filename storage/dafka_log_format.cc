@@ -1,6 +1,7 @@
 // DafkaLog key and value encodings and its record cursor.
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
+#include <rocksdb/write_batch.h>
 
 #include "protocol/byte_order.h"
 #include "storage/dafka_log.h"
@@ -38,26 +39,28 @@ class RocksDafkaCursor final : public DafkaCursor {
     return true;
   }
 
-  // The iterator moves on at the call after, so the value read stays where
-  // RocksDB holds it while the caller uses the view.
+  // The iterator moves on at the call after a run's last record, so the
+  // value read stays where RocksDB holds it while the caller uses the view.
   bool next_view(DafkaRecordView* out) override {
-    if (remaining_ == 0 || !status_.ok()) return false;
-    if (advance_) {
-      it_->Next();
-      advance_ = false;
+    while (remaining_ != 0 && status_.ok()) {
+      if (left_ == 0 && !load_entry()) return false;
+      std::uint64_t offset = next_offset_++;
+      --left_;
+      std::string_view content;
+      if (!take_content(&content)) {
+        status_ = Status::Error("corrupt Dafka record run");
+        return false;
+      }
+      if (offset < from_) continue;  // in the run holding from, before it
+      if (offset - from_ >= limit_) {  // past from + count (no overflow)
+        remaining_ = 0;
+        return false;
+      }
+      *out = {parsed_.first, parsed_.second, offset, content};
+      --remaining_;
+      return true;
     }
-    if (!it_->Valid()) {
-      if (!it_->status().ok()) status_ = Status::Error("record read: " + it_->status().ToString());
-      return false;
-    }
-    std::string_view key = view(it_->key());
-    if (key.size() != prefix_.size() + 8 || !key.starts_with(prefix_)) return false;
-    std::uint64_t offset = protocol::get_be<std::uint64_t>(key.substr(prefix_.size()));
-    if (offset - from_ >= limit_) return false;  // past from + count (no overflow)
-    *out = {parsed_.first, parsed_.second, offset, view(it_->value())};
-    --remaining_;
-    advance_ = true;
-    return true;
+    return false;
   }
 
   Status status() const override { return status_; }
@@ -70,8 +73,64 @@ class RocksDafkaCursor final : public DafkaCursor {
   std::uint64_t remaining_;
   std::uint64_t limit_;
   DafkaPartitionKey parsed_;
+  // Moves to the next entry of the partition and starts reading it: false
+  // at the end (or on an error, then in status_).
+  bool load_entry() {
+    if (advance_) it_->Next();
+    advance_ = true;
+    if (!it_->Valid()) {
+      if (!it_->status().ok()) status_ = Status::Error("record read: " + it_->status().ToString());
+      return false;
+    }
+    std::string_view key = view(it_->key());
+    std::string_view value = view(it_->value());
+    if (!key.starts_with(prefix_)) return false;
+    if (key.size() < prefix_.size() + 8) return corrupt_key();
+    std::uint64_t last = protocol::get_be<std::uint64_t>(key.substr(prefix_.size()));
+    if (key.size() == prefix_.size() + 8) {  // one record
+      next_offset_ = last;
+      left_ = 1;
+      single_ = true;
+      entry_ = value;
+      return true;
+    }
+    if (key.size() != prefix_.size() + 9 || key.back() != kRunTag) return corrupt_key();
+    if (value.size() < 4) return corrupt_key();
+    std::uint32_t count = protocol::get_be<std::uint32_t>(value);
+    if (count == 0 || count - 1 > last) return corrupt_key();
+    next_offset_ = last - (count - 1);
+    left_ = count;
+    single_ = false;
+    entry_ = value.substr(4);
+    return true;
+  }
+
+  // The next record's content from the current entry; false when the run's
+  // bytes do not hold it.
+  bool take_content(std::string_view* content) {
+    if (single_) {
+      *content = entry_;
+      return true;
+    }
+    if (entry_.size() < 4) return false;
+    std::uint32_t length = protocol::get_be<std::uint32_t>(entry_);
+    if (entry_.size() - 4 < length) return false;
+    *content = entry_.substr(4, length);
+    entry_.remove_prefix(4 + length);
+    return true;
+  }
+
+  bool corrupt_key() {
+    status_ = Status::Error("corrupt Dafka record entry");
+    return false;
+  }
+
   std::unique_ptr<rocksdb::Iterator> it_;
-  bool advance_ = false;  // the iterator is at the record last returned
+  bool advance_ = false;          // the iterator is at the entry last read
+  std::string_view entry_;        // what is left of the current entry's value
+  std::uint64_t next_offset_ = 0;  // offset of the next record in it
+  std::uint64_t left_ = 0;        // records left in it
+  bool single_ = false;           // the entry is one record (its value is the content)
   Status status_ = Status::Ok();
 };
 
@@ -89,6 +148,44 @@ std::string partition_end(std::string_view prefix) {
   std::string s(prefix);
   s.append(9, '\xff');
   return s;
+}
+
+std::size_t run_end(std::span<const std::uint64_t> offsets, std::span<const std::string_view> contents,
+                    std::size_t first) {
+  std::size_t bytes = 4 + 4 + contents[first].size();
+  std::size_t end = first + 1;
+  while (end < offsets.size() && offsets[end] == offsets[end - 1] + 1) {
+    bytes += 4 + contents[end].size();
+    if (bytes > kMaxRunBytes) break;
+    ++end;
+  }
+  return end;
+}
+
+void RunWriter::put(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* column, std::string_view prefix,
+                    std::span<const std::uint64_t> offsets, std::span<const std::string_view> contents) {
+  char key_bytes[9];
+  protocol::store_be<std::uint64_t>(key_bytes, offsets.back());
+  key_bytes[8] = kRunTag;
+  rocksdb::Slice key[2] = {slice(prefix), rocksdb::Slice(key_bytes, 8)};
+  if (offsets.size() == 1) {
+    rocksdb::Slice value = slice(contents[0]);
+    batch.Put(column, rocksdb::SliceParts(key, 2), rocksdb::SliceParts(&value, 1));
+    return;
+  }
+  key[1] = rocksdb::Slice(key_bytes, 9);
+  headers_.resize(4 * (1 + contents.size()));  // sized first: the slices below point into it
+  protocol::store_be<std::uint32_t>(headers_.data(), static_cast<std::uint32_t>(contents.size()));
+  parts_.clear();
+  parts_.emplace_back(headers_.data(), 4);
+  for (std::size_t i = 0; i < contents.size(); ++i) {
+    char* length = headers_.data() + 4 * (1 + i);
+    protocol::store_be<std::uint32_t>(length, static_cast<std::uint32_t>(contents[i].size()));
+    parts_.emplace_back(length, 4);
+    parts_.push_back(slice(contents[i]));
+  }
+  batch.Put(column, rocksdb::SliceParts(key, 2),
+            rocksdb::SliceParts(parts_.data(), static_cast<int>(parts_.size())));
 }
 
 std::unique_ptr<DafkaCursor> make_cursor(Database* db, std::string prefix, std::uint64_t from, std::uint64_t count) {

@@ -182,15 +182,18 @@ Status Database::check_layout(bool fresh) {
   std::string version;
   Status s = get_meta(kMetaLayoutVersion, &version);
   if (!s.ok()) return s;
-  if (version.empty()) {
-    if (!fresh) return Status::Error("'" + dir_ + "' has no zstore layout version: not a zstore database");
+  if (version.empty() && !fresh) {
+    return Status::Error("'" + dir_ + "' has no zstore layout version: not a zstore database");
+  }
+  bool older = version == kLayoutVersionBeforeRuns;
+  if (version.empty() || (older && !options_.read_only)) {
     rocksdb::WriteBatch batch;
     batch.Put(handle(Column::kMeta), std::string(kMetaLayoutVersion), std::string(kLayoutVersion));
     return write(batch);
   }
-  if (version != kLayoutVersion) {
-    return Status::Error("'" + dir_ + "' has layout version " + version + "; this zstore reads version " +
-                         std::string(kLayoutVersion));
+  if (version != kLayoutVersion && !older) {
+    return Status::Error("'" + dir_ + "' has layout version " + version + "; this zstore reads versions " +
+                         std::string(kLayoutVersionBeforeRuns) + " and " + std::string(kLayoutVersion));
   }
   return Status::Ok();
 }

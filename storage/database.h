@@ -38,7 +38,7 @@ enum class Column : std::uint8_t {
   kMeta,          // small metadata: layout version, last CHP sequence, node address
   kChpMap,        // CHP key -> entry (see chp_entry.h)
   kChpExpiry,     // (expiry ms BE, key) -> "" : TTL index
-  kDafkaRecords,  // (subject, partition, offset BE) -> record content
+  kDafkaRecords,  // (subject, partition, last offset BE[, run tag]) -> a record or a run (dafka_log_internal.h)
   kDafkaHeads,    // (subject, partition) -> head offset, floor, counters (dafka_log.h)
   kChpHistory,    // sequence BE -> the update applied at it (chp_history.h)
   kDafkaTimes,    // (subject, partition, offset BE) -> ms BE: time marks for retention (dafka_log.h)
@@ -46,7 +46,12 @@ enum class Column : std::uint8_t {
 inline constexpr std::size_t kColumnCount = 7;
 std::string_view column_name(Column column);
 
-inline constexpr std::string_view kLayoutVersion = "1";
+// The layout this build writes. Version 2: dafka_records may hold runs of
+// records (dafka_log_internal.h), which a version-1 reader would not see; a
+// version-1 database is read as it is and marked 2 at its first writable
+// open, so an older zstore refuses it instead of missing records.
+inline constexpr std::string_view kLayoutVersion = "2";
+inline constexpr std::string_view kLayoutVersionBeforeRuns = "1";
 
 // Bound of the write-ahead log's total size (RocksDB max_total_wal_size):
 // beyond it the families pinning the oldest log are flushed. It bounds what

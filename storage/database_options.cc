@@ -13,24 +13,32 @@ namespace zstore::storage {
 namespace {
 
 // The partition of a dafka_records key (subject and partition, without
-// the 8-byte offset). Records of a partition arrive in offset order, so a
-// memtable insert starting from the partition's previous one is short.
+// the offset and run tag, dafka_log_internal.h). Records of a partition
+// arrive in offset order, so a memtable insert starting from the
+// partition's previous one is short.
 class PartitionOfRecordKey : public rocksdb::SliceTransform {
  public:
   const char* Name() const override { return "zstore.PartitionOfRecordKey"; }
   rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    return rocksdb::Slice(key.data(), key.size() - 8);
+    return rocksdb::Slice(key.data(), prefix_size(key));
   }
-  // Only keys shaped as a record key (len8 subject len8 partition offset):
-  // a range delete starts at the bare partition prefix, so it gets no hint
-  // (RocksDB shares one hint per prefix between the point and the range
-  // tombstone tables of a memtable, and a hint from one corrupts the other).
+  // Only keys shaped as a record key (len8 subject len8 partition offset,
+  // and a run's tag byte): a range delete starts at the bare partition
+  // prefix, so it gets no hint (RocksDB shares one hint per prefix between
+  // the point and the range tombstone tables of a memtable, and a hint from
+  // one corrupts the other).
   bool InDomain(const rocksdb::Slice& key) const override {
     if (key.size() < 2) return false;
     std::size_t n = static_cast<unsigned char>(key[0]);
     if (key.size() < n + 2) return false;
-    std::size_t m = static_cast<unsigned char>(key[1 + n]);
-    return key.size() == 2 + n + m + 8;
+    std::size_t prefix = prefix_size(key);
+    return key.size() == prefix + 8 || key.size() == prefix + 9;
+  }
+
+ private:
+  static std::size_t prefix_size(const rocksdb::Slice& key) {
+    std::size_t n = static_cast<unsigned char>(key[0]);
+    return 2 + n + static_cast<unsigned char>(key[1 + n]);
   }
 };
 

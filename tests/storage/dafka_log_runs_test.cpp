@@ -1,0 +1,208 @@
+// DafkaLog record runs (dafka_log_internal.h): consecutive records of one
+// append are one RocksDB entry, read back from any offset, trimmed only
+// where wholly below the floor, mixed with single records of databases
+// written before runs, and reported when damaged.
+#include <boost/test/unit_test.hpp>
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/byte_order.h"
+#include "storage/dafka_log.h"
+#include "storage/dafka_log_internal.h"
+#include "tests/support/test_support.h"
+
+using zstore::storage::Column;
+using zstore::storage::DafkaAppend;
+using zstore::storage::DafkaLog;
+using zstore::storage::DafkaPartitionStats;
+using zstore::storage::DafkaRecord;
+using zstore::storage::Database;
+using zstore::storage::DatabaseOptions;
+using zstore::testing::TempDir;
+
+namespace {
+
+const std::string kP = "0123456789ABCDEF0123456789ABCDEF";
+
+DafkaRecord rec(std::uint64_t offset, std::size_t size = 0) {
+  std::string content = "content " + std::to_string(offset);
+  if (size > content.size()) content.append(size - content.size(), static_cast<char>('a' + offset % 26));
+  return {"hello", kP, offset, content};
+}
+
+std::vector<DafkaRecord> recs(std::uint64_t from, std::uint64_t to, std::size_t size = 0) {
+  std::vector<DafkaRecord> out;
+  for (std::uint64_t i = from; i < to; ++i) out.push_back(rec(i, size));
+  return out;
+}
+
+struct Fixture {
+  TempDir dir;
+  std::unique_ptr<Database> db;
+  std::unique_ptr<DafkaLog> log;
+  Fixture() { open(); }
+  void open() {
+    log.reset();
+    db.reset();
+    BOOST_REQUIRE(Database::Open(dir.str(), DatabaseOptions{}, &db).ok());
+    BOOST_REQUIRE(DafkaLog::Open(db.get(), &log).ok());
+  }
+  void append(const std::vector<DafkaRecord>& records) {
+    std::vector<DafkaAppend> out;
+    BOOST_REQUIRE(log->append(records, &out).ok());
+    for (auto o : out) BOOST_REQUIRE(o == DafkaAppend::kStored);
+  }
+  // The records read back, checked against rec() of their offset.
+  std::vector<std::uint64_t> read(std::uint64_t from, std::uint64_t count, std::size_t size = 0) {
+    std::vector<std::uint64_t> out;
+    auto cursor = log->read("hello", kP, from, count);
+    zstore::storage::DafkaRecordView v;
+    while (cursor->next_view(&v)) {
+      BOOST_REQUIRE(v.content == rec(v.offset, size).content);
+      out.push_back(v.offset);
+    }
+    BOOST_REQUIRE(cursor->status().ok());
+    return out;
+  }
+  // The raw dafka_records entries: their value sizes.
+  std::vector<std::size_t> entries() {
+    std::vector<std::size_t> out;
+    std::unique_ptr<rocksdb::Iterator> it(db->db()->NewIterator(rocksdb::ReadOptions(), db->handle(Column::kDafkaRecords)));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) out.push_back(it->value().size());
+    BOOST_REQUIRE(it->status().ok());
+    return out;
+  }
+  void put_raw(const std::string& key, const std::string& value) {
+    BOOST_REQUIRE(db->db()->Put(rocksdb::WriteOptions(), db->handle(Column::kDafkaRecords), key, value).ok());
+  }
+};
+
+std::vector<std::uint64_t> range(std::uint64_t from, std::uint64_t to) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t i = from; i < to; ++i) out.push_back(i);
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(consecutive_records_of_one_append_are_one_entry_read_from_any_offset) {
+  Fixture f;
+  f.append(recs(0, 100));
+  BOOST_CHECK_EQUAL(f.entries().size(), 1u);
+  BOOST_CHECK(f.read(0, 1000) == range(0, 100));
+  BOOST_CHECK(f.read(37, 5) == range(37, 42));  // starts and ends inside the run
+  BOOST_CHECK(f.read(99, 10) == range(99, 100));
+  BOOST_CHECK(f.read(100, 10).empty());
+  f.append(recs(100, 101));  // one record alone: a single-record entry
+  BOOST_CHECK_EQUAL(f.entries().size(), 2u);
+  f.open();  // from the tables and the log, after a restart
+  BOOST_CHECK(f.read(95, 10) == range(95, 101));
+  BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 100u);
+}
+
+BOOST_AUTO_TEST_CASE(a_run_holds_at_most_64_kib_of_records) {
+  Fixture f;
+  f.append(recs(0, 40, 4000));
+  auto sizes = f.entries();
+  BOOST_CHECK_EQUAL(sizes.size(), 3u);  // 16 records of 4000 bytes per run
+  for (std::size_t s : sizes) BOOST_CHECK_LE(s, zstore::storage::dafka_internal::kMaxRunBytes);
+  BOOST_CHECK(f.read(0, 100, 4000) == range(0, 40));
+  f.append({rec(40, 100000)});  // larger than a run: stored alone
+  BOOST_CHECK_EQUAL(f.entries().back(), 100000u);
+}
+
+BOOST_AUTO_TEST_CASE(records_beyond_a_gap_and_those_filling_it_read_in_order_after_a_reopen) {
+  Fixture f;
+  f.append(recs(0, 10));
+  f.append(recs(20, 30));  // beyond the gap
+  f.open();
+  BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 9u);
+  BOOST_CHECK_EQUAL(*f.log->first_after_gap("hello", kP), 20u);
+  f.append(recs(10, 20));
+  BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 29u);
+  BOOST_CHECK_EQUAL(f.entries().size(), 3u);
+  BOOST_CHECK(f.read(5, 20) == range(5, 25));
+}
+
+BOOST_AUTO_TEST_CASE(a_trim_inside_a_run_keeps_every_record_at_or_above_the_floor) {
+  Fixture f;
+  f.append(recs(0, 100));
+  f.append(recs(100, 200));
+  DafkaPartitionStats seen = f.log->partitions_after(nullptr, 1).at(0);
+  std::uint64_t bytes = 0;
+  for (const auto& r : recs(0, 50)) bytes += r.content.size();
+  bool applied = false;
+  BOOST_REQUIRE(f.log->trim(seen, 50, 50, bytes, &applied).ok());
+  BOOST_REQUIRE(applied);
+  BOOST_CHECK_EQUAL(f.entries().size(), 2u);  // the run 0-99 holds 50-99: kept whole
+  BOOST_CHECK(f.read(0, 1000) == range(50, 200));  // nothing below the floor is returned
+  BOOST_CHECK(f.read(10, 45) == range(50, 55));   // [10, 55) from the floor on
+  BOOST_CHECK_EQUAL(f.log->partitions_after(nullptr, 1).at(0).records, 150u);
+  f.open();
+  BOOST_CHECK(f.read(0, 1000) == range(50, 200));
+}
+
+BOOST_AUTO_TEST_CASE(a_trim_removes_the_runs_wholly_below_the_floor) {
+  Fixture f;
+  f.append(recs(0, 100));
+  f.append(recs(100, 200));
+  DafkaPartitionStats seen = f.log->partitions_after(nullptr, 1).at(0);
+  std::uint64_t bytes = 0;
+  for (const auto& r : recs(0, 150)) bytes += r.content.size();
+  bool applied = false;
+  BOOST_REQUIRE(f.log->trim(seen, 150, 150, bytes, &applied).ok());
+  BOOST_REQUIRE(applied);
+  BOOST_CHECK_EQUAL(f.entries().size(), 1u);  // 0-99 went; 100-199 holds 150-199
+  BOOST_CHECK(f.read(0, 1000) == range(150, 200));
+  BOOST_CHECK_EQUAL(f.log->partitions_after(nullptr, 1).at(0).records, 50u);
+}
+
+// A database written before runs holds one entry per record, and a head of
+// the first format: read as it is, with the runs appended after it.
+BOOST_AUTO_TEST_CASE(records_written_before_runs_read_together_with_runs) {
+  Fixture f;
+  f.log.reset();
+  for (std::uint64_t i = 0; i < 5; ++i) f.put_raw(zstore::storage::dafka_record_key("hello", kP, i), rec(i).content);
+  std::string next;
+  zstore::protocol::put_be<std::uint64_t>(next, 5);
+  BOOST_REQUIRE(f.db->db()->Put(rocksdb::WriteOptions(), f.db->handle(Column::kDafkaHeads),
+                                zstore::storage::dafka_partition_prefix("hello", kP), next).ok());
+  f.open();
+  BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 4u);
+  BOOST_CHECK_EQUAL(f.log->partitions_after(nullptr, 1).at(0).records, 5u);
+  f.append(recs(5, 10));
+  BOOST_CHECK_EQUAL(f.entries().size(), 6u);
+  BOOST_CHECK(f.read(0, 100) == range(0, 10));
+  BOOST_CHECK(f.read(3, 4) == range(3, 7));
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_run_is_an_error_not_a_short_read) {
+  Fixture f;
+  f.append(recs(0, 10));
+  std::string key = zstore::storage::dafka_record_key("hello", kP, 20) + zstore::storage::dafka_internal::kRunTag;
+  std::string value;
+  zstore::protocol::put_be<std::uint32_t>(value, 3);  // three records, the last one's bytes missing
+  for (std::uint64_t i = 18; i < 20; ++i) {
+    zstore::protocol::put_be<std::uint32_t>(value, static_cast<std::uint32_t>(rec(i).content.size()));
+    value += rec(i).content;
+  }
+  zstore::protocol::put_be<std::uint32_t>(value, 100);
+  f.put_raw(key, value);
+  auto cursor = f.log->read("hello", kP, 0, 100);
+  DafkaRecord r;
+  std::uint64_t n = 0;
+  while (cursor->next(&r)) ++n;
+  BOOST_CHECK_EQUAL(n, 12u);  // 0-9, then 18 and 19
+  BOOST_CHECK(!cursor->status().ok());
+  // A run claiming more records than offsets below its last one.
+  f.put_raw(zstore::storage::dafka_record_key("hello", kP, 1) + zstore::storage::dafka_internal::kRunTag,
+            std::string("\x00\x00\x00\x05", 4));
+  auto early = f.log->read("hello", kP, 0, 100);
+  while (early->next(&r)) {
+  }
+  BOOST_CHECK(!early->status().ok());
+}
