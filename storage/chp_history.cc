@@ -1,5 +1,7 @@
 #include "storage/chp_history.h"
 
+#include <algorithm>
+
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/write_batch.h>
@@ -16,7 +18,7 @@ namespace {
 class HistoryCursor final : public ChpSnapshotCursor {
  public:
   HistoryCursor(Database* db, std::uint64_t after, std::uint64_t last, std::string_view prefix)
-      : db_(db), snapshot_(db->db()->GetSnapshot()), last_(last), prefix_(prefix) {
+      : db_(db), snapshot_(db->db()->GetSnapshot()), after_(after), last_(last), prefix_(prefix) {
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot_;
     ro.fill_cache = false;
@@ -27,7 +29,7 @@ class HistoryCursor final : public ChpSnapshotCursor {
       it_->SeekToLast();
       if (it_->Valid()) it_->Next();  // nothing is after the largest sequence
     } else {
-      it_->Seek(slice(start));
+      it_->Seek(slice(start));  // the entry holding after + 1, or the first after it
     }
   }
   ~HistoryCursor() override {
@@ -39,17 +41,15 @@ class HistoryCursor final : public ChpSnapshotCursor {
 
   bool next(ChpRecord* out) override {
     paused_ = false;
-    for (std::size_t skipped = 0; status_.ok() && it_->Valid(); ++skipped) {
+    std::string_view update;
+    for (std::size_t skipped = 0; status_.ok(); ++skipped) {
       if (skipped == kMaxSkipped) {
         paused_ = true;
         return false;
       }
-      std::string_view value(it_->value().data(), it_->value().size());
-      if (it_->key().size() != 8 || !decode_history(value, out)) {
-        status_ = Status::Error("corrupt CHP history entry");
-        return false;
-      }
-      it_->Next();
+      if (!next_update(&update)) break;
+      if (!decode_history(update, out)) return corrupt();
+      if (out->entry.sequence <= after_) continue;  // in the block holding after + 1, before it
       if (out->key.starts_with(prefix_)) return true;
     }
     if (status_.ok() && !it_->status().ok()) status_ = Status::Error("history read: " + it_->status().ToString());
@@ -60,11 +60,61 @@ class HistoryCursor final : public ChpSnapshotCursor {
   Status status() const override { return status_; }
 
  private:
+  // The next update's bytes, moving to the next entry when the current one
+  // is used up (its views stay valid until then); false at the end or on
+  // an error (then in status_).
+  bool next_update(std::string_view* update) {
+    while (left_ == 0) {
+      if (advance_) it_->Next();
+      advance_ = false;  // set again below only on a valid entry: no Next() past the end
+      if (!it_->Valid()) return false;
+      advance_ = true;
+      if (!start_entry(std::string_view(it_->key().data(), it_->key().size()),
+                       std::string_view(it_->value().data(), it_->value().size()))) {
+        return corrupt();
+      }
+    }
+    --left_;
+    if (single_) {
+      *update = entry_;
+      return true;
+    }
+    if (entry_.size() < 4) return corrupt();
+    std::uint32_t length = protocol::get_be<std::uint32_t>(entry_);
+    if (entry_.size() - 4 < length) return corrupt();
+    *update = entry_.substr(4, length);
+    entry_.remove_prefix(4 + length);
+    return true;
+  }
+
+  bool start_entry(std::string_view key, std::string_view value) {
+    single_ = key.size() == 8;
+    if (single_) {
+      entry_ = value;
+      left_ = 1;
+      return true;
+    }
+    if (key.size() != 9 || key[8] != kHistoryBlockTag || value.size() < 4) return false;
+    left_ = protocol::get_be<std::uint32_t>(value);
+    entry_ = value.substr(4);
+    return left_ > 0;
+  }
+
+  bool corrupt() {
+    status_ = Status::Error("corrupt CHP history entry");
+    return false;
+  }
+
   Database* db_;
   const rocksdb::Snapshot* snapshot_;
+  std::uint64_t after_;
   std::uint64_t last_;
   std::string prefix_;
   std::unique_ptr<rocksdb::Iterator> it_;
+  bool advance_ = false;     // the iterator is at the entry last started
+  bool single_ = false;      // that entry is one update
+  std::uint64_t left_ = 0;   // updates left in it
+  std::string_view entry_;   // what is left of its value
   Status status_ = Status::Ok();
   bool paused_ = false;
   static constexpr std::size_t kMaxSkipped = 4096;
@@ -72,20 +122,58 @@ class HistoryCursor final : public ChpSnapshotCursor {
 
 }  // namespace
 
-void put_history(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::uint64_t written_ms,
-                 std::string_view key, const ChpEntryPieces& entry) {
-  char seq[8];
-  char header[12];  // written_ms, key length
-  protocol::store_be<std::uint64_t>(seq, sequence);
-  protocol::store_be<std::uint64_t>(header, written_ms);
-  protocol::store_be<std::uint32_t>(header + 8, static_cast<std::uint32_t>(key.size()));
-  rocksdb::Slice parts[2 + ChpEntryPieces::kCount];
-  parts[0] = rocksdb::Slice(header, sizeof(header));
-  parts[1] = slice(key);
-  for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) parts[2 + i] = slice(entry.pieces()[i]);
-  rocksdb::Slice key_slice(seq, sizeof(seq));
-  batch.Put(db->handle(Column::kChpHistory), rocksdb::SliceParts(&key_slice, 1),
-            rocksdb::SliceParts(parts, 2 + ChpEntryPieces::kCount));
+void HistoryWriter::add(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::uint64_t written_ms,
+                        std::string_view key, const ChpEntryPieces& entry) {
+  std::size_t size = 12 + key.size();
+  for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) size += entry.pieces()[i].size();
+  if (count_ > 0 && (count_ >= max_updates_ || block_.size() + 4 + size > kMaxHistoryBlockBytes)) finish(batch, db);
+  if (count_ == 0) block_.assign(4, '\0');  // the count, written by finish()
+  char header[16];  // length, written_ms, key length
+  protocol::store_be<std::uint32_t>(header, static_cast<std::uint32_t>(size));
+  protocol::store_be<std::uint64_t>(header + 4, written_ms);
+  protocol::store_be<std::uint32_t>(header + 12, static_cast<std::uint32_t>(key.size()));
+  block_.append(header, 4);
+  last_offset_ = block_.size();
+  block_.append(header + 4, 12);
+  block_.append(key);
+  for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) block_.append(entry.pieces()[i]);
+  ++count_;
+  last_sequence_ = sequence;
+}
+
+void HistoryWriter::finish(rocksdb::WriteBatch& batch, Database* db) {
+  if (count_ == 0) return;
+  char key[9];
+  protocol::store_be<std::uint64_t>(key, last_sequence_);
+  key[8] = kHistoryBlockTag;
+  auto* column = db->handle(Column::kChpHistory);
+  if (count_ == 1) {
+    batch.Put(column, rocksdb::Slice(key, 8),
+              rocksdb::Slice(block_.data() + last_offset_, block_.size() - last_offset_));
+  } else {
+    protocol::store_be<std::uint32_t>(block_.data(), count_);
+    batch.Put(column, rocksdb::Slice(key, 9), slice(block_));
+  }
+  count_ = 0;
+  block_.clear();
+}
+
+bool history_entry_info(std::string_view key, std::string_view value, HistoryEntryInfo* out) {
+  if (key.size() == 8) {  // one update; a time of 0 (or none) is unknown
+    *out = {1, protocol::get_be<std::uint64_t>(key), value.size() >= 8 ? protocol::get_be<std::uint64_t>(value) : 0};
+    return true;
+  }
+  if (key.size() != 9 || key[8] != kHistoryBlockTag || value.size() < 4) return false;
+  *out = {protocol::get_be<std::uint32_t>(value), protocol::get_be<std::uint64_t>(key), 0};
+  std::string_view rest = value.substr(4);
+  for (std::uint64_t i = 0; i < out->count; ++i) {
+    if (rest.size() < 4) return false;
+    std::uint32_t length = protocol::get_be<std::uint32_t>(rest);
+    if (rest.size() - 4 < length || length < 8) return false;
+    out->newest_ms = std::max(out->newest_ms, protocol::get_be<std::uint64_t>(rest.substr(4)));
+    rest.remove_prefix(4 + length);
+  }
+  return out->count > 0 && rest.empty();
 }
 
 bool decode_history(std::string_view bytes, ChpRecord* out) {

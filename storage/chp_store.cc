@@ -168,6 +168,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   std::vector<std::uint64_t> fps;
   name_keys(std::span<const ChpWrite>(writes), key_index_, &names, &fps);
   BatchPriors priors(db_, key_index_, names, fps);
+  HistoryWriter history(history_slack());
   for (std::size_t i = 0; i < writes.size(); ++i) {
     auto& w = writes[i];
     if (w.sequence == 0) {
@@ -181,7 +182,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
     if (Status s = priors.before(i, fps[i], &old); !s.ok()) return s;
     if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, w.key));
     ChpEntryPieces pieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
-    if (history_max_ > 0) put_history(batch, db_, w.sequence, w.written_ms, w.key, pieces);
+    if (history_max_ > 0) history.add(batch, db_, w.sequence, w.written_ms, w.key, pieces);
     bool exists = !w.value.empty();
     keys = keys + (exists ? 1 : 0) - (old.exists ? 1 : 0);
     priors.written(fps[i], {exists, exists ? w.expires_at_ms : 0});
@@ -190,6 +191,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
       lowest = std::min(lowest, w.expires_at_ms);
     }
   }
+  history.finish(batch, db_);
   put_map_in_key_order(batch, map, writes);
   std::uint64_t count = history_max_ > 0 ? history_count_ + writes.size() : 0;
   std::string seq_bytes;

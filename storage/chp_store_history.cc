@@ -40,9 +40,10 @@ Status ChpStore::trim_history_older_than(std::uint64_t cutoff_ms) {
   return drop_oldest_history(kMaxDropPerCall, cutoff_ms);
 }
 
-// Walks the oldest entries, at most limit of them, stopping at the first
-// written at or after cutoff_ms (a time of 0, unknown, counts as old), and
-// deletes what it walked with one range delete, in the batch that moves
+// Walks the oldest entries (an entry holds one update or a block of them),
+// at most limit updates, stopping at the first entry with an update written
+// at or after cutoff_ms (a time of 0, unknown, counts as old), and deletes
+// what it walked with one range delete, in the batch that moves
 // history_from past it.
 Status ChpStore::drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_ms) {
   auto* cf = db_->handle(Column::kChpHistory);
@@ -53,13 +54,16 @@ Status ChpStore::drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_m
   std::string first = it->key().ToString();
   std::uint64_t dropped = 0;
   std::uint64_t last_dropped = 0;
-  for (; dropped < limit && it->Valid(); ++dropped, it->Next()) {
-    auto value = it->value();
-    if (cutoff_ms != kNoCutoff && value.size() >= 8 &&
-        protocol::get_be<std::uint64_t>(std::string_view(value.data(), 8)) >= cutoff_ms) {
-      break;
+  for (; it->Valid(); it->Next()) {
+    HistoryEntryInfo info;
+    if (!history_entry_info(std::string_view(it->key().data(), it->key().size()),
+                            std::string_view(it->value().data(), it->value().size()), &info)) {
+      return Status::Error("history trim: corrupt CHP history entry");
     }
-    last_dropped = protocol::get_be<std::uint64_t>(std::string_view(it->key().data(), it->key().size()));
+    if (dropped + info.count > limit) break;
+    if (cutoff_ms != kNoCutoff && info.newest_ms >= cutoff_ms) break;
+    dropped += info.count;
+    last_dropped = info.last;
   }
   if (!it->status().ok()) return Status::Error("history trim: " + it->status().ToString());
   if (dropped == 0 || last_dropped == kNoCutoff) return Status::Ok();

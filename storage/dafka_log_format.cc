@@ -77,11 +77,12 @@ class RocksDafkaCursor final : public DafkaCursor {
   // at the end (or on an error, then in status_).
   bool load_entry() {
     if (advance_) it_->Next();
-    advance_ = true;
+    advance_ = false;  // set again below only on a valid entry: no Next() past the end
     if (!it_->Valid()) {
       if (!it_->status().ok()) status_ = Status::Error("record read: " + it_->status().ToString());
       return false;
     }
+    advance_ = true;
     std::string_view key = view(it_->key());
     std::string_view value = view(it_->value());
     if (!key.starts_with(prefix_)) return false;

@@ -104,6 +104,19 @@ BOOST_AUTO_TEST_CASE(consecutive_records_of_one_append_are_one_entry_read_from_a
   BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 100u);
 }
 
+BOOST_AUTO_TEST_CASE(a_cursor_at_its_end_stays_there) {
+  Fixture f;
+  f.append(recs(0, 10));
+  auto cursor = f.log->read("hello", kP, 5, 100);
+  zstore::storage::DafkaRecordView v;
+  std::uint64_t n = 0;
+  while (cursor->next_view(&v)) ++n;
+  BOOST_CHECK_EQUAL(n, 5u);
+  BOOST_CHECK(!cursor->next_view(&v));  // again: no step past the end
+  BOOST_CHECK(!cursor->next_view(&v));
+  BOOST_CHECK(cursor->status().ok());
+}
+
 BOOST_AUTO_TEST_CASE(a_run_holds_at_most_64_kib_of_records) {
   Fixture f;
   f.append(recs(0, 40, 4000));

@@ -1,0 +1,160 @@
+// CHP history blocks (chp_history.h): the updates of one apply are one
+// RocksDB entry, resumed from inside it, at most 64 KiB, trimmed whole by
+// count and by age, mixed with one-update entries, and reported when
+// damaged.
+#include <boost/test/unit_test.hpp>
+
+#include "protocol/byte_order.h"
+#include "storage/chp_history.h"
+#include "tests/storage/chp_store_fixture.h"
+#include "tests/support/test_support.h"
+
+using namespace chp_store_fixture;
+using zstore::testing::TempDir;
+
+namespace {
+
+Opened open_with_history(const std::string& dir, std::uint64_t entries) {
+  Opened o;
+  BOOST_REQUIRE(Database::Open(dir, {}, &o.db).ok());
+  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, entries).ok());
+  return o;
+}
+
+std::vector<ChpWrite> puts(int from, int to, std::size_t value_bytes = 1, std::uint64_t written_ms = 0) {
+  std::vector<ChpWrite> out;
+  for (int i = from; i < to; ++i) {
+    ChpWrite w = put("k" + std::to_string(i), std::string(value_bytes, static_cast<char>('a' + i % 26)));
+    w.written_ms = written_ms;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// The value sizes of the chp_history entries.
+std::vector<std::size_t> entries(Database& db) {
+  std::vector<std::size_t> out;
+  std::unique_ptr<rocksdb::Iterator> it(db.db()->NewIterator(rocksdb::ReadOptions(), db.handle(Column::kChpHistory)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) out.push_back(it->value().size());
+  BOOST_REQUIRE(it->status().ok());
+  return out;
+}
+
+// (key, sequence) of every update a cursor gives, checked to succeed.
+std::vector<std::pair<std::string, std::uint64_t>> drain(std::unique_ptr<ChpSnapshotCursor> cursor) {
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  BOOST_REQUIRE(cursor);
+  ChpRecord r;
+  while (cursor->next(&r) || cursor->paused()) {
+    if (cursor->paused()) continue;
+    int i = std::stoi(r.key.substr(1));
+    BOOST_REQUIRE_EQUAL(r.entry.value.front(), static_cast<char>('a' + i % 26));
+    out.emplace_back(r.key, r.entry.sequence);
+  }
+  BOOST_REQUIRE(cursor->status().ok());
+  return out;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> expected(int from, int to) {
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  for (int i = from; i < to; ++i) out.emplace_back("k" + std::to_string(i), static_cast<std::uint64_t>(i + 1));
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(one_apply_is_one_entry_resumed_from_inside_it) {
+  TempDir dir;
+  auto o = open_with_history(dir.str(), 1'000'000);
+  apply(*o, puts(0, 100));
+  BOOST_CHECK_EQUAL(entries(*o.db).size(), 1u);
+  BOOST_CHECK(drain(o->history_after(0)) == expected(0, 100));
+  BOOST_CHECK(drain(o->history_after(37)) == expected(37, 100));  // sequences 38.. from inside the block
+  BOOST_CHECK(drain(o->history_after(99)) == expected(99, 100));
+  BOOST_CHECK(drain(o->history_after(100)).empty());
+  auto k5 = drain(o->resume_after(37, "k5"));  // a subtree resume: k5, k50..k59 after 37
+  BOOST_CHECK_EQUAL(k5.size(), 10u);
+  for (const auto& [key, seq] : k5) BOOST_CHECK(key.starts_with("k5") && seq > 37);
+  apply(*o, puts(100, 101));  // an apply of one update: one single entry
+  BOOST_CHECK_EQUAL(entries(*o.db).size(), 2u);
+  BOOST_CHECK(drain(o->history_after(95)) == expected(95, 101));
+}
+
+BOOST_AUTO_TEST_CASE(a_cursor_at_its_end_stays_there) {
+  TempDir dir;
+  auto o = open_with_history(dir.str(), 1000);
+  apply(*o, puts(0, 10));
+  auto cursor = o->history_after(4);
+  ChpRecord r;
+  int n = 0;
+  while (cursor->next(&r)) ++n;
+  BOOST_CHECK_EQUAL(n, 6);
+  BOOST_CHECK(!cursor->next(&r));  // again: no step past the end
+  BOOST_CHECK(!cursor->next(&r));
+  BOOST_CHECK(cursor->status().ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_block_holds_at_most_64_kib) {
+  TempDir dir;
+  auto o = open_with_history(dir.str(), 1'000'000);
+  apply(*o, puts(0, 100, 2000));
+  auto sizes = entries(*o.db);
+  BOOST_CHECK_EQUAL(sizes.size(), 4u);  // about 32 updates of 2040 bytes per block
+  for (std::size_t s : sizes) BOOST_CHECK_LE(s, zstore::storage::kMaxHistoryBlockBytes);
+  BOOST_CHECK(drain(o->history_after(0)) == expected(0, 100));
+  BOOST_CHECK(drain(o->history_after(40)) == expected(40, 100));
+}
+
+// A block holds at most the trim slack (a sixteenth of the bound) of
+// updates, and the count bound drops whole blocks: what is kept is every
+// update after history_from(), within the bound and its slack.
+BOOST_AUTO_TEST_CASE(count_trim_drops_whole_blocks_within_the_bound_and_its_slack) {
+  TempDir dir;
+  auto o = open_with_history(dir.str(), 160);  // slack 10
+  apply(*o, puts(0, 25));
+  BOOST_CHECK_EQUAL(entries(*o.db).size(), 3u);  // 10, 10 and 5 updates
+  for (int b = 0; b < 25; ++b) apply(*o, puts(25 + b * 11, 25 + b * 11 + 11));  // 10 and 1 each
+  std::uint64_t from = o->history_from();
+  std::uint64_t kept = 300 - from;
+  BOOST_CHECK_GE(kept, 160u);
+  BOOST_CHECK_LE(kept, 170u);
+  BOOST_CHECK(!o->history_after(from - 1));
+  BOOST_CHECK(drain(o->history_after(from)) == expected(static_cast<int>(from), 300));
+}
+
+BOOST_AUTO_TEST_CASE(age_trim_drops_a_block_once_all_its_updates_are_old) {
+  TempDir dir;
+  auto o = open_with_history(dir.str(), 1000);
+  auto block = puts(0, 2, 1, 1000);
+  block[1].written_ms = 2000;
+  apply(*o, block);
+  apply(*o, puts(2, 3, 1, 3000));
+  BOOST_REQUIRE(o->trim_history_older_than(2000).ok());
+  BOOST_CHECK_EQUAL(o->history_from(), 0u);  // k1 of the block is not old yet
+  BOOST_CHECK(drain(o->history_after(0)) == expected(0, 3));
+  BOOST_REQUIRE(o->trim_history_older_than(2001).ok());
+  BOOST_CHECK_EQUAL(o->history_from(), 2u);
+  BOOST_CHECK(drain(o->history_after(2)) == expected(2, 3));
+  BOOST_CHECK_EQUAL(entries(*o.db).size(), 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_block_is_an_error_for_readers_and_trims) {
+  TempDir dir;
+  auto o = open_with_history(dir.str(), 1000);
+  apply(*o, puts(0, 3));
+  std::string key;
+  zstore::protocol::put_be<std::uint64_t>(key, 3);
+  key += zstore::storage::kHistoryBlockTag;
+  std::string value;
+  zstore::protocol::put_be<std::uint32_t>(value, 3);  // claims 3 updates, holds 1 and a torn length
+  zstore::protocol::put_be<std::uint32_t>(value, 12);
+  value += std::string(12, '\0');
+  zstore::protocol::put_be<std::uint32_t>(value, 500);
+  BOOST_REQUIRE(o.db->db()->Put(rocksdb::WriteOptions(), o.db->handle(Column::kChpHistory), key, value).ok());
+  auto cursor = o->history_after(0);
+  ChpRecord r;
+  while (cursor->next(&r)) {
+  }
+  BOOST_CHECK(!cursor->status().ok());
+  BOOST_CHECK(!o->trim_history_older_than(10'000).ok());
+}
