@@ -4,11 +4,16 @@
 
 #include <rocksdb/options.h>
 
+#include <cstdint>
 #include <string_view>
 
 #include "storage/database.h"
 
 namespace zstore::storage {
+
+// dafka_records values of at least this size (record runs) are kept in
+// blob files, written once (see column_options).
+inline constexpr std::uint64_t kMinBlobBytes = 4096;
 
 // The options of the column family named name (a kColumnNames entry).
 rocksdb::ColumnFamilyOptions column_options(std::string_view name);

@@ -36,6 +36,8 @@ Status column_stats(Database* db, Column column, ColumnStats* out, const std::fu
   }
   std::uint64_t sst = 0;
   if (db->db()->GetIntProperty(db->handle(column), "rocksdb.total-sst-files-size", &sst)) out->sst_bytes = sst;
+  std::uint64_t blob = 0;
+  if (db->db()->GetIntProperty(db->handle(column), "rocksdb.total-blob-file-size", &blob)) out->blob_bytes = blob;
   return Status::Ok();
 }
 

@@ -19,6 +19,7 @@ struct ColumnStats {
   std::uint64_t key_bytes = 0;  // sum of key sizes
   std::uint64_t value_bytes = 0;
   std::uint64_t sst_bytes = 0;  // size of the column's table files on disk (0 while all in memtables/WAL)
+  std::uint64_t blob_bytes = 0;  // size of its blob files (large values kept apart: dafka_records' runs)
 };
 
 // Counts every entry of column (a full scan, not filling the block cache),

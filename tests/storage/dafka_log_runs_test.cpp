@@ -219,3 +219,44 @@ BOOST_AUTO_TEST_CASE(a_damaged_run_is_an_error_not_a_short_read) {
   }
   BOOST_CHECK(!early->status().ok());
 }
+
+namespace {
+
+std::uint64_t property(Fixture& f, const char* name) {
+  std::uint64_t v = 0;
+  BOOST_REQUIRE(f.db->db()->GetIntProperty(f.db->handle(Column::kDafkaRecords), name, &v));
+  return v;
+}
+
+void flush_records(Fixture& f) {
+  BOOST_REQUIRE(f.db->db()->Flush(rocksdb::FlushOptions(), f.db->handle(Column::kDafkaRecords)).ok());
+}
+
+}  // namespace
+
+// Runs of 4 KiB and more are written once, to blob files, at the flush;
+// small entries stay in the tables. Retention frees the blob files once
+// compaction has dropped the keys into them: the disk does not keep them.
+BOOST_AUTO_TEST_CASE(large_runs_live_in_blob_files_that_retention_frees) {
+  Fixture f;
+  f.append(recs(0, 3));  // 3 short records: 60 bytes, inline
+  flush_records(f);
+  BOOST_CHECK_EQUAL(property(f, "rocksdb.total-blob-file-size"), 0u);
+  for (std::uint64_t first = 3; first < 403; first += 100) f.append(recs(first, first + 100, 1000));
+  flush_records(f);
+  BOOST_CHECK_GE(property(f, "rocksdb.total-blob-file-size"), 400u * 1000u);
+  BOOST_CHECK(f.read(0, 3) == range(0, 3));
+  BOOST_CHECK(f.read(3, 1000, 1000) == range(3, 403));
+  f.open();  // the blob files are read after a restart too
+  BOOST_CHECK(f.read(3, 1000, 1000) == range(3, 403));
+
+  DafkaPartitionStats seen = f.log->partitions_after(nullptr, 1).at(0);
+  bool applied = false;
+  BOOST_REQUIRE(f.log->trim(seen, seen.next, seen.records, seen.bytes, &applied).ok());
+  BOOST_REQUIRE(applied);
+  rocksdb::CompactRangeOptions all;
+  all.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  BOOST_REQUIRE(f.db->db()->CompactRange(all, f.db->handle(Column::kDafkaRecords), nullptr, nullptr).ok());
+  BOOST_CHECK_EQUAL(property(f, "rocksdb.total-blob-file-size"), 0u);
+  BOOST_CHECK(f.read(0, 1000).empty());
+}

@@ -62,7 +62,8 @@ nlohmann::ordered_json stats_json(const Stats& st) {
   for (std::size_t i = 0; i < st.columns.size(); ++i) {
     const auto& c = st.columns[i];
     j["columns"].push_back({{"name", std::string(storage::column_name(kColumns[i]))}, {"keys", c.keys},
-                            {"key_bytes", c.key_bytes}, {"value_bytes", c.value_bytes}, {"sst_bytes", c.sst_bytes}});
+                            {"key_bytes", c.key_bytes}, {"value_bytes", c.value_bytes}, {"sst_bytes", c.sst_bytes},
+                            {"blob_bytes", c.blob_bytes}});
   }
   j["dafka_partitions"] = nlohmann::ordered_json::array();
   for (const auto& p : st.partitions) {
@@ -81,11 +82,13 @@ nlohmann::ordered_json stats_json(const Stats& st) {
 
 void columns_text(const Stats& st, std::ostream& out) {
   out << std::left << std::setw(16) << "column family" << std::right << std::setw(12) << "keys" << std::setw(16)
-      << "key bytes" << std::setw(16) << "value bytes" << std::setw(16) << "sst bytes" << "\n";
+      << "key bytes" << std::setw(16) << "value bytes" << std::setw(16) << "sst bytes"
+      << std::setw(16) << "blob bytes" << "\n";
   for (std::size_t i = 0; i < st.columns.size(); ++i) {
     const auto& c = st.columns[i];
     out << std::left << std::setw(16) << storage::column_name(kColumns[i]) << std::right << std::setw(12) << c.keys
-        << std::setw(16) << c.key_bytes << std::setw(16) << c.value_bytes << std::setw(16) << c.sst_bytes << "\n";
+        << std::setw(16) << c.key_bytes << std::setw(16) << c.value_bytes << std::setw(16) << c.sst_bytes
+        << std::setw(16) << c.blob_bytes << "\n";
   }
 }
 
