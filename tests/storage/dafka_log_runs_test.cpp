@@ -5,6 +5,9 @@
 #include <boost/test/unit_test.hpp>
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
+#include <rocksdb/utilities/checkpoint.h>
+
+#include <filesystem>
 
 #include <memory>
 #include <string>
@@ -259,4 +262,35 @@ BOOST_AUTO_TEST_CASE(large_runs_live_in_blob_files_that_retention_frees) {
   BOOST_REQUIRE(f.db->db()->CompactRange(all, f.db->handle(Column::kDafkaRecords), nullptr, nullptr).ok());
   BOOST_CHECK_EQUAL(property(f, "rocksdb.total-blob-file-size"), 0u);
   BOOST_CHECK(f.read(0, 1000).empty());
+}
+
+// zstored's online backup is a RocksDB checkpoint (server/db_admin.h): it
+// carries the blob files, so a backup of runs reads back whole.
+BOOST_AUTO_TEST_CASE(a_checkpoint_carries_the_blob_files) {
+  Fixture f;
+  f.append(recs(0, 200, 1000));
+  flush_records(f);
+  BOOST_REQUIRE_GT(property(f, "rocksdb.total-blob-file-size"), 0u);
+  TempDir backups;
+  std::string target = (backups.path() / "cp").string();
+  rocksdb::Checkpoint* raw = nullptr;
+  BOOST_REQUIRE(rocksdb::Checkpoint::Create(f.db->db(), &raw).ok());
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  BOOST_REQUIRE(checkpoint->CreateCheckpoint(target).ok());
+  f.log.reset();
+  f.db.reset();  // the original goes: only the checkpoint is read
+  std::filesystem::remove_all(f.dir.path());
+  std::unique_ptr<Database> db;
+  BOOST_REQUIRE(Database::Open(target, DatabaseOptions{}, &db).ok());
+  std::unique_ptr<DafkaLog> log;
+  BOOST_REQUIRE(DafkaLog::Open(db.get(), &log).ok());
+  auto cursor = log->read("hello", kP, 0, 1000);
+  DafkaRecord r;
+  std::uint64_t n = 0;
+  while (cursor->next(&r)) {
+    BOOST_REQUIRE(r == rec(n, 1000));
+    ++n;
+  }
+  BOOST_CHECK(cursor->status().ok());
+  BOOST_CHECK_EQUAL(n, 200u);
 }
