@@ -79,6 +79,16 @@ struct Fixture {
     BOOST_REQUIRE(it->status().ok());
     return out;
   }
+  // Retention's trim of the partition from floor 0 to new_floor (records
+  // of recs() below it), required to apply.
+  void trim_to(std::uint64_t new_floor) {
+    DafkaPartitionStats seen = log->partitions_after(nullptr, 1).at(0);
+    std::uint64_t bytes = 0;
+    for (const auto& r : recs(0, new_floor)) bytes += r.content.size();
+    bool applied = false;
+    BOOST_REQUIRE(log->trim(seen, new_floor, new_floor, bytes, &applied).ok());
+    BOOST_REQUIRE(applied);
+  }
   void put_raw(const std::string& key, const std::string& value) {
     BOOST_REQUIRE(db->db()->Put(rocksdb::WriteOptions(), db->handle(Column::kDafkaRecords), key, value).ok());
   }
@@ -148,12 +158,7 @@ BOOST_AUTO_TEST_CASE(a_trim_inside_a_run_keeps_every_record_at_or_above_the_floo
   Fixture f;
   f.append(recs(0, 100));
   f.append(recs(100, 200));
-  DafkaPartitionStats seen = f.log->partitions_after(nullptr, 1).at(0);
-  std::uint64_t bytes = 0;
-  for (const auto& r : recs(0, 50)) bytes += r.content.size();
-  bool applied = false;
-  BOOST_REQUIRE(f.log->trim(seen, 50, 50, bytes, &applied).ok());
-  BOOST_REQUIRE(applied);
+  f.trim_to(50);
   BOOST_CHECK_EQUAL(f.entries().size(), 2u);  // the run 0-99 holds 50-99: kept whole
   BOOST_CHECK(f.read(0, 1000) == range(50, 200));  // nothing below the floor is returned
   BOOST_CHECK(f.read(10, 45) == range(50, 55));   // [10, 55) from the floor on
@@ -166,12 +171,7 @@ BOOST_AUTO_TEST_CASE(a_trim_removes_the_runs_wholly_below_the_floor) {
   Fixture f;
   f.append(recs(0, 100));
   f.append(recs(100, 200));
-  DafkaPartitionStats seen = f.log->partitions_after(nullptr, 1).at(0);
-  std::uint64_t bytes = 0;
-  for (const auto& r : recs(0, 150)) bytes += r.content.size();
-  bool applied = false;
-  BOOST_REQUIRE(f.log->trim(seen, 150, 150, bytes, &applied).ok());
-  BOOST_REQUIRE(applied);
+  f.trim_to(150);
   BOOST_CHECK_EQUAL(f.entries().size(), 1u);  // 0-99 went; 100-199 holds 150-199
   BOOST_CHECK(f.read(0, 1000) == range(150, 200));
   BOOST_CHECK_EQUAL(f.log->partitions_after(nullptr, 1).at(0).records, 50u);
