@@ -9,6 +9,7 @@
 #include "protocol/byte_order.h"
 #include "storage/chp_store.h"
 #include "storage/database.h"
+#include "storage/packed_values.h"
 #include "storage/slice.h"
 
 namespace zstore::storage {
@@ -75,15 +76,8 @@ class HistoryCursor final : public ChpSnapshotCursor {
       }
     }
     --left_;
-    if (single_) {
-      *update = entry_;
-      return true;
-    }
-    if (entry_.size() < 4) return corrupt();
-    std::uint32_t length = protocol::get_be<std::uint32_t>(entry_);
-    if (entry_.size() - 4 < length) return corrupt();
-    *update = entry_.substr(4, length);
-    entry_.remove_prefix(4 + length);
+    if (!single_) return block_.next(update) || corrupt();
+    *update = entry_;
     return true;
   }
 
@@ -94,10 +88,9 @@ class HistoryCursor final : public ChpSnapshotCursor {
       left_ = 1;
       return true;
     }
-    if (key.size() != 9 || key[8] != kHistoryBlockTag || value.size() < 4) return false;
-    left_ = protocol::get_be<std::uint32_t>(value);
-    entry_ = value.substr(4);
-    return left_ > 0;
+    if (key.size() != 9 || key[8] != kHistoryBlockTag || !block_.open(value)) return false;
+    left_ = block_.left();
+    return true;
   }
 
   bool corrupt() {
@@ -114,7 +107,8 @@ class HistoryCursor final : public ChpSnapshotCursor {
   bool advance_ = false;     // the iterator is at the entry last started
   bool single_ = false;      // that entry is one update
   std::uint64_t left_ = 0;   // updates left in it
-  std::string_view entry_;   // what is left of its value
+  std::string_view entry_;   // its value, when it is one update
+  PackedValues block_;       // its updates, when it is a block
   Status status_ = Status::Ok();
   bool paused_ = false;
   static constexpr std::size_t kMaxSkipped = 4096;
@@ -163,17 +157,15 @@ bool history_entry_info(std::string_view key, std::string_view value, HistoryEnt
     *out = {1, protocol::get_be<std::uint64_t>(key), value.size() >= 8 ? protocol::get_be<std::uint64_t>(value) : 0};
     return true;
   }
-  if (key.size() != 9 || key[8] != kHistoryBlockTag || value.size() < 4) return false;
-  *out = {protocol::get_be<std::uint32_t>(value), protocol::get_be<std::uint64_t>(key), 0};
-  std::string_view rest = value.substr(4);
-  for (std::uint64_t i = 0; i < out->count; ++i) {
-    if (rest.size() < 4) return false;
-    std::uint32_t length = protocol::get_be<std::uint32_t>(rest);
-    if (rest.size() - 4 < length || length < 8) return false;
-    out->newest_ms = std::max(out->newest_ms, protocol::get_be<std::uint64_t>(rest.substr(4)));
-    rest.remove_prefix(4 + length);
+  PackedValues block;
+  if (key.size() != 9 || key[8] != kHistoryBlockTag || !block.open(value)) return false;
+  *out = {block.left(), protocol::get_be<std::uint64_t>(key), 0};
+  std::string_view update;
+  while (block.next(&update)) {
+    if (update.size() < 8) return false;
+    out->newest_ms = std::max(out->newest_ms, protocol::get_be<std::uint64_t>(update));
   }
-  return out->count > 0 && rest.empty();
+  return block.done();
 }
 
 bool decode_history(std::string_view bytes, ChpRecord* out) {

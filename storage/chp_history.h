@@ -10,8 +10,8 @@
 // last update, so a Seek to a sequence finds the entry holding it and a
 // range delete below a sequence removes exactly the entries wholly below:
 //   one update:  sequence u64 BE                    -> the update
-//   a block:     last sequence u64 BE | kBlockTag   -> count u32 BE |
-//                count x (length u32 BE | update), in sequence order
+//   a block:     last sequence u64 BE | kBlockTag   -> the updates as
+//                PackedValues (packed_values.h), in sequence order
 // A block holds updates of one ChpStore::apply, at most
 // kMaxHistoryBlockBytes of value and the history's trim slack of updates; a
 // lone update is written as one update (databases of layout 1 hold only

@@ -6,6 +6,7 @@
 #include "protocol/byte_order.h"
 #include "storage/dafka_log.h"
 #include "storage/dafka_log_internal.h"
+#include "storage/packed_values.h"
 
 namespace zstore::storage {
 namespace dafka_internal {
@@ -95,29 +96,20 @@ class RocksDafkaCursor final : public DafkaCursor {
       entry_ = value;
       return true;
     }
-    if (key.size() != prefix_.size() + 9 || key.back() != kRunTag) return corrupt_key();
-    if (value.size() < 4) return corrupt_key();
-    std::uint32_t count = protocol::get_be<std::uint32_t>(value);
-    if (count == 0 || count - 1 > last) return corrupt_key();
+    if (key.size() != prefix_.size() + 9 || key.back() != kRunTag || !run_.open(value)) return corrupt_key();
+    std::uint32_t count = run_.left();
+    if (count - 1 > last) return corrupt_key();
     next_offset_ = last - (count - 1);
     left_ = count;
     single_ = false;
-    entry_ = value.substr(4);
     return true;
   }
 
   // The next record's content from the current entry; false when the run's
   // bytes do not hold it.
   bool take_content(std::string_view* content) {
-    if (single_) {
-      *content = entry_;
-      return true;
-    }
-    if (entry_.size() < 4) return false;
-    std::uint32_t length = protocol::get_be<std::uint32_t>(entry_);
-    if (entry_.size() - 4 < length) return false;
-    *content = entry_.substr(4, length);
-    entry_.remove_prefix(4 + length);
+    if (!single_) return run_.next(content);
+    *content = entry_;
     return true;
   }
 
@@ -128,7 +120,8 @@ class RocksDafkaCursor final : public DafkaCursor {
 
   std::unique_ptr<rocksdb::Iterator> it_;
   bool advance_ = false;          // the iterator is at the entry last read
-  std::string_view entry_;        // what is left of the current entry's value
+  std::string_view entry_;        // the current entry's value, when it is one record
+  PackedValues run_;              // its records, when it is a run
   std::uint64_t next_offset_ = 0;  // offset of the next record in it
   std::uint64_t left_ = 0;        // records left in it
   bool single_ = false;           // the entry is one record (its value is the content)

@@ -25,15 +25,16 @@ using storage::slice;
 inline std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
 std::string encode_u64(std::uint64_t v);
-// The smallest key above every key of the partition (offset keys are prefix + 8 bytes).
+// The smallest key above every key of the partition (record keys are prefix
+// + 8 bytes, or 9 for a run).
 std::string partition_end(std::string_view prefix);
 // kDafkaRecords holds two kinds of entries, both keyed by the partition
 // prefix and the offset of their last record, so that a Seek to an offset
 // finds the entry holding it and a range delete up to a floor removes
 // exactly the entries wholly below it:
 //   one record:  prefix | offset u64 BE                 -> content
-//   a run:       prefix | last offset u64 BE | kRunTag  -> count u32 BE |
-//                count x (length u32 BE | content), offsets last-count+1..last
+//   a run:       prefix | last offset u64 BE | kRunTag  -> the contents as
+//                PackedValues (packed_values.h), offsets last-count+1..last
 // A run holds consecutive offsets stored by one append, at most
 // kMaxRunBytes of value unless it is a single record (then it is written as
 // one record). Databases written before runs hold only single records.
