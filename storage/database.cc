@@ -132,6 +132,34 @@ std::vector<rocksdb::ColumnFamilyDescriptor> column_descriptors(const DatabaseOp
   return descriptors;
 }
 
+// RocksDB opens without looking at blob files (it checks table files), so
+// a missing or cut blob file would only show as failed reads of the Dafka
+// records in it. Refused at the open instead, like a missing table file.
+Status check_blob_files(rocksdb::DB* db, const std::string& dir,
+                        const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  for (auto* h : handles) {
+    rocksdb::ColumnFamilyMetaData meta;
+    db->GetColumnFamilyMetaData(h, &meta);
+    for (const auto& blob : meta.blob_files) {
+      std::filesystem::path path = blob.blob_file_path + blob.blob_file_name;  // the name starts with '/'
+      std::error_code ec;
+      auto size = std::filesystem::file_size(path, ec);
+      std::string problem;
+      if (ec) {
+        problem = "cannot read " + path.string() + ": " + ec.message();
+      } else if (size < blob.blob_file_size) {  // cut short (preallocation never shows in the size)
+        problem = path.string() + " has " + std::to_string(size) + " bytes, the database recorded " +
+                  std::to_string(blob.blob_file_size);
+      }
+      if (!problem.empty()) {
+        return Status::Error("damaged database in '" + dir + "': blob file of '" + meta.name + "': " + problem +
+                             std::string(kDamagedHint));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string_view column_name(Column column) { return kColumnNames[static_cast<std::size_t>(column)]; }
@@ -175,6 +203,10 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   db_.reset(raw);
   default_handle_ = handles[0];
   for (std::size_t i = 0; i + 1 < handles.size(); ++i) handles_[column_of[i]] = handles[i + 1];
+  if (Status blobs = check_blob_files(raw, dir, handles); !blobs.ok()) {
+    abandon();
+    return blobs;
+  }
   return check_layout(fresh);
 }
 
@@ -300,6 +332,11 @@ Status Database::get_meta(std::string_view name, std::string* value) {
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handle(Column::kMeta), slice(name), value);
   if (s.IsNotFound()) return Status::Ok();
   return from_rocks(s, "metadata read failed");
+}
+
+void Database::abandon() {
+  options_.read_only = true;  // so close() neither syncs nor flushes
+  (void)close();
 }
 
 Status Database::close() {

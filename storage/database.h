@@ -119,6 +119,9 @@ class Database {
   Database() = default;
   Status open_impl(const std::string& dir, const DatabaseOptions& options);
   Status check_layout(bool fresh);
+  // Closes without syncing or flushing: after an open found the database
+  // damaged, nothing more is written to it.
+  void abandon();
   Status recover_if_failing();
   void note_write(const Status& s);
 

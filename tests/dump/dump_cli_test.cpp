@@ -271,6 +271,58 @@ BOOST_AUTO_TEST_CASE(a_corrupt_entry_exits_1) {
   BOOST_TEST(json_lines(r.out).size() == 2u);  // the keys before it were dumped
 }
 
+namespace {
+
+// A closed database whose Dafka records (3 appends of 20 records of 1 KiB)
+// are in one blob file, which *blob names.
+void write_blob_records(const std::string& dir, std::filesystem::path* blob) {
+  auto db = open_rw(dir);
+  std::unique_ptr<DafkaLog> log;
+  BOOST_REQUIRE(DafkaLog::Open(db.get(), &log).ok());
+  for (std::uint64_t first = 0; first < 60; first += 20) {
+    std::vector<DafkaRecord> records;
+    for (std::uint64_t i = first; i < first + 20; ++i) records.push_back({"t", "P", i, std::string(1024, 'r')});
+    std::vector<DafkaAppend> outcomes;
+    BOOST_REQUIRE(log->append(records, &outcomes).ok());
+  }
+  BOOST_REQUIRE(db->db()->Flush(rocksdb::FlushOptions(), db->handle(Column::kDafkaRecords)).ok());
+  log.reset();
+  BOOST_REQUIRE(db->close().ok());
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".blob") *blob = e.path();
+  }
+  BOOST_REQUIRE_MESSAGE(!blob->empty(), "no blob file");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_damaged_blob_file_exits_1_after_the_records_before_it) {
+  TempDir dir;
+  std::filesystem::path blob;
+  write_blob_records(dir.str(), &blob);
+  {
+    std::fstream file(blob, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(std::filesystem::file_size(blob) * 5 / 6));  // in the third run
+    file << std::string(32, '\x5a');
+  }
+  DumpRun r = run_dump({"--data-dir", dir.str(), "--format", "json", "dafka"});
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.err.find("Corruption") != std::string::npos, r.err);
+  BOOST_TEST(json_lines(r.out).size() == 40u);  // the two runs before the damage
+}
+
+// Like any damaged database (docs/dump.md): status 2, the file named.
+BOOST_AUTO_TEST_CASE(a_missing_blob_file_exits_2_naming_it) {
+  TempDir dir;
+  std::filesystem::path blob;
+  write_blob_records(dir.str(), &blob);
+  std::filesystem::remove(blob);
+  DumpRun r = run_dump({"--data-dir", dir.str(), "stats"});
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(r.out.empty());
+  BOOST_TEST(r.err.find(blob.filename().string()) != std::string::npos, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(an_io_error_while_opening_exits_1) {
   Written w;
   std::filesystem::remove(w.dir.path() / "CURRENT");

@@ -8,6 +8,7 @@
 #include <rocksdb/utilities/checkpoint.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include <memory>
 #include <string>
@@ -293,4 +294,95 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_carries_the_blob_files) {
   }
   BOOST_CHECK(cursor->status().ok());
   BOOST_CHECK_EQUAL(n, 200u);
+}
+
+namespace {
+
+std::filesystem::path only_blob_file(const Fixture& f) {
+  std::filesystem::path found;
+  for (const auto& e : std::filesystem::directory_iterator(f.dir.path())) {
+    if (e.path().extension() != ".blob") continue;
+    BOOST_REQUIRE_MESSAGE(found.empty(), "more than one blob file in " << f.dir.str());
+    found = e.path();
+  }
+  BOOST_REQUIRE_MESSAGE(!found.empty(), "no blob file in " << f.dir.str());
+  return found;
+}
+
+// Overwrites n bytes at offset at of p.
+void scribble(const std::filesystem::path& p, std::uint64_t at, std::size_t n) {
+  std::fstream file(p, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(static_cast<std::streamoff>(at));
+  file << std::string(n, '\xA5');
+  BOOST_REQUIRE(file.good());
+}
+
+}  // namespace
+
+// A blob file damaged on disk: the records in the damaged run are a read
+// error (a cursor's status, as for a damaged table block), never wrong
+// bytes served as records; the records before it still read.
+BOOST_AUTO_TEST_CASE(a_damaged_blob_file_is_a_read_error_not_wrong_records) {
+  Fixture f;
+  for (std::uint64_t first = 0; first < 400; first += 100) f.append(recs(first, first + 100, 1000));
+  flush_records(f);
+  f.log.reset();
+  f.db.reset();
+  auto blob = only_blob_file(f);
+  scribble(blob, std::filesystem::file_size(blob) / 2, 64);
+  f.open();
+  auto cursor = f.log->read("hello", kP, 0, 1000);
+  zstore::storage::DafkaRecordView v;
+  std::uint64_t n = 0;
+  while (cursor->next_view(&v)) {
+    BOOST_REQUIRE(v.content == rec(v.offset, 1000).content);
+    BOOST_REQUIRE_EQUAL(v.offset, n);
+    ++n;
+  }
+  BOOST_TEST_MESSAGE("read " << n << " records, then: " << cursor->status().message());
+  BOOST_CHECK_LT(n, 400u);
+  BOOST_CHECK_GT(n, 0u);
+  BOOST_CHECK(!cursor->status().ok());
+  BOOST_CHECK(cursor->status().message().find("Corruption") != std::string::npos);
+}
+
+// A blob file the database lists but that is gone: the open fails with a
+// message naming it, rather than serving a log with holes.
+BOOST_AUTO_TEST_CASE(a_missing_blob_file_stops_the_open) {
+  Fixture f;
+  f.append(recs(0, 100, 1000));
+  flush_records(f);
+  f.log.reset();
+  f.db.reset();
+  auto blob = only_blob_file(f);
+  std::filesystem::remove(blob);
+  for (bool read_only : {false, true}) {  // zstored, and zstore-dump
+    std::unique_ptr<Database> db;
+    DatabaseOptions options;
+    options.read_only = read_only;
+    auto s = Database::Open(f.dir.str(), options, &db);
+    BOOST_TEST_MESSAGE("open: " << (s.ok() ? std::string("ok") : s.message()));
+    BOOST_CHECK(!s.ok());
+    BOOST_CHECK(s.message().find("damaged database") != std::string::npos);
+    BOOST_CHECK(s.message().find(blob.filename().string()) != std::string::npos);
+  }
+}
+
+// A blob file cut short (a partial copy, a full disk during a restore) is
+// refused at the open the same way.
+BOOST_AUTO_TEST_CASE(a_truncated_blob_file_stops_the_open) {
+  Fixture f;
+  f.append(recs(0, 100, 1000));
+  flush_records(f);
+  f.log.reset();
+  f.db.reset();
+  auto blob = only_blob_file(f);
+  std::filesystem::resize_file(blob, std::filesystem::file_size(blob) / 2);
+  std::unique_ptr<Database> db;
+  auto s = Database::Open(f.dir.str(), DatabaseOptions{}, &db);
+  BOOST_TEST_MESSAGE("open: " << (s.ok() ? std::string("ok") : s.message()));
+  BOOST_CHECK(!s.ok());
+  BOOST_CHECK(s.message().find("bytes, the database recorded") != std::string::npos);
+  std::filesystem::resize_file(blob, 0);
+  BOOST_CHECK(!Database::Open(f.dir.str(), DatabaseOptions{}, &db).ok());
 }
