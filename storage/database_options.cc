@@ -9,6 +9,8 @@
 
 #include <memory>
 
+#include "storage/background_priority.h"
+
 namespace zstore::storage {
 namespace {
 
@@ -144,6 +146,7 @@ rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
   db.max_total_wal_size = options.max_total_wal_bytes;
   if (options.env) db.env = options.env.get();
   db.listeners.push_back(std::make_shared<ManualRecovery>());
+  db.listeners.push_back(make_background_priority());
   return db;
 }
 
