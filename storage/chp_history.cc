@@ -152,7 +152,7 @@ void HistoryWriter::finish(rocksdb::WriteBatch& batch, Database* db) {
   block_.clear();
 }
 
-bool history_entry_info(std::string_view key, std::string_view value, HistoryEntryInfo* out) {
+bool history_entry_info(std::string_view key, std::string_view value, bool newest, HistoryEntryInfo* out) {
   if (key.size() == 8) {  // one update; a time of 0 (or none) is unknown
     *out = {1, protocol::get_be<std::uint64_t>(key), value.size() >= 8 ? protocol::get_be<std::uint64_t>(value) : 0};
     return true;
@@ -160,6 +160,7 @@ bool history_entry_info(std::string_view key, std::string_view value, HistoryEnt
   PackedValues block;
   if (key.size() != 9 || key[8] != kHistoryBlockTag || !block.open(value)) return false;
   *out = {block.left(), protocol::get_be<std::uint64_t>(key), 0};
+  if (!newest) return true;
   std::string_view update;
   while (block.next(&update)) {
     if (update.size() < 8) return false;

@@ -60,14 +60,15 @@ class HistoryWriter {
 };
 
 // What trimming needs of one history entry: how many updates it holds, the
-// sequence of the last and the newest written_ms among them; false when the
-// entry is malformed.
+// sequence of the last and, if newest, the newest written_ms among them
+// (else 0: a block's updates are not read); false when the entry is
+// malformed.
 struct HistoryEntryInfo {
   std::uint64_t count = 0;
   std::uint64_t last = 0;
   std::uint64_t newest_ms = 0;
 };
-bool history_entry_info(std::string_view key, std::string_view value, HistoryEntryInfo* out);
+bool history_entry_info(std::string_view key, std::string_view value, bool newest, HistoryEntryInfo* out);
 
 // Decodes a history value into *out; false when malformed.
 bool decode_history(std::string_view bytes, ChpRecord* out);

@@ -213,7 +213,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   prior_reads_ += priors.reads();
   remember(fps, writes);
   ascending_since_clear_ = false;
-  if (history_count_ > history_max_ + history_slack()) (void)trim_history();  // retried at the next apply
+  trim_history_after_write(batch.GetDataSize());
   sweep_floor_ms_ = std::min(sweep_floor_ms_, lowest);
   return Status::Ok();
 }

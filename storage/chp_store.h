@@ -193,6 +193,7 @@ class ChpStore {
   void put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs, std::uint64_t history_from,
                 std::uint64_t history_count);
   Status trim_history();
+  void trim_history_after_write(std::size_t written_bytes);
   std::uint64_t history_slack() const;
   Status drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_ms);
   Status count_keys_once();

@@ -1,6 +1,6 @@
 // ChpStore's history bounds and readers (chp_store.h, chp_history.h): the
 // oldest entries are dropped with range deletes, never more than
-// kMaxDropPerCall per call, so no trim holds the reactor long.
+// kMaxDropPerCall updates per call, so no trim holds the reactor long.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -17,7 +17,15 @@
 namespace zstore::storage {
 namespace {
 
-constexpr std::uint64_t kMaxDropPerCall = 65536;
+// A trim reads every update it drops (0.3-0.5 MB per 2048 updates of 100 B
+// values). At 65536 per call a count trim held the reactor for about 2 ms
+// every 32768 updates, which was most of the CHP p99 at a paced rate
+// (docs/benchmarks.md); at 4096 a trim takes about 0.1-0.2 ms and the
+// count bound's slack (at most half of this) keeps trims 2048 updates
+// apart, one range delete each.
+constexpr std::uint64_t kMaxDropPerCall = 4096;
+// And at most about 1 MiB of entries, whatever the values' size.
+constexpr std::size_t kMaxDropBytesPerCall = std::size_t{1} << 20;
 constexpr std::uint64_t kNoCutoff = std::numeric_limits<std::uint64_t>::max();
 
 std::string sequence_key(std::uint64_t sequence) {
@@ -30,6 +38,17 @@ std::string sequence_key(std::uint64_t sequence) {
 
 std::uint64_t ChpStore::history_slack() const { return std::clamp<std::uint64_t>(history_max_ / 16, 1, kMaxDropPerCall / 2); }
 
+// Bounded steps, as many as the bytes just written need (a step drops up
+// to kMaxDropBytesPerCall), so the count bound keeps up with large values
+// while no step holds the reactor long.
+void ChpStore::trim_history_after_write(std::size_t written_bytes) {
+  std::size_t steps = 1 + written_bytes / kMaxDropBytesPerCall;
+  while (steps-- > 0 && history_count_ > history_max_ + history_slack()) {
+    std::uint64_t before = history_count_;
+    if (!trim_history().ok() || history_count_ == before) return;  // retried at the next write
+  }
+}
+
 Status ChpStore::trim_history() {
   if (history_count_ <= history_max_) return Status::Ok();
   return drop_oldest_history(std::min(history_count_ - history_max_, kMaxDropPerCall), kNoCutoff);
@@ -41,36 +60,45 @@ Status ChpStore::trim_history_older_than(std::uint64_t cutoff_ms) {
 }
 
 // Walks the oldest entries (an entry holds one update or a block of them),
-// at most limit updates, stopping at the first entry with an update written
-// at or after cutoff_ms (a time of 0, unknown, counts as old), and deletes
-// what it walked with one range delete, in the batch that moves
-// history_from past it.
+// at most limit updates and about kMaxDropBytesPerCall bytes, stopping at
+// the first entry with an update written at or after cutoff_ms (a time of
+// 0, unknown, counts as old), and deletes what it walked with one range
+// delete, in the batch that moves history_from past it.
 Status ChpStore::drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_ms) {
   auto* cf = db_->handle(Column::kChpHistory);
   if (cf == nullptr) return Status::Ok();
   std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), cf));
-  it->SeekToFirst();
+  // From the first entry still in the history (the one holding
+  // history_from_ + 1, keyed by its last sequence): the entries before it
+  // were dropped by range deletes that compaction may not have applied
+  // yet, and a walk from the start would step over each of them again.
+  it->Seek(sequence_key(history_from_ + 1));
   if (!it->Valid()) return it->status().ok() ? Status::Ok() : Status::Error("history trim: " + it->status().ToString());
-  std::string first = it->key().ToString();
   std::uint64_t dropped = 0;
   std::uint64_t last_dropped = 0;
+  std::size_t walked = 0;  // bytes of the entries to drop
   for (; it->Valid(); it->Next()) {
     HistoryEntryInfo info;
     if (!history_entry_info(std::string_view(it->key().data(), it->key().size()),
-                            std::string_view(it->value().data(), it->value().size()), &info)) {
+                            std::string_view(it->value().data(), it->value().size()), cutoff_ms != kNoCutoff,
+                            &info)) {
       return Status::Error("history trim: corrupt CHP history entry");
     }
     if (dropped + info.count > limit) break;
     if (cutoff_ms != kNoCutoff && info.newest_ms >= cutoff_ms) break;
     dropped += info.count;
     last_dropped = info.last;
+    walked += it->value().size();
+    if (walked >= kMaxDropBytesPerCall) break;  // large values: fewer updates, at least one entry
   }
   if (!it->status().ok()) return Status::Error("history trim: " + it->status().ToString());
   if (dropped == 0 || last_dropped == kNoCutoff) return Status::Ok();
   std::uint64_t count = history_count_ - std::min(history_count_, dropped);
   std::uint64_t from = std::max(history_from_, last_dropped);
   rocksdb::WriteBatch batch;
-  batch.DeleteRange(cf, slice(first), sequence_key(last_dropped + 1));
+  // From the smallest key: also whatever an older zstore left below
+  // history_from_ (the walk started above it).
+  batch.DeleteRange(cf, rocksdb::Slice(), sequence_key(last_dropped + 1));
   put_meta(batch, last_sequence_, epochs_, from, count);
   Status s = db_->write(batch);
   if (!s.ok()) return s;
