@@ -309,6 +309,15 @@ std::filesystem::path only_blob_file(const Fixture& f) {
   return found;
 }
 
+// 100 records of 1000 bytes flushed to one blob file, the database closed.
+std::filesystem::path closed_with_a_blob_file(Fixture& f) {
+  f.append(recs(0, 100, 1000));
+  flush_records(f);
+  f.log.reset();
+  f.db.reset();
+  return only_blob_file(f);
+}
+
 // Overwrites n bytes at offset at of p.
 void scribble(const std::filesystem::path& p, std::uint64_t at, std::size_t n) {
   std::fstream file(p, std::ios::in | std::ios::out | std::ios::binary);
@@ -350,11 +359,7 @@ BOOST_AUTO_TEST_CASE(a_damaged_blob_file_is_a_read_error_not_wrong_records) {
 // message naming it, rather than serving a log with holes.
 BOOST_AUTO_TEST_CASE(a_missing_blob_file_stops_the_open) {
   Fixture f;
-  f.append(recs(0, 100, 1000));
-  flush_records(f);
-  f.log.reset();
-  f.db.reset();
-  auto blob = only_blob_file(f);
+  auto blob = closed_with_a_blob_file(f);
   std::filesystem::remove(blob);
   for (bool read_only : {false, true}) {  // zstored, and zstore-dump
     std::unique_ptr<Database> db;
@@ -372,11 +377,7 @@ BOOST_AUTO_TEST_CASE(a_missing_blob_file_stops_the_open) {
 // refused at the open the same way.
 BOOST_AUTO_TEST_CASE(a_truncated_blob_file_stops_the_open) {
   Fixture f;
-  f.append(recs(0, 100, 1000));
-  flush_records(f);
-  f.log.reset();
-  f.db.reset();
-  auto blob = only_blob_file(f);
+  auto blob = closed_with_a_blob_file(f);
   std::filesystem::resize_file(blob, std::filesystem::file_size(blob) / 2);
   std::unique_ptr<Database> db;
   auto s = Database::Open(f.dir.str(), DatabaseOptions{}, &db);
