@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 namespace zstore::storage {
@@ -38,41 +39,80 @@ std::uint64_t ChpKeyIndex::fingerprint(std::string_view key) const {
   return nonzero(fp);
 }
 
-std::size_t ChpKeyIndex::probe(std::uint64_t fp) const {
-  std::size_t mask = slots_.size() - 1;
-  std::size_t i = home(fp);
-  while (slots_[i].fp != 0 && slots_[i].fp != fp) i = (i + 1) & mask;
+ChpKeyIndex::Table::Table(std::size_t n) : slots_(static_cast<Slot*>(std::calloc(n, sizeof(Slot)))), n_(n) {
+  if (!slots_) throw std::bad_alloc();
+}
+
+std::size_t ChpKeyIndex::probe(const Table& table, std::uint64_t fp) {
+  std::size_t mask = table.size() - 1;
+  std::size_t i = static_cast<std::size_t>(fp) & mask;
+  while (table[i].fp != 0 && table[i].fp != fp) i = (i + 1) & mask;
+  return i;
+}
+
+std::size_t ChpKeyIndex::unmoved(std::uint64_t fp) const {
+  if (old_.empty()) return old_.size();
+  std::size_t i = probe(old_, fp);
+  if (old_[i].fp != fp || i < moved_ || dropped_[i]) return old_.size();
   return i;
 }
 
 bool ChpKeyIndex::find(std::uint64_t fp, std::uint64_t* expires_at_ms) const {
   if (slots_.empty()) return false;
-  const Slot& s = slots_[probe(nonzero(fp))];
-  if (s.fp == 0) return false;
-  *expires_at_ms = s.expires_at_ms;
+  fp = nonzero(fp);
+  const Slot& s = slots_[probe(fp)];
+  if (s.fp == fp) {
+    *expires_at_ms = s.expires_at_ms;
+    return true;
+  }
+  std::size_t i = unmoved(fp);
+  if (i == old_.size()) return false;
+  *expires_at_ms = old_[i].expires_at_ms;
   return true;
 }
 
-// Doubles the table (first use: kFirstSlots); false at max_slots_.
+void ChpKeyIndex::move_some(std::size_t n) {
+  for (; n > 0 && moved_ < old_.size(); --n, ++moved_) {
+    const Slot& s = old_[moved_];
+    if (s.fp == 0 || dropped_[moved_]) continue;
+    Slot& to = slots_[probe(s.fp)];
+    if (to.fp == 0) to = s;  // never there already: a write of the key drops it here
+  }
+  if (moved_ == old_.size()) {
+    old_ = Table();
+    std::vector<bool>().swap(dropped_);
+    moved_ = 0;
+  }
+}
+
+// Doubles the table (first use: kFirstSlots); false at max_slots_. The
+// entries move over the next puts and erases (kMovesPerChange each).
 bool ChpKeyIndex::grow() {
   std::size_t n = slots_.empty() ? kFirstSlots : slots_.size() * 2;
   if (n > max_slots_) return false;
-  std::vector<Slot> old(n);
-  old.swap(slots_);
-  for (const Slot& s : old) {
-    if (s.fp != 0) slots_[probe(s.fp)] = s;
-  }
+  move_some(old_.size());  // a growth still in progress ends first (rare: a table fills in far more changes)
+  old_ = std::move(slots_);
+  slots_ = Table(n);
+  dropped_.assign(old_.size(), false);
+  moved_ = 0;
+  move_some(0);  // frees an empty previous table
   return true;
 }
 
 void ChpKeyIndex::put(std::uint64_t fp, std::uint64_t expires_at_ms) {
   fp = nonzero(fp);
+  move_some(kMovesPerChange);
   if (!slots_.empty()) {
     Slot& s = slots_[probe(fp)];
     if (s.fp == fp) {
       s.expires_at_ms = expires_at_ms;
       return;
     }
+  }
+  if (std::size_t i = unmoved(fp); i != old_.size()) {  // known: it moves now, with its new expiry
+    dropped_[i] = true;
+    slots_[probe(fp)] = {fp, expires_at_ms};
+    return;
   }
   if ((slots_.empty() || over_load(size_ + 1, slots_.size())) && !grow()) {
     complete_ = false;  // full: the key stays unknown
@@ -84,9 +124,16 @@ void ChpKeyIndex::put(std::uint64_t fp, std::uint64_t expires_at_ms) {
 
 // Backward-shift deletion: the entries after the hole that may move into
 // it do, so every entry stays reachable from its home without tombstones.
+// An entry not yet moved from the previous table is only marked dropped.
 void ChpKeyIndex::erase(std::uint64_t fp) {
   if (slots_.empty()) return;
   fp = nonzero(fp);
+  move_some(kMovesPerChange);
+  if (std::size_t i = unmoved(fp); i != old_.size()) {
+    dropped_[i] = true;
+    --size_;
+    return;
+  }
   std::size_t hole = probe(fp);
   if (slots_[hole].fp != fp) return;
   std::size_t mask = slots_.size() - 1;
@@ -112,7 +159,10 @@ void ChpKeyIndex::apply(std::span<const Change> changes) {
 }
 
 void ChpKeyIndex::clear(bool complete) {
-  std::vector<Slot>().swap(slots_);
+  slots_ = Table();
+  old_ = Table();
+  std::vector<bool>().swap(dropped_);
+  moved_ = 0;
   size_ = 0;
   complete_ = complete;
 }

@@ -2,7 +2,8 @@
 // with which expiry (the keys written since the store opened, and those a
 // ChpKeyScan read after a restart), so that a write of a known key need
 // not read its previous entry from RocksDB.
-// Bounded: at most max_bytes of slots. A key it does not hold is absent if
+// Bounded: at most max_bytes of slots (half as much again while a growth
+// moves entries to the doubled table). A key it does not hold is absent if
 // the index is complete (it has seen every key of the map: the map was
 // empty when the store opened or was cleared, and no key was dropped for
 // room since), else unknown (the store reads it). Not thread-safe
@@ -12,8 +13,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace zstore::storage {
@@ -58,21 +62,66 @@ class ChpKeyIndex {
   bool complete() const { return complete_; }
 
   std::size_t size() const { return size_; }
-  std::size_t bytes() const { return slots_.capacity() * sizeof(Slot); }
+  // The slots held, both tables while a growth moves entries.
+  std::size_t bytes() const { return (slots_.size() + old_.size()) * sizeof(Slot); }
   std::size_t max_bytes() const { return max_slots_ * sizeof(Slot); }
+  // Whether entries are still being moved to a grown table.
+  bool growing() const { return !old_.empty(); }
+
+  // Slots of the previous table moved per put() or erase() while growing:
+  // a growth never holds the caller for a pass over the whole table (with
+  // 1.5M keys that pass took 43 ms, on the CHP reactor).
+  static constexpr std::size_t kMovesPerChange = 64;
 
  private:
   struct Slot {
     std::uint64_t fp = 0;  // 0: empty
     std::uint64_t expires_at_ms = 0;
   };
+  // Slots from calloc: a large table comes from fresh pages that the kernel
+  // zeroes as they are first touched, so making one costs no pass over it
+  // (a zeroed std::vector of 64 MiB took 24 ms).
+  class Table {
+   public:
+    Table() = default;
+    explicit Table(std::size_t n);
+    Table(Table&& other) noexcept : slots_(std::move(other.slots_)), n_(std::exchange(other.n_, 0)) {}
+    Table& operator=(Table&& other) noexcept {
+      slots_ = std::move(other.slots_);
+      n_ = std::exchange(other.n_, 0);
+      return *this;
+    }
+    std::size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    Slot& operator[](std::size_t i) { return slots_.get()[i]; }
+    const Slot& operator[](std::size_t i) const { return slots_.get()[i]; }
+
+   private:
+    struct Free {
+      void operator()(Slot* p) const { std::free(p); }
+    };
+    std::unique_ptr<Slot, Free> slots_;
+    std::size_t n_ = 0;
+  };
   static std::uint64_t nonzero(std::uint64_t fp) { return fp == 0 ? 1 : fp; }
   std::size_t home(std::uint64_t fp) const { return static_cast<std::size_t>(fp) & (slots_.size() - 1); }
-  std::size_t probe(std::uint64_t fp) const;  // the slot holding fp, or the empty one ending its run
+  // The slot of table holding fp, or the empty one ending its run.
+  static std::size_t probe(const Table& table, std::uint64_t fp);
+  std::size_t probe(std::uint64_t fp) const { return probe(slots_, fp); }
   bool grow();
+  // While growing: the previous table's slot holding fp if not yet moved
+  // (and not dropped), else old_.size().
+  std::size_t unmoved(std::uint64_t fp) const;
+  void move_some(std::size_t n);  // moves n more slots of old_; frees it at the end
 
   std::size_t max_slots_;
-  std::vector<Slot> slots_;
+  Table slots_;
+  // A growth in progress: the previous table (never reshaped, so its runs
+  // stay intact), the slots before moved_ already moved, and its entries
+  // dropped since (written or erased in slots_ instead).
+  Table old_;
+  std::vector<bool> dropped_;
+  std::size_t moved_ = 0;
   std::size_t size_ = 0;
   bool complete_ = false;
   std::array<unsigned char, 16> hash_key_{};

@@ -242,6 +242,48 @@ BOOST_AUTO_TEST_CASE(growth_keeps_every_entry) {
   BOOST_CHECK_EQUAL(index.bytes(), std::size_t{32768} * kSlotBytes);  // 20,000 keys: 32768 slots at 3/4 load
 }
 
+// A growth moves the previous table's entries a few per change
+// (kMovesPerChange), not in one pass: right after the put that grows the
+// table most entries are still in the previous one. Writes and erases of
+// not yet moved keys, and finds, stay exact throughout.
+BOOST_AUTO_TEST_CASE(growth_moves_entries_a_few_per_change) {
+  std::mt19937_64 rng(31);
+  auto fps = mixed_fingerprints(rng, 40'000);
+  ChpKeyIndex index;
+  index.clear(true);
+  Model model;
+  std::size_t next = 0;
+  auto put_new = [&] {
+    index.put(fps[next], next);
+    model[same_key(fps[next])] = next;
+    ++next;
+  };
+  while (next < 24'577) put_new();  // 3/4 of 32768 slots, then one more: the growth to 65536
+  BOOST_REQUIRE(index.growing());
+  BOOST_CHECK_EQUAL(index.bytes(), std::size_t{32768 + 65536} * kSlotBytes);
+  check_model(index, model, fps, "just grown");
+  // Changes of keys still in the previous table: rewrite some, erase some.
+  std::size_t changes = 0;
+  for (std::size_t i = 0; index.growing(); i += 7, ++changes) {
+    std::uint64_t fp = fps[i % next];
+    if (i % 3 == 0) {
+      index.erase(fp);
+      model.erase(same_key(fp));
+    } else {
+      index.put(fp, 1'000'000 + i);
+      model[same_key(fp)] = 1'000'000 + i;
+    }
+    auto it = model.find(same_key(fp));
+    check_one(index, fp, it == model.end() ? nullptr : &it->second, "while growing");
+    BOOST_REQUIRE_EQUAL(index.size(), model.size());
+  }
+  BOOST_CHECK_EQUAL(changes, 32768 / ChpKeyIndex::kMovesPerChange);  // each change moved its share, no more
+  BOOST_CHECK_EQUAL(index.bytes(), std::size_t{65536} * kSlotBytes);  // the previous table is freed
+  check_model(index, model, fps, "grown");
+  while (next < fps.size()) put_new();
+  check_model(index, model, fps, "after more keys");
+}
+
 BOOST_AUTO_TEST_CASE(a_full_table_refuses_new_keys_and_keeps_the_rest) {
   for (std::size_t max_bytes : {kSmallBytes, kSmallBytes + 100, std::size_t{40} << 10}) {
     BOOST_TEST_CONTEXT("max_bytes " << max_bytes) {
