@@ -45,7 +45,7 @@ ChpKeyIndex::Table::Table(std::size_t n) : slots_(static_cast<Slot*>(std::calloc
 
 std::size_t ChpKeyIndex::probe(const Table& table, std::uint64_t fp) {
   std::size_t mask = table.size() - 1;
-  std::size_t i = static_cast<std::size_t>(fp) & mask;
+  std::size_t i = home(table, fp);
   while (table[i].fp != 0 && table[i].fp != fp) i = (i + 1) & mask;
   return i;
 }
@@ -138,7 +138,7 @@ void ChpKeyIndex::erase(std::uint64_t fp) {
   if (slots_[hole].fp != fp) return;
   std::size_t mask = slots_.size() - 1;
   for (std::size_t j = (hole + 1) & mask; slots_[j].fp != 0; j = (j + 1) & mask) {
-    std::size_t k = home(slots_[j].fp);
+    std::size_t k = home(slots_, slots_[j].fp);
     bool stays = hole <= j ? (hole < k && k <= j) : (hole < k || k <= j);
     if (stays) continue;
     slots_[hole] = slots_[j];

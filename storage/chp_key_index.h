@@ -104,7 +104,10 @@ class ChpKeyIndex {
     std::size_t n_ = 0;
   };
   static std::uint64_t nonzero(std::uint64_t fp) { return fp == 0 ? 1 : fp; }
-  std::size_t home(std::uint64_t fp) const { return static_cast<std::size_t>(fp) & (slots_.size() - 1); }
+  // The slot of table where fp's run starts.
+  static std::size_t home(const Table& table, std::uint64_t fp) {
+    return static_cast<std::size_t>(fp) & (table.size() - 1);
+  }
   // The slot of table holding fp, or the empty one ending its run.
   static std::size_t probe(const Table& table, std::uint64_t fp);
   std::size_t probe(std::uint64_t fp) const { return probe(slots_, fp); }
