@@ -79,6 +79,17 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
     // lookups of new keys without a skip-list search.
     cf.memtable_whole_key_filtering = true;
     cf.memtable_prefix_bloom_size_ratio = 0.02;
+    // Small memtables, merged at flush. An insert's skip-list search over
+    // keys in random order was the largest CPU cost of a write, and it grows
+    // with the memtable (cache misses): with 4 MiB memtables it cost the
+    // writer 2.0 us per random update instead of 3.4 with one of 64 MiB.
+    // Eight are flushed together, so level 0 still gets 32 MiB tables and
+    // compaction has no more work than before; eight more take writes while
+    // they flush (RocksDB slows writes down on the last one). At most 64 MiB
+    // of memtables, not 2 x 64 (docs/benchmarks.md, seventh pass).
+    cf.write_buffer_size = kChpMapWriteBufferBytes;
+    cf.min_write_buffer_number_to_merge = kChpMapWriteBuffersMerged;
+    cf.max_write_buffer_number = 2 * kChpMapWriteBuffersMerged;
   }
   if (name == "chp_map" || name == "chp_history") {
     // Every CHP write reads its key's previous entry (above), mostly from

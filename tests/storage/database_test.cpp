@@ -1,11 +1,15 @@
 #include "storage/database.h"
 
 #include <rocksdb/db.h>
+#include <rocksdb/metadata.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <cstdint>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -201,6 +205,62 @@ BOOST_AUTO_TEST_CASE(dafka_records_have_spare_write_buffers_within_128_mib) {
   rocksdb::Options o = db->db()->GetOptions(db->handle(Column::kDafkaRecords));
   BOOST_TEST(o.max_write_buffer_number >= 4);
   BOOST_TEST(o.write_buffer_size * static_cast<std::size_t>(o.max_write_buffer_number) <= std::size_t{128} << 20);
+  BOOST_REQUIRE(db->close().ok());
+}
+
+namespace {
+
+std::uint64_t int_property(Database& db, Column column, const std::string& name) {
+  std::uint64_t value = 0;
+  BOOST_REQUIRE_MESSAGE(db.db()->GetIntProperty(db.handle(column), name, &value), name);
+  return value;
+}
+
+// Writes about `bytes` of 200-byte values to chp_map, under keys in no
+// order (a multiplicative hash of a counter), in batches of 1000.
+void write_scattered(Database& db, std::size_t bytes, std::uint64_t* counter) {
+  const std::string value(200, 'v');
+  for (std::size_t written = 0; written < bytes;) {
+    rocksdb::WriteBatch batch;
+    for (int i = 0; i < 1000; ++i, written += value.size() + 16) {
+      std::uint64_t h = (++*counter) * 0x9E3779B97F4A7C15ull;
+      batch.Put(db.handle(Column::kChpMap), std::to_string(h), value);
+    }
+    Status s = db.write(batch);
+    BOOST_REQUIRE_MESSAGE(s.ok(), failure(s));
+  }
+}
+
+}  // namespace
+
+// An insert's search in a skip list of keys in random order grew with the
+// memtable: chp_map keeps small memtables and flushes several together, so
+// level 0 still gets large tables, within 64 MiB of memtables.
+BOOST_AUTO_TEST_CASE(chp_map_memtables_are_small_and_flushed_several_together) {
+  TempDir dir;
+  auto db = open_db((dir.path() / "data").string());
+  rocksdb::Options o = db->db()->GetOptions(db->handle(Column::kChpMap));
+  BOOST_TEST(o.write_buffer_size * static_cast<std::size_t>(o.max_write_buffer_number) <= std::size_t{64} << 20);
+  BOOST_TEST(o.max_write_buffer_number >= o.min_write_buffer_number_to_merge + 4);  // writes go on during a flush
+
+  std::uint64_t counter = 0;
+  write_scattered(*db, std::size_t{12} << 20, &counter);
+  BOOST_TEST(int_property(*db, Column::kChpMap, "rocksdb.num-immutable-mem-table") >= 2u);
+  rocksdb::ColumnFamilyMetaData meta;
+  db->db()->GetColumnFamilyMetaData(db->handle(Column::kChpMap), &meta);
+  BOOST_TEST(meta.file_count == 0u);  // not flushed one by one
+
+  write_scattered(*db, std::size_t{36} << 20, &counter);  // past eight memtables
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    db->db()->GetColumnFamilyMetaData(db->handle(Column::kChpMap), &meta);
+  } while (meta.levels[0].files.empty() && meta.levels[1].files.empty() && std::chrono::steady_clock::now() < deadline);
+  std::vector<rocksdb::SstFileMetaData> tables = meta.levels[0].files;
+  tables.insert(tables.end(), meta.levels[1].files.begin(), meta.levels[1].files.end());
+  BOOST_REQUIRE(!tables.empty());
+  for (const auto& t : tables) BOOST_TEST(t.size > 3 * o.write_buffer_size, t.name << ": " << t.size << " bytes");
+  BOOST_TEST(int_property(*db, Column::kChpMap, "rocksdb.size-all-mem-tables") <= (std::uint64_t{64} << 20) + (4u << 20));
   BOOST_REQUIRE(db->close().ok());
 }
 
