@@ -7,6 +7,7 @@
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 
+#include <cstddef>
 #include <memory>
 
 #include "storage/background_priority.h"
@@ -58,6 +59,10 @@ class ManualRecovery final : public rocksdb::EventListener {
 };
 
 }  // namespace
+
+// chp_map's memtables: this many bytes each, flushed this many together.
+constexpr std::size_t kChpMapWriteBufferBytes = std::size_t{4} << 20;
+constexpr int kChpMapWriteBuffersMerged = 8;
 
 rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   rocksdb::ColumnFamilyOptions cf;

@@ -4,7 +4,6 @@
 
 #include <rocksdb/options.h>
 
-#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -15,11 +14,6 @@ namespace zstore::storage {
 // dafka_records values of at least this size (record runs) are kept in
 // blob files, written once (see column_options).
 inline constexpr std::uint64_t kMinBlobBytes = 4096;
-
-// chp_map's memtables: this many bytes each, flushed this many together
-// (see column_options).
-inline constexpr std::size_t kChpMapWriteBufferBytes = std::size_t{4} << 20;
-inline constexpr int kChpMapWriteBuffersMerged = 8;
 
 // The options of the column family named name (a kColumnNames entry).
 rocksdb::ColumnFamilyOptions column_options(std::string_view name);

@@ -9,7 +9,6 @@
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <cstdint>
-#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -17,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "tests/support/test_support.h"
