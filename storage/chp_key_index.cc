@@ -95,7 +95,6 @@ bool ChpKeyIndex::grow() {
   slots_ = Table(n);
   dropped_.assign(old_.size(), false);
   moved_ = 0;
-  move_some(0);  // frees an empty previous table
   return true;
 }
 
