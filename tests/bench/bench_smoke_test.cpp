@@ -91,10 +91,31 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   // The relay again, at the paced run's rate: the latency floor beside it.
   check_latency(run.last, "relay_paced_");
   BOOST_TEST(run.last["relay_paced_per_s"].get<double>() < rate * 0.5 * 1.2);
+  BOOST_TEST(run.last["paced_p99_vs_relay"].get<double>() ==
+                 run.last["paced_p99_ms"].get<double>() / run.last["relay_paced_p99_ms"].get<double>(),
+             boost::test_tools::tolerance(0.001));
+  // A saturating run has no latency to compare with the relay's.
+  BOOST_TEST(!run.last.contains("relay_p99_ms"));
+  BOOST_TEST(!run.last.contains("p99_vs_relay"));
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() > 0.0);
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() < 100000.0);
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
   BOOST_TEST(run.last["server_hwm_mib"].get<double>() >= run.last["server_rss_mib"].get<double>());
+}
+
+// --rate with --vs-relay: the relay runs at the same rate, so its latency
+// is the floor beside zstored's at equal load.
+BOOST_AUTO_TEST_CASE(chp_mode_at_a_fixed_rate_vs_relay) {
+  Run run = bench(with({"chp", "--rate", "2000", "--vs-relay"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["per_s"].get<double>() < 2000 * 1.2);
+  BOOST_TEST(run.last["relay_per_s"].get<double>() < 2000 * 1.2);
+  check_latency(run.last, "");
+  check_latency(run.last, "relay_");
+  BOOST_TEST(run.last["p99_vs_relay"].get<double>() ==
+                 run.last["p99_ms"].get<double>() / run.last["relay_p99_ms"].get<double>(),
+             boost::test_tools::tolerance(0.001));
 }
 
 // --curve: zstored with CURVE refuses a plaintext probe (the bench checks it)

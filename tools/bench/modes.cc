@@ -72,16 +72,31 @@ void set_ratio(Report& report, double limit_per_s, const std::string& unit) {
   report.set("ratio_vs_relay", limit_per_s > 0 ? measured / limit_per_s : 0);
 }
 
-// The relay with the same saturating load and, after a paced run, at the
-// same pace (relay_paced_*): the latency floor of the machine beside ours.
+// prefix + "p99_vs_relay": a run's p99 over the relay's at the same rate.
+void set_p99_ratio(Report& report, const std::string& prefix, const std::string& relay_prefix) {
+  double relay_p99 = report.number(relay_prefix + "p99_ms");
+  report.set(prefix + "p99_vs_relay", relay_p99 > 0 ? report.number(prefix + "p99_ms") / relay_p99 : 0);
+}
+
+// The relay with the same load: its rate is the limit of a saturating run.
+// A --rate run is paced, so the relay's latency at that rate is reported
+// beside it (relay_p99_ms, p99_vs_relay); a paced run after a saturating
+// one gets the relay at its pace too (relay_paced_*, paced_p99_vs_relay).
+// That is the latency floor of the machine beside ours.
 void add_relay(Report& report, const Options& o, const LoadSpec& spec, std::ostream& log) {
   log << "relay with the same load...\n";
-  set_ratio(report, relay_run(o, spec).rate(), "msg/s");
+  LoadResult relay = relay_run(o, spec);
+  set_ratio(report, relay.rate(), "msg/s");
+  if (spec.rate > 0) {
+    report_latency(report, "relay_", relay.latencies.window(relay.window_start_ns, relay.window_end_ns));
+    set_p99_ratio(report, "", "relay_");
+  }
   if (o.rate_fraction > 0) {
     LoadSpec paced = spec;
     paced.rate = report.number("paced_target_per_s");
     log << "relay at " << paced.rate << " messages/s...\n";
     report_run(report, "relay_paced_", relay_run(o, paced));
+    set_p99_ratio(report, "paced_", "relay_paced_");
   }
 }
 
