@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "storage/background_pacing.h"
 #include "storage/background_priority.h"
 
 namespace zstore::storage {
@@ -163,6 +164,12 @@ rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
   if (options.env) db.env = options.env.get();
   db.listeners.push_back(std::make_shared<ManualRecovery>());
   db.listeners.push_back(make_background_priority());
+  // Flushes and compactions write in small paced pieces, so they do not
+  // hold a reactor's core for whole scheduler slices (background_pacing.h).
+  auto pacing = std::make_shared<BackgroundPacing>();
+  db.rate_limiter = pacing->limiter();
+  db.writable_file_max_buffer_size = kBackgroundWriteBufferBytes;
+  db.listeners.push_back(std::move(pacing));
   return db;
 }
 
