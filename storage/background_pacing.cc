@@ -31,7 +31,7 @@ void PacingLimiter::Request(std::int64_t bytes, rocksdb::Env::IOPriority pri, ro
     available_ = std::min(burst, available_ + per_ns * static_cast<double>((now - refilled_).count()));
     refilled_ = now;
     available_ -= static_cast<double>(bytes);
-    if (available_ < 0) wait = std::chrono::nanoseconds(static_cast<std::int64_t>(-available_ / per_ns));
+    if (available_ < 0 && per_ns > 0) wait = std::chrono::nanoseconds(static_cast<std::int64_t>(-available_ / per_ns));
     auto i = std::min<std::size_t>(static_cast<std::size_t>(pri), kPriorities - 1);
     bytes_[i] += bytes;
     ++requests_[i];
