@@ -5,11 +5,9 @@
 // tail of the CHP latency at moderate rates). The limit is lifted when a
 // flush falls behind the writes (below), so pacing does not hold back a
 // flush that writes are about to wait for.
-// Measured in docs/benchmarks.md ("Pacing flushes").
+// Measured in docs/benchmarks.md ("Issue 18, eighth pass").
 #pragma once
 
-#include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -17,9 +15,10 @@
 #include <set>
 #include <string>
 
-#include <rocksdb/env.h>
 #include <rocksdb/listener.h>
 #include <rocksdb/rate_limiter.h>
+
+#include "storage/pacing_limiter.h"
 
 namespace zstore::storage {
 
@@ -29,9 +28,10 @@ inline constexpr std::int64_t kPacedBackgroundBytesPerSec = std::int64_t{400} <<
 // before it may wait for the next refill.
 inline constexpr std::int64_t kPacingRefillMicros = 100;
 // The limit while lifted: no limit in practice. It is lifted while a column
-// family stalls writes (RocksDB delays or stops them), and:
+// family stalls writes (RocksDB delays or stops them), and while the next
+// constant's count of memtables wait for a flush or are being flushed.
 inline constexpr std::int64_t kUnpacedBackgroundBytesPerSec = std::int64_t{1} << 40;
-// while this many memtables (all column families together) wait for a flush or are being flushed: one before chp_map's 15,
+// Memtables of all column families together: one before chp_map's 15,
 // where RocksDB starts to delay writes (column_options: 16 of 4 MiB,
 // flushed 8 together). Lifted at 12 it was lifted most of the time at
 // 80,000 random updates/s and paced nothing; with no such lift a flush
@@ -41,38 +41,6 @@ inline constexpr std::uint64_t kLiftAtImmutableMemtables = 14;
 // WritableFileWriter's buffer (RocksDB's default is 1 MiB): a table is
 // written, and so paced, in pieces of at most this.
 inline constexpr std::size_t kBackgroundWriteBufferBytes = std::size_t{64} << 10;
-
-// The limiter: a token bucket holding at most one period's bytes that never
-// queues a request. A request takes its bytes and, if that leaves the bucket
-// in debt, sleeps until the debt is paid at the current rate, so a waiter
-// needs no one to wake it. (The GenericRateLimiter of Debian's RocksDB 7.8
-// can leave a compaction waiting forever on its condition variable when a
-// flush waits beside it, RocksDB issue 11742: the database then never
-// closed in chp_store_test.)
-class PacingLimiter final : public rocksdb::RateLimiter {
- public:
-  PacingLimiter(std::int64_t bytes_per_sec, std::int64_t refill_micros);
-
-  void SetBytesPerSecond(std::int64_t bytes_per_sec) override;
-  void Request(std::int64_t bytes, rocksdb::Env::IOPriority pri) override;
-  void Request(std::int64_t bytes, rocksdb::Env::IOPriority pri, rocksdb::Statistics* stats) override;
-  using rocksdb::RateLimiter::Request;
-  std::int64_t GetSingleBurstBytes() const override;
-  std::int64_t GetTotalBytesThrough(rocksdb::Env::IOPriority pri = rocksdb::Env::IO_TOTAL) const override;
-  std::int64_t GetTotalRequests(rocksdb::Env::IOPriority pri = rocksdb::Env::IO_TOTAL) const override;
-  std::int64_t GetBytesPerSecond() const override;
-
- private:
-  static constexpr std::size_t kPriorities = rocksdb::Env::IO_TOTAL;
-
-  const std::int64_t refill_micros_;
-  mutable std::mutex mu_;
-  std::int64_t bytes_per_sec_;
-  double available_;  // bytes; negative: the debt sleeping requests pay
-  std::chrono::steady_clock::time_point refilled_;
-  std::array<std::int64_t, kPriorities> bytes_{};
-  std::array<std::int64_t, kPriorities> requests_{};
-};
 
 // One per database: the limiter for DBOptions::rate_limiter and the
 // listener that lifts its limit (above). The memtable count is RocksDB's

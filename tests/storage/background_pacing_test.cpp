@@ -17,6 +17,7 @@
 
 #include "storage/database.h"
 #include "storage/database_options.h"
+#include "storage/pacing_limiter.h"
 #include "tests/support/test_support.h"
 
 using zstore::storage::BackgroundPacing;
