@@ -128,6 +128,7 @@ struct Shared {
   std::atomic<bool> go{false};
   std::atomic<std::uint64_t> sent{0};
   std::atomic<bool> halt{false};  // stop sending; the run ends once what was sent arrived
+  std::atomic<int> halted{0};     // writers that saw halt (or ran out) and send no more
   std::string error;  // first writer failure
 };
 
@@ -167,6 +168,7 @@ void write_loop(Shared& shared, Outlet& outlet, int writer) {
     shared.sent.fetch_add(1, std::memory_order_relaxed);
     if ((n & 1023) == 0) outlet.tick();
   }
+  ++shared.halted;
   // Keep beacons going until the run ends (a Dafka store must stay attached).
   while (!shared.board.stop) {
     outlet.tick();
@@ -229,6 +231,11 @@ bool wait_for(Shared& shared, Cond cond, const std::atomic<bool>* external_stop)
 // a paced PUB/SUB run past a high-water mark may have lost some.
 void quiesce(Shared& shared) {
   auto deadline = Clock::now() + std::chrono::seconds(2);
+  // First every writer stops: one that passed its halt check before halt
+  // was set still sends a message, and counts it after.
+  while (!shared.board.stop && shared.halted.load() < shared.ready.load() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   while (!shared.board.stop && total_done(shared.board) < shared.sent.load() && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -242,7 +249,7 @@ LoadResult run_load(const LoadSpec& given, Transport& transport, const std::atom
   spec.run = runs.fetch_add(1);
   Board board(spec.writers, spec.window, spec.run);
   Shared shared{spec, transport, board, {}, std::vector<std::string>(static_cast<std::size_t>(spec.writers)), {}, {},
-                {}, {}, {}, {}};
+                {}, {}, {}, {}, {}};
   std::vector<std::thread> writers;
   for (int w = 0; w < spec.writers; ++w) writers.emplace_back(writer_thread, std::ref(shared), w);
   std::thread receiver;
