@@ -8,8 +8,14 @@ BackgroundPacing::BackgroundPacing()
     : limiter_(std::make_shared<PacingLimiter>(kPacedBackgroundBytesPerSec, kPacingRefillMicros)) {}
 
 void BackgroundPacing::OnStallConditionsChanged(const rocksdb::WriteStallInfo& info) {
+  using Condition = rocksdb::WriteStallCondition;
   std::lock_guard<std::mutex> lock(mu_);
-  if (info.condition.cur == rocksdb::WriteStallCondition::kNormal) {
+  ++stall_notices_;
+  if (info.condition.cur != info.condition.prev) {
+    if (info.condition.cur == Condition::kDelayed) ++delays_;
+    if (info.condition.cur == Condition::kStopped) ++stops_;
+  }
+  if (info.condition.cur == Condition::kNormal) {
     stalled_.erase(info.cf_name);
   } else {
     stalled_.insert(info.cf_name);
@@ -28,8 +34,32 @@ void BackgroundPacing::OnMemTableSealed(const rocksdb::MemTableInfo&) {
 void BackgroundPacing::OnFlushCompleted(rocksdb::DB* db, const rocksdb::FlushJobInfo&) {
   std::uint64_t n = 0;
   if (!db->GetAggregatedIntProperty(rocksdb::DB::Properties::kNumImmutableMemTable, &n)) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    immutables_ = n;
+    update_locked();
+  }
+  reconcile(db);
+}
+
+void BackgroundPacing::OnCompactionCompleted(rocksdb::DB* db, const rocksdb::CompactionJobInfo&) { reconcile(db); }
+
+void BackgroundPacing::reconcile(rocksdb::DB* db) {
+  std::uint64_t notices = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stalled_.empty()) return;
+    notices = stall_notices_;
+  }
+  std::uint64_t delayed_rate = 0;
+  std::uint64_t stopped = 0;
+  if (!db->GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &delayed_rate) ||
+      !db->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &stopped) || delayed_rate > 0 || stopped > 0) {
+    return;
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  immutables_ = n;
+  if (stall_notices_ != notices) return;  // a notice came meanwhile: the next call decides
+  stalled_.clear();
   update_locked();
 }
 
@@ -37,12 +67,25 @@ void BackgroundPacing::update_locked() {
   bool lift = !stalled_.empty() || immutables_ >= kLiftAtImmutableMemtables;
   if (lift == lifted_) return;
   lifted_ = lift;
+  if (lift) ++lifts_;
   limiter_->SetBytesPerSecond(lift ? kUnpacedBackgroundBytesPerSec : kPacedBackgroundBytesPerSec);
 }
 
 bool BackgroundPacing::lifted() const {
   std::lock_guard<std::mutex> lock(mu_);
   return lifted_;
+}
+
+BackgroundPacing::Stats BackgroundPacing::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {lifted_, lifts_, stalled_.size(), delays_, stops_};
+}
+
+std::shared_ptr<BackgroundPacing> background_pacing_of(rocksdb::DB* db) {
+  for (const auto& listener : db->GetDBOptions().listeners) {
+    if (auto pacing = std::dynamic_pointer_cast<BackgroundPacing>(listener)) return pacing;
+  }
+  return nullptr;
 }
 
 }  // namespace zstore::storage

@@ -53,19 +53,48 @@ class BackgroundPacing final : public rocksdb::EventListener {
   void OnStallConditionsChanged(const rocksdb::WriteStallInfo& info) override;
   void OnMemTableSealed(const rocksdb::MemTableInfo& info) override;
   void OnFlushCompleted(rocksdb::DB* db, const rocksdb::FlushJobInfo& info) override;
+  void OnCompactionCompleted(rocksdb::DB* db, const rocksdb::CompactionJobInfo& info) override;
+
+  // Forgets the stalls RocksDB no longer has (it neither delays nor stops
+  // writes). Each thread that changes a family's stall condition delivers
+  // its notice after releasing RocksDB's mutex, so two notices can arrive
+  // in the wrong order: a writer's "stopped" after a flush's "normal" again.
+  // That would leave the limit lifted until the family's next stall (seen
+  // once under a saturating load: after one delay and one stop, lifted for
+  // the rest of a 40 s run, RocksDB long back to normal). Called at the end
+  // of each flush and compaction, and by each /metrics scrape; not with
+  // RocksDB's mutex held.
+  void reconcile(rocksdb::DB* db);
 
   const std::shared_ptr<rocksdb::RateLimiter>& limiter() const { return limiter_; }
   // Whether the limit is lifted now.
   bool lifted() const;
+
+  // What it has seen since the database opened, for /metrics.
+  struct Stats {
+    bool lifted = false;
+    std::uint64_t lifts = 0;            // times the limit was lifted
+    std::uint64_t stalled_families = 0;  // column families delaying or stopping writes now
+    std::uint64_t delays = 0;           // times a column family began to delay writes
+    std::uint64_t stops = 0;            // times a column family began to stop writes
+  };
+  Stats stats() const;
 
  private:
   void update_locked();  // sets the limit for stalled_ and immutables_
 
   std::shared_ptr<rocksdb::RateLimiter> limiter_;
   mutable std::mutex mu_;
-  std::set<std::string> stalled_;  // column families stalling writes
+  std::set<std::string> stalled_;  // column families stalling writes, by their last notice
+  std::uint64_t stall_notices_ = 0;
   std::uint64_t immutables_ = 0;   // as of the last flush, plus those sealed since
   bool lifted_ = false;
+  std::uint64_t lifts_ = 0;
+  std::uint64_t delays_ = 0;
+  std::uint64_t stops_ = 0;
 };
+
+// The database's BackgroundPacing (db_options installs one), or null.
+std::shared_ptr<BackgroundPacing> background_pacing_of(rocksdb::DB* db);
 
 }  // namespace zstore::storage

@@ -161,3 +161,117 @@ BOOST_AUTO_TEST_CASE(memtables_piling_up_lift_the_limit_until_a_flush_catches_up
   BOOST_TEST(!pacing->lifted());
   BOOST_TEST(pacing->limiter()->GetBytesPerSecond() == kPacedBackgroundBytesPerSec);
 }
+
+// /metrics reports what the listener saw (server/db_admin.h): each change
+// into a delay or a stop counts once, and so does each lift of the limit.
+BOOST_AUTO_TEST_CASE(stall_transitions_and_lifts_are_counted) {
+  using C = rocksdb::WriteStallCondition;
+  BackgroundPacing pacing;
+  pacing.OnStallConditionsChanged(stall("chp_map", C::kDelayed, C::kNormal));
+  pacing.OnStallConditionsChanged(stall("chp_map", C::kDelayed, C::kDelayed));  // no change: not counted
+  pacing.OnStallConditionsChanged(stall("chp_history", C::kStopped, C::kNormal));
+  auto s = pacing.stats();
+  BOOST_TEST(s.delays == 1u);
+  BOOST_TEST(s.stops == 1u);
+  BOOST_TEST(s.stalled_families == 2u);
+  BOOST_TEST(s.lifted);
+  BOOST_TEST(s.lifts == 1u);  // lifted once, however many families stall
+  pacing.OnStallConditionsChanged(stall("chp_map", C::kStopped, C::kDelayed));
+  pacing.OnStallConditionsChanged(stall("chp_map", C::kNormal, C::kStopped));
+  pacing.OnStallConditionsChanged(stall("chp_history", C::kNormal, C::kStopped));
+  s = pacing.stats();
+  BOOST_TEST(s.delays == 1u);
+  BOOST_TEST(s.stops == 2u);
+  BOOST_TEST(s.stalled_families == 0u);
+  BOOST_TEST(!s.lifted);
+  pacing.OnStallConditionsChanged(stall("dafka_records", C::kDelayed, C::kNormal));
+  BOOST_TEST(pacing.stats().lifts == 2u);
+}
+
+// The server finds the open database's listener, the one pacing its writes.
+BOOST_AUTO_TEST_CASE(the_pacing_of_an_open_database_is_found) {
+  TempDir dir;
+  std::unique_ptr<Database> db;
+  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db).ok());
+  auto pacing = zstore::storage::background_pacing_of(db->db());
+  BOOST_REQUIRE(pacing != nullptr);
+  BOOST_TEST(pacing->limiter() == db->db()->GetDBOptions().rate_limiter);
+  BOOST_TEST(!pacing->stats().lifted);
+  BOOST_TEST(db->close().ok());
+}
+
+namespace {
+
+std::shared_ptr<BackgroundPacing> pacing_of(Database& db) {
+  auto pacing = zstore::storage::background_pacing_of(db.db());
+  BOOST_REQUIRE(pacing != nullptr);
+  return pacing;
+}
+
+bool wait_paced(const BackgroundPacing& pacing) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (pacing.lifted() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return !pacing.lifted();
+}
+
+bool writes_delayed(Database& db) {
+  std::uint64_t rate = 0;
+  return db.db()->GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &rate) && rate > 0;
+}
+
+}  // namespace
+
+// A "stopped" notice delivered after the "normal" that ended it: the end
+// of the next flush, or a /metrics scrape, asks RocksDB and paces again.
+BOOST_AUTO_TEST_CASE(a_stall_notice_arriving_late_is_forgotten_once_rocksdb_lets_writes_through) {
+  using C = rocksdb::WriteStallCondition;
+  TempDir dir;
+  std::unique_ptr<Database> db;
+  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db).ok());
+  auto pacing = pacing_of(*db);
+  pacing->OnStallConditionsChanged(stall("chp_map", C::kNormal, C::kStopped));   // the flush's, first
+  pacing->OnStallConditionsChanged(stall("chp_map", C::kStopped, C::kDelayed));  // the writer's, late
+  BOOST_TEST(pacing->lifted());
+  rocksdb::WriteBatch batch;
+  batch.Put(db->handle(Column::kChpMap), "key", "value");
+  BOOST_REQUIRE(db->write(batch).ok());
+  BOOST_REQUIRE(db->db()->Flush(rocksdb::FlushOptions(), db->handle(Column::kChpMap)).ok());
+  BOOST_TEST(wait_paced(*pacing));
+  BOOST_TEST(pacing->stats().stalled_families == 0u);
+
+  pacing->OnStallConditionsChanged(stall("chp_history", C::kStopped, C::kDelayed));
+  BOOST_TEST(pacing->lifted());
+  pacing->reconcile(db->db());
+  BOOST_TEST(!pacing->lifted());
+  BOOST_TEST(pacing->limiter()->GetBytesPerSecond() == kPacedBackgroundBytesPerSec);
+  BOOST_TEST(db->close().ok());
+}
+
+// While RocksDB really delays writes (flushes paused, chp_map at 15 of its
+// 16 memtables), asking it keeps the limit lifted; once flushes run again
+// and catch up, the limit is back.
+BOOST_AUTO_TEST_CASE(a_real_stall_keeps_the_limit_lifted_until_flushes_catch_up) {
+  TempDir dir;
+  std::unique_ptr<Database> db;
+  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db).ok());
+  auto pacing = pacing_of(*db);
+  BOOST_REQUIRE(db->db()->PauseBackgroundWork().ok());
+  const std::string value(256 << 10, 'v');
+  for (int i = 0; i < 400 && !writes_delayed(*db); ++i) {
+    rocksdb::WriteBatch batch;
+    batch.Put(db->handle(Column::kChpMap), "key" + std::to_string(i), value);
+    BOOST_REQUIRE(db->write(batch).ok());
+  }
+  BOOST_REQUIRE(writes_delayed(*db));
+  BOOST_TEST(pacing->stats().stalled_families == 1u);
+  pacing->reconcile(db->db());
+  BOOST_TEST(pacing->stats().stalled_families == 1u);  // still stalled, not only 15 memtables waiting
+  BOOST_TEST(pacing->lifted());
+  BOOST_TEST(pacing->stats().delays >= 1u);
+  BOOST_REQUIRE(db->db()->ContinueBackgroundWork().ok());
+  BOOST_TEST(wait_paced(*pacing));
+  BOOST_TEST(!writes_delayed(*db));
+  BOOST_TEST(db->close().ok());
+}
