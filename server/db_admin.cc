@@ -3,8 +3,11 @@
 #include <rocksdb/db.h>
 #include <rocksdb/utilities/checkpoint.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
+
+#include "storage/background_pacing.h"
 
 namespace zstore::server {
 namespace fs = std::filesystem;
@@ -17,6 +20,16 @@ std::uint64_t int_property(storage::Database& db, storage::Column column, const 
   return value;
 }
 
+// "rocksdb.num-files-at-level<N>" is a string property only.
+std::uint64_t level0_files(storage::Database& db, storage::Column column) {
+  std::string value;
+  if (!db.db()->GetProperty(db.handle(column), rocksdb::DB::Properties::kNumFilesAtLevelPrefix + std::string("0"),
+                            &value)) {
+    return 0;
+  }
+  return std::strtoull(value.c_str(), nullptr, 10);
+}
+
 }  // namespace
 
 std::vector<ColumnSizes> column_sizes(storage::Database& db) {
@@ -25,7 +38,26 @@ std::vector<ColumnSizes> column_sizes(storage::Database& db) {
     auto column = static_cast<storage::Column>(i);
     out.push_back({std::string(storage::column_name(column)),
                    int_property(db, column, rocksdb::DB::Properties::kLiveSstFilesSize),
-                   int_property(db, column, rocksdb::DB::Properties::kCurSizeAllMemTables)});
+                   int_property(db, column, rocksdb::DB::Properties::kCurSizeAllMemTables),
+                   level0_files(db, column),
+                   int_property(db, column, rocksdb::DB::Properties::kNumImmutableMemTable),
+                   int_property(db, column, rocksdb::DB::Properties::kEstimatePendingCompactionBytes)});
+  }
+  return out;
+}
+
+WriteStalls write_stalls(storage::Database& db) {
+  WriteStalls out;
+  std::uint64_t value = 0;
+  out.delayed = db.db()->GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &value) && value > 0;
+  out.stopped = db.db()->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &value) && value > 0;
+  if (auto pacing = storage::background_pacing_of(db.db())) {
+    pacing->reconcile(db.db());
+    auto stats = pacing->stats();
+    out.delays = stats.delays;
+    out.stops = stats.stops;
+    out.pacing_lifted = stats.lifted;
+    out.pacing_lifts = stats.lifts;
   }
   return out;
 }

@@ -15,9 +15,25 @@ struct ColumnSizes {
   std::string name;              // column family name (storage::column_name)
   std::uint64_t sst_bytes = 0;   // live SST files
   std::uint64_t memtable_bytes = 0;
+  std::uint64_t level0_files = 0;          // RocksDB slows, then stops, writes as they pile up
+  std::uint64_t immutable_memtables = 0;   // sealed, waiting for or in a flush
+  std::uint64_t pending_compaction_bytes = 0;  // RocksDB's estimate of the compaction owed
 };
 
 std::vector<ColumnSizes> column_sizes(storage::Database& db);
+
+// Whether RocksDB holds writes back now, and how often it began to since
+// the database opened (storage/background_pacing.h).
+struct WriteStalls {
+  bool delayed = false;  // writes slowed down (some family's stall condition)
+  bool stopped = false;  // writes wait until a flush or compaction catches up
+  std::uint64_t delays = 0;
+  std::uint64_t stops = 0;
+  bool pacing_lifted = false;  // flushes and compactions write unpaced now
+  std::uint64_t pacing_lifts = 0;
+};
+
+WriteStalls write_stalls(storage::Database& db);
 
 
 enum class CheckpointError { kNone, kBadTarget, kExists, kFailed };

@@ -145,6 +145,29 @@ void loop_ages(PromWriter& w, const ServerView& view, double uptime) {
   if (view.tower) w.sample(age(view.tower->loop_heartbeat_ms), {{"loop", "tower"}});
 }
 
+// How far RocksDB's flushes and compactions are behind the writes, and
+// whether it holds writes back (storage/background_pacing.h).
+void storage_backlog(PromWriter& w, const std::vector<ColumnSizes>& columns, const WriteStalls& stalls) {
+  w.family("zstore_rocksdb_level0_files", "gauge", "level-0 table files (writes slow down at 20), by column family");
+  for (const auto& c : columns) w.sample(c.level0_files, {{"column_family", c.name}});
+  w.family("zstore_rocksdb_immutable_memtables", "gauge", "memtables waiting for or in a flush, by column family");
+  for (const auto& c : columns) w.sample(c.immutable_memtables, {{"column_family", c.name}});
+  w.family("zstore_rocksdb_pending_compaction_bytes", "gauge",
+           "RocksDB's estimate of the bytes compaction still owes, by column family");
+  for (const auto& c : columns) w.sample(c.pending_compaction_bytes, {{"column_family", c.name}});
+  gauge(w, "zstore_rocksdb_write_delayed", "1 while RocksDB slows writes down for a flush or compaction behind",
+        stalls.delayed ? 1u : 0u);
+  gauge(w, "zstore_rocksdb_write_stopped", "1 while RocksDB stops writes until a flush or compaction catches up",
+        stalls.stopped ? 1u : 0u);
+  counter(w, "zstore_rocksdb_write_delays_total", "times a column family began to slow writes down", stalls.delays);
+  counter(w, "zstore_rocksdb_write_stops_total", "times a column family began to stop writes", stalls.stops);
+  gauge(w, "zstore_rocksdb_background_pacing_lifted",
+        "1 while flushes and compactions write unpaced (writes stalled, or memtables waiting for a flush)",
+        stalls.pacing_lifted ? 1u : 0u);
+  counter(w, "zstore_rocksdb_background_pacing_lifts_total", "times the pacing of flushes and compactions was lifted",
+          stalls.pacing_lifts);
+}
+
 }  // namespace
 
 void PromWriter::family(std::string_view name, std::string_view type, std::string_view help) {
@@ -210,6 +233,7 @@ std::string render_metrics(const ServerView& view) {
   for (const auto& c : columns) w.sample(c.sst_bytes, {{"column_family", c.name}});
   w.family("zstore_rocksdb_memtable_bytes", "gauge", "size of the memtables, by column family");
   for (const auto& c : columns) w.sample(c.memtable_bytes, {{"column_family", c.name}});
+  storage_backlog(w, columns, write_stalls(*view.db));
   return w.text();
 }
 

@@ -66,6 +66,37 @@ BOOST_AUTO_TEST_CASE(healthz_and_metrics_follow_chp_writes) {
   BOOST_TEST(body["uptime_seconds"].is_number());
 }
 
+// RocksDB's backlog on /metrics: nothing owed and no stall on a fresh
+// server; a checkpoint flushes the memtables, and chp_map's level-0 table
+// shows up.
+BOOST_AUTO_TEST_CASE(metrics_show_the_storage_backlog_and_write_stalls) {
+  TempDir backups;
+  HttpZstored z({"--backup-dir", backups.str()});
+  BOOST_REQUIRE_MESSAGE(z.server.start(), z.server.log());
+  zmq::context_t ctx;
+  ChpPeer peer(ctx, "tcp://127.0.0.1", z.server.chp_port());
+  BOOST_REQUIRE(peer.wait_connected());
+  for (int i = 0; i < 20; ++i) peer.set("backlog/" + std::to_string(i), "v");
+  BOOST_REQUIRE(peer.wait_kvpub("backlog/19", 10s));
+
+  const std::string chp_map = "{column_family=\"chp_map\"}";
+  auto m = z.metrics();
+  BOOST_TEST(metric(m, "zstore_rocksdb_level0_files" + chp_map) == 0.0);
+  BOOST_TEST(metric(m, "zstore_rocksdb_immutable_memtables" + chp_map) == 0.0);
+  BOOST_TEST(metric(m, "zstore_rocksdb_pending_compaction_bytes" + chp_map) == 0.0);
+  BOOST_TEST(metric(m, "zstore_rocksdb_write_delayed") == 0.0);
+  BOOST_TEST(metric(m, "zstore_rocksdb_write_stopped") == 0.0);
+  BOOST_TEST(metric(m, "zstore_rocksdb_write_delays_total") == 0.0);
+  BOOST_TEST(metric(m, "zstore_rocksdb_write_stops_total") == 0.0);
+  BOOST_TEST(metric(m, "zstore_rocksdb_background_pacing_lifted") == 0.0);
+  BOOST_TEST(metric(m, "zstore_rocksdb_background_pacing_lifts_total") == 0.0);
+
+  BOOST_REQUIRE_EQUAL(http_request(z.http_port, "POST", "/admin/checkpoint", "dir=cp").status, 201);
+  m = z.metrics();
+  BOOST_TEST(metric(m, "zstore_rocksdb_level0_files" + chp_map) == 1.0);
+  BOOST_TEST(metric(m, "zstore_rocksdb_memtable_bytes" + chp_map) < 64.0 * 1024);  // flushed: an empty one
+}
+
 BOOST_AUTO_TEST_CASE(malformed_chp_messages_are_counted_by_kind) {
   HttpZstored z({"--max-value-bytes", "64"});
   BOOST_REQUIRE_MESSAGE(z.server.start(), z.server.log());

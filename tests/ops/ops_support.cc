@@ -30,8 +30,10 @@ HttpReply http_request(std::uint16_t port, const std::string& method, const std:
 }
 
 std::map<std::string, double> parse_prometheus(const std::string& text) {
-  static const std::regex sample(R"(^([a-z_]+)(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? ([0-9.eE+-]+)$)");
-  static const std::regex help(R"(^# (HELP|TYPE) ([a-z_]+) (.+)$)");
+  // Names as Prometheus allows them, less upper case and colons.
+  static const std::regex sample(
+      R"(^([a-z_][a-z0-9_]*)(\{[a-z_][a-z0-9_]*="[^"]*"(,[a-z_][a-z0-9_]*="[^"]*")*\})? ([0-9.eE+-]+)$)");
+  static const std::regex help(R"(^# (HELP|TYPE) ([a-z_][a-z0-9_]*) (.+)$)");
   std::map<std::string, double> out;
   std::set<std::string> helped, typed;
   std::istringstream in(text);
