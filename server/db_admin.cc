@@ -48,9 +48,10 @@ std::vector<ColumnSizes> column_sizes(storage::Database& db) {
 
 WriteStalls write_stalls(storage::Database& db) {
   WriteStalls out;
-  std::uint64_t value = 0;
-  out.delayed = db.db()->GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &value) && value > 0;
-  out.stopped = db.db()->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &value) && value > 0;
+  storage::WriteHold hold;
+  (void)storage::write_hold(db.db(), &hold);  // unknown: not held back
+  out.delayed = hold.delayed;
+  out.stopped = hold.stopped;
   if (auto pacing = storage::background_pacing_of(db.db())) {
     pacing->reconcile(db.db());
     auto stats = pacing->stats();

@@ -51,12 +51,8 @@ void BackgroundPacing::reconcile(rocksdb::DB* db) {
     if (stalled_.empty()) return;
     notices = stall_notices_;
   }
-  std::uint64_t delayed_rate = 0;
-  std::uint64_t stopped = 0;
-  if (!db->GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &delayed_rate) ||
-      !db->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &stopped) || delayed_rate > 0 || stopped > 0) {
-    return;
-  }
+  WriteHold hold;
+  if (!write_hold(db, &hold) || hold.delayed || hold.stopped) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (stall_notices_ != notices) return;  // a notice came meanwhile: the next call decides
   stalled_.clear();
@@ -79,6 +75,16 @@ bool BackgroundPacing::lifted() const {
 BackgroundPacing::Stats BackgroundPacing::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return {lifted_, lifts_, stalled_.size(), delays_, stops_};
+}
+
+bool write_hold(rocksdb::DB* db, WriteHold* out) {
+  std::uint64_t delayed_rate = 0;
+  std::uint64_t stopped = 0;
+  bool known_delayed = db->GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &delayed_rate);
+  bool known_stopped = db->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &stopped);
+  out->delayed = known_delayed && delayed_rate > 0;
+  out->stopped = known_stopped && stopped > 0;
+  return known_delayed && known_stopped;
 }
 
 std::shared_ptr<BackgroundPacing> background_pacing_of(rocksdb::DB* db) {

@@ -94,6 +94,15 @@ class BackgroundPacing final : public rocksdb::EventListener {
   std::uint64_t stops_ = 0;
 };
 
+// Whether RocksDB holds writes back now (any column family): slowing them
+// down, or stopping them until a flush or compaction catches up. A field
+// RocksDB cannot tell stays false; the result is false then.
+struct WriteHold {
+  bool delayed = false;
+  bool stopped = false;
+};
+bool write_hold(rocksdb::DB* db, WriteHold* out);
+
 // The database's BackgroundPacing (db_options installs one), or null.
 std::shared_ptr<BackgroundPacing> background_pacing_of(rocksdb::DB* db);
 
