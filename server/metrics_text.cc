@@ -145,16 +145,23 @@ void loop_ages(PromWriter& w, const ServerView& view, double uptime) {
   if (view.tower) w.sample(age(view.tower->loop_heartbeat_ms), {{"loop", "tower"}});
 }
 
+// A gauge with one sample per column family.
+void per_column(PromWriter& w, std::string_view name, std::string_view help, const std::vector<ColumnSizes>& columns,
+                std::uint64_t ColumnSizes::*field) {
+  w.family(name, "gauge", help);
+  for (const auto& c : columns) w.sample(c.*field, {{"column_family", c.name}});
+}
+
 // How far RocksDB's flushes and compactions are behind the writes, and
 // whether it holds writes back (storage/background_pacing.h).
 void storage_backlog(PromWriter& w, const std::vector<ColumnSizes>& columns, const WriteStalls& stalls) {
-  w.family("zstore_rocksdb_level0_files", "gauge", "level-0 table files (writes slow down at 20), by column family");
-  for (const auto& c : columns) w.sample(c.level0_files, {{"column_family", c.name}});
-  w.family("zstore_rocksdb_immutable_memtables", "gauge", "memtables waiting for or in a flush, by column family");
-  for (const auto& c : columns) w.sample(c.immutable_memtables, {{"column_family", c.name}});
-  w.family("zstore_rocksdb_pending_compaction_bytes", "gauge",
-           "RocksDB's estimate of the bytes compaction still owes, by column family");
-  for (const auto& c : columns) w.sample(c.pending_compaction_bytes, {{"column_family", c.name}});
+  per_column(w, "zstore_rocksdb_level0_files", "level-0 table files (writes slow down at 20), by column family", columns,
+             &ColumnSizes::level0_files);
+  per_column(w, "zstore_rocksdb_immutable_memtables", "memtables waiting for or in a flush, by column family", columns,
+             &ColumnSizes::immutable_memtables);
+  per_column(w, "zstore_rocksdb_pending_compaction_bytes",
+             "RocksDB's estimate of the bytes compaction still owes, by column family", columns,
+             &ColumnSizes::pending_compaction_bytes);
   gauge(w, "zstore_rocksdb_write_delayed", "1 while RocksDB slows writes down for a flush or compaction behind",
         stalls.delayed ? 1u : 0u);
   gauge(w, "zstore_rocksdb_write_stopped", "1 while RocksDB stops writes until a flush or compaction catches up",
@@ -228,11 +235,11 @@ std::string render_metrics(const ServerView& view) {
              "connections or requests refused for authentication (CURVE key not allowed, missing HTTP token), by port");
     for (const auto& [port, n] : view.auth->failures()) w.sample(n, {{"port", port}});
   }
-  w.family("zstore_rocksdb_sst_bytes", "gauge", "size of the live SST files, by column family");
   auto columns = column_sizes(*view.db);
-  for (const auto& c : columns) w.sample(c.sst_bytes, {{"column_family", c.name}});
-  w.family("zstore_rocksdb_memtable_bytes", "gauge", "size of the memtables, by column family");
-  for (const auto& c : columns) w.sample(c.memtable_bytes, {{"column_family", c.name}});
+  per_column(w, "zstore_rocksdb_sst_bytes", "size of the live SST files, by column family", columns,
+             &ColumnSizes::sst_bytes);
+  per_column(w, "zstore_rocksdb_memtable_bytes", "size of the memtables, by column family", columns,
+             &ColumnSizes::memtable_bytes);
   storage_backlog(w, columns, write_stalls(*view.db));
   return w.text();
 }
