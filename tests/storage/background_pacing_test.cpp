@@ -130,6 +130,29 @@ BOOST_AUTO_TEST_CASE(a_flush_writes_through_the_limiter) {
   BOOST_TEST(limiter->GetTotalBytesThrough(rocksdb::Env::IO_HIGH) > before + 100 * 1000);
 }
 
+namespace {
+
+std::shared_ptr<BackgroundPacing> pacing_of(Database& db) {
+  auto pacing = zstore::storage::background_pacing_of(db.db());
+  BOOST_REQUIRE(pacing != nullptr);
+  return pacing;
+}
+
+bool wait_paced(const BackgroundPacing& pacing) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (pacing.lifted() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return !pacing.lifted();
+}
+
+bool writes_delayed(Database& db) {
+  zstore::storage::WriteHold hold;
+  return zstore::storage::write_hold(db.db(), &hold) && hold.delayed;
+}
+
+}  // namespace
+
 // Memtables sealed faster than flushes end lift the limit; the count is
 // RocksDB's own again after the next flush.
 BOOST_AUTO_TEST_CASE(memtables_piling_up_lift_the_limit_until_a_flush_catches_up) {
@@ -137,11 +160,7 @@ BOOST_AUTO_TEST_CASE(memtables_piling_up_lift_the_limit_until_a_flush_catches_up
   std::unique_ptr<Database> db;
   Status s = Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db);
   BOOST_REQUIRE_MESSAGE(s.ok(), s.message());
-  BackgroundPacing* pacing = nullptr;
-  for (const auto& l : db->db()->GetDBOptions().listeners) {
-    if (auto* p = dynamic_cast<BackgroundPacing*>(l.get())) pacing = p;
-  }
-  BOOST_REQUIRE(pacing != nullptr);
+  auto pacing = pacing_of(*db);
   BOOST_TEST(!pacing->lifted());
   for (std::uint64_t i = 1; i < kLiftAtImmutableMemtables; ++i) pacing->OnMemTableSealed(rocksdb::MemTableInfo());
   BOOST_TEST(!pacing->lifted());
@@ -154,11 +173,7 @@ BOOST_AUTO_TEST_CASE(memtables_piling_up_lift_the_limit_until_a_flush_catches_up
   BOOST_REQUIRE(db->write(batch).ok());
   BOOST_REQUIRE(db->db()->Flush(rocksdb::FlushOptions(), db->handle(Column::kChpMap)).ok());
   // RocksDB may tell its listeners after Flush() returns.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (pacing->lifted() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  BOOST_TEST(!pacing->lifted());
+  BOOST_TEST(wait_paced(*pacing));
   BOOST_TEST(pacing->limiter()->GetBytesPerSecond() == kPacedBackgroundBytesPerSec);
 }
 
@@ -193,35 +208,11 @@ BOOST_AUTO_TEST_CASE(the_pacing_of_an_open_database_is_found) {
   TempDir dir;
   std::unique_ptr<Database> db;
   BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db).ok());
-  auto pacing = zstore::storage::background_pacing_of(db->db());
-  BOOST_REQUIRE(pacing != nullptr);
+  auto pacing = pacing_of(*db);
   BOOST_TEST(pacing->limiter() == db->db()->GetDBOptions().rate_limiter);
   BOOST_TEST(!pacing->stats().lifted);
   BOOST_TEST(db->close().ok());
 }
-
-namespace {
-
-std::shared_ptr<BackgroundPacing> pacing_of(Database& db) {
-  auto pacing = zstore::storage::background_pacing_of(db.db());
-  BOOST_REQUIRE(pacing != nullptr);
-  return pacing;
-}
-
-bool wait_paced(const BackgroundPacing& pacing) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (pacing.lifted() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return !pacing.lifted();
-}
-
-bool writes_delayed(Database& db) {
-  std::uint64_t rate = 0;
-  return db.db()->GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &rate) && rate > 0;
-}
-
-}  // namespace
 
 // A "stopped" notice delivered after the "normal" that ended it: the end
 // of the next flush, or a /metrics scrape, asks RocksDB and paces again.
