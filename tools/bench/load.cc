@@ -231,13 +231,13 @@ bool wait_for(Shared& shared, Cond cond, const std::atomic<bool>* external_stop)
 // a paced PUB/SUB run past a high-water mark may have lost some.
 void quiesce(Shared& shared) {
   auto deadline = Clock::now() + std::chrono::seconds(2);
-  // First every writer stops: one that passed its halt check before halt
-  // was set still sends a message, and counts it after.
-  while (!shared.board.stop && shared.halted.load() < shared.ready.load() && Clock::now() < deadline) {
+  // Every writer stopped (one that passed its halt check before halt was
+  // set still sends a message, and counts it after), and all it sent arrived.
+  auto settled = [&] {
+    return shared.halted.load() >= shared.ready.load() && total_done(shared.board) >= shared.sent.load();
+  };
+  while (!shared.board.stop && !settled() && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  while (!shared.board.stop && total_done(shared.board) < shared.sent.load() && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 }
 
