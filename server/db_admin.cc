@@ -52,7 +52,7 @@ WriteStalls write_stalls(storage::Database& db) {
   (void)storage::write_hold(db.db(), &hold);  // unknown: not held back
   out.delayed = hold.delayed;
   out.stopped = hold.stopped;
-  if (auto pacing = storage::background_pacing_of(db.db())) {
+  if (auto* pacing = db.pacing()) {
     pacing->reconcile(db.db());
     auto stats = pacing->stats();
     out.delays = stats.delays;

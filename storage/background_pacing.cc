@@ -87,8 +87,8 @@ bool write_hold(rocksdb::DB* db, WriteHold* out) {
   return known_delayed && known_stopped;
 }
 
-std::shared_ptr<BackgroundPacing> background_pacing_of(rocksdb::DB* db) {
-  for (const auto& listener : db->GetDBOptions().listeners) {
+std::shared_ptr<BackgroundPacing> pacing_in(const rocksdb::DBOptions& options) {
+  for (const auto& listener : options.listeners) {
     if (auto pacing = std::dynamic_pointer_cast<BackgroundPacing>(listener)) return pacing;
   }
   return nullptr;

@@ -103,7 +103,9 @@ struct WriteHold {
 };
 bool write_hold(rocksdb::DB* db, WriteHold* out);
 
-// The database's BackgroundPacing (db_options installs one), or null.
-std::shared_ptr<BackgroundPacing> background_pacing_of(rocksdb::DB* db);
+// The BackgroundPacing among options' listeners (db_options installs one),
+// or null. Read once at open: the options of an open database are copied
+// under RocksDB's mutex (Database::pacing()).
+std::shared_ptr<BackgroundPacing> pacing_in(const rocksdb::DBOptions& options);
 
 }  // namespace zstore::storage

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "storage/background_pacing.h"
 #include "storage/database_options.h"
 #include "storage/info_log.h"
 #include "storage/slice.h"
@@ -201,6 +202,7 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
     return s;
   }
   db_.reset(raw);
+  pacing_ = pacing_in(db);
   default_handle_ = handles[0];
   for (std::size_t i = 0; i + 1 < handles.size(); ++i) handles_[column_of[i]] = handles[i + 1];
   if (Status blobs = check_blob_files(raw, dir, handles); !blobs.ok()) {

@@ -59,6 +59,8 @@ inline constexpr std::string_view kLayoutVersionBeforeRuns = "1";
 inline constexpr std::uint64_t kMaxTotalWalBytes = 64ull << 20;
 inline constexpr std::string_view kMetaLayoutVersion = "layout_version";
 
+class BackgroundPacing;
+
 struct DatabaseOptions {
   SyncPolicy sync = SyncPolicy::kBatch;
   bool read_only = false;        // open without writing anything; no lock held
@@ -107,6 +109,9 @@ class Database {
   Status close();
 
   rocksdb::DB* db() { return db_.get(); }
+  // The pacing of flushes and compactions installed at open
+  // (background_pacing.h); null only if the options had none.
+  BackgroundPacing* pacing() { return pacing_.get(); }
   rocksdb::ColumnFamilyHandle* handle(Column column) { return handles_[static_cast<std::size_t>(column)]; }
   const DatabaseOptions& options() const { return options_; }
   const std::string& dir() const { return dir_; }
@@ -128,6 +133,7 @@ class Database {
   std::string dir_;
   DatabaseOptions options_;
   std::unique_ptr<rocksdb::DB> db_;
+  std::shared_ptr<BackgroundPacing> pacing_;  // also among db_'s listeners
   std::array<rocksdb::ColumnFamilyHandle*, kColumnCount> handles_{};
   rocksdb::ColumnFamilyHandle* default_handle_ = nullptr;
 

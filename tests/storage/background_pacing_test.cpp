@@ -132,8 +132,8 @@ BOOST_AUTO_TEST_CASE(a_flush_writes_through_the_limiter) {
 
 namespace {
 
-std::shared_ptr<BackgroundPacing> pacing_of(Database& db) {
-  auto pacing = zstore::storage::background_pacing_of(db.db());
+BackgroundPacing* pacing_of(Database& db) {
+  auto* pacing = db.pacing();
   BOOST_REQUIRE(pacing != nullptr);
   return pacing;
 }
