@@ -25,8 +25,21 @@ void put_entry(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* cf, std:
   batch.Put(cf, rocksdb::SliceParts(&key_slice, 1), rocksdb::SliceParts(parts, ChpEntryPieces::kCount));
 }
 
-// Adds the map's side of writes to batch in key order, only the last write
-// of a key: a memtable insert starts where the previous one ended
+// The keys of a batch as RocksDB slices and their key-index fingerprints.
+template <typename Item>
+void name_keys(std::span<const Item> items, const ChpKeyIndex& index, std::vector<rocksdb::Slice>* names,
+               std::vector<std::uint64_t>* fps) {
+  names->reserve(items.size());
+  fps->reserve(items.size());
+  for (const Item& item : items) {
+    names->push_back(slice(item.key));
+    fps->push_back(index.fingerprint(item.key));
+  }
+}
+
+}  // namespace
+
+// A memtable insert starts where the previous one ended
 // (InlineSkipList's splice), so sorted keys cost a short walk each instead
 // of a search from the top of the skip list (random keys, docs/benchmarks.md).
 void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* map,
@@ -45,20 +58,6 @@ void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandl
     }
   }
 }
-
-// The keys of a batch as RocksDB slices and their key-index fingerprints.
-template <typename Item>
-void name_keys(std::span<const Item> items, const ChpKeyIndex& index, std::vector<rocksdb::Slice>* names,
-               std::vector<std::uint64_t>* fps) {
-  names->reserve(items.size());
-  fps->reserve(items.size());
-  for (const Item& item : items) {
-    names->push_back(slice(item.key));
-    fps->push_back(index.fingerprint(item.key));
-  }
-}
-
-}  // namespace
 
 Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_t history_entries,
                       std::size_t key_index_bytes) {

@@ -22,6 +22,7 @@
 #include "storage/status.h"
 
 namespace rocksdb {
+class ColumnFamilyHandle;
 class WriteBatch;
 }
 
@@ -48,6 +49,12 @@ struct ChpWrite {
   std::uint64_t sequence = 0;       // in: 0 = assign next; out: the sequence used
   std::uint64_t written_ms = 0;     // wall clock when the update reached the pair (history only; 0 = unknown)
 };
+
+// Adds the chp_map side of writes (already sequenced) to batch: in key
+// order, only the last write of a key, deletes for empty values. What
+// ChpStore::apply puts into chp_map; zstore-bench's floor puts only this.
+void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* map,
+                          std::span<const ChpWrite> writes);
 
 // A key and its entry, as read from a snapshot.
 struct ChpRecord {

@@ -2,6 +2,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
+#include <rocksdb/write_batch.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -652,4 +653,64 @@ BOOST_AUTO_TEST_CASE(history_trim_by_age_is_bounded_per_call) {
   }
   for (int call = 0; call < 3; ++call) BOOST_REQUIRE(s->trim_history_older_than(100).ok());
   BOOST_CHECK_EQUAL(s->history_from(), 10'000u);
+}
+
+// ---- the map side of a batch -------------------------------------------
+
+namespace {
+
+// What a WriteBatch holds, in order: column family id, 'P'ut or 'D'elete, key, value.
+struct Recorded {
+  std::uint32_t column;
+  char op;
+  std::string key;
+  std::string value;
+};
+
+class Recorder : public rocksdb::WriteBatch::Handler {
+ public:
+  std::vector<Recorded> ops;
+  rocksdb::Status PutCF(std::uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
+    ops.push_back({cf, 'P', key.ToString(), value.ToString()});
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status DeleteCF(std::uint32_t cf, const rocksdb::Slice& key) override {
+    ops.push_back({cf, 'D', key.ToString(), ""});
+    return rocksdb::Status::OK();
+  }
+};
+
+}  // namespace
+
+// put_map_in_key_order (ChpStore::apply's map side, and zstore-bench's
+// floor): in key order, a key's last write only, an empty value a delete,
+// each entry encoded with its sequence and expiry.
+BOOST_AUTO_TEST_CASE(map_side_of_a_batch_is_in_key_order_with_last_writes_only) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  auto* map = s.db->handle(Column::kChpMap);
+  std::vector<ChpWrite> writes = {put("c", "1", 0, 1), put("a", "2", 0, 2), put("c", "3", 77, 3),
+                                  del("b", 4), put("a", "", 0, 5), put("d", "6", 0, 6)};
+  rocksdb::WriteBatch batch;
+  zstore::storage::put_map_in_key_order(batch, map, writes);
+  Recorder recorder;
+  BOOST_REQUIRE(batch.Iterate(&recorder).ok());
+  BOOST_REQUIRE_EQUAL(recorder.ops.size(), 4u);
+  std::string keys, ops;
+  for (const auto& r : recorder.ops) {
+    BOOST_CHECK_EQUAL(r.column, map->GetID());
+    keys += r.key;
+    ops += r.op;
+  }
+  BOOST_CHECK_EQUAL(keys, "abcd");
+  BOOST_CHECK_EQUAL(ops, "DDPP");
+  ChpEntry c;
+  BOOST_REQUIRE(zstore::storage::decode_chp_entry(recorder.ops[2].value, &c));
+  BOOST_CHECK_EQUAL(c.sequence, 3u);
+  BOOST_CHECK_EQUAL(c.expires_at_ms, 77u);
+  BOOST_CHECK_EQUAL(c.value, "3");
+  ChpEntry d;
+  BOOST_REQUIRE(zstore::storage::decode_chp_entry(recorder.ops[3].value, &d));
+  BOOST_CHECK_EQUAL(d.sequence, 6u);
+  BOOST_CHECK_EQUAL(d.value, "6");
 }
