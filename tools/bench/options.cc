@@ -30,8 +30,8 @@ po::options_description describe(Options& o) {
       ("keys", po::value(&o.keys)->default_value(o.keys), "snapshot, restart, storm, resync: keys loaded; store: writes applied")
       ("batch", po::value(&o.batch)->default_value(o.batch), "store: writes per apply (chp, dafka)")
       ("store-path", po::value(&o.store_path)->default_value(o.store_path),
-       "store: chp (CHP writes), dafka (Dafka appends), snapshot (reading --keys keys) or replay (reading "
-       "--records records after a restart)")
+       "store: chp (CHP writes), chp-floor (the same writes' chp_map entries alone), dafka (Dafka appends), "
+       "snapshot (reading --keys keys) or replay (reading --records records after a restart)")
       ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp, store: distinct keys written (0: all new)")
       ("key-order", po::value(&o.key_order)->default_value(o.key_order),
        "chp, store: random (uniform over --key-space) or sequential (each writer in turn)")
@@ -87,8 +87,9 @@ void validate(const Options& o) {
   check(o.records >= 1, "--records must be >= 1");
   check(o.clients >= 1 && o.clients <= 10000, "--clients must be 1..10000");
   check(o.client_threads >= 1 && o.client_threads <= 64, "--client-threads must be 1..64");
-  check(o.store_path == "chp" || o.store_path == "dafka" || o.store_path == "snapshot" || o.store_path == "replay",
-        "--store-path must be chp, dafka, snapshot or replay");
+  check(o.store_path == "chp" || o.store_path == "chp-floor" || o.store_path == "dafka" ||
+            o.store_path == "snapshot" || o.store_path == "replay",
+        "--store-path must be chp, chp-floor, dafka, snapshot or replay");
   check(o.key_order == "random" || o.key_order == "sequential", "--key-order must be random or sequential");
   check(o.resume == "on" || o.resume == "off" || o.resume == "both", "--resume must be on, off or both");
   check(o.deadline_s > 0, "--deadline must be > 0");

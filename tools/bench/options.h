@@ -21,7 +21,7 @@ struct Options {
   std::string shape = "chp";  // relay: chp | dafka message shape
   std::uint64_t keys = 1000000;      // snapshot: keys loaded; store: writes applied
   std::uint64_t batch = 600;         // store: writes per apply (about a saturated turn)
-  std::string store_path = "chp";    // store: chp | dafka | snapshot | replay
+  std::string store_path = "chp";    // store: chp | chp-floor | dafka | snapshot | replay
   std::uint64_t key_space = 100000;  // chp: keys cycled over
   std::string key_order = "random";  // chp: random | sequential
   std::string subtree = "s0/";       // snapshot: subtree snapshot prefix

@@ -27,6 +27,7 @@ StoreRun run_path(const Options& o, const LoadSpec& spec, const std::filesystem:
   if (o.store_path == "dafka") return dafka_writes(o, spec, dir);
   if (o.store_path == "snapshot") return snapshot_reads(o, spec, dir);
   if (o.store_path == "replay") return replay_reads(o, spec, dir);
+  if (o.store_path == "chp-floor") return chp_floor_writes(o, spec, dir);
   return chp_writes(o, spec, dir);
 }
 
@@ -105,11 +106,11 @@ Report store_mode(const Options& o, std::ostream& log) {
   pin_current_thread(o.client_cpu);
   auto messages = static_cast<double>(run.messages);
   report.set_text("store_path", o.store_path);
-  if (o.store_path == "chp") {
+  if (o.store_path == "chp" || o.store_path == "chp-floor") {
     report.set_text("key_order", o.key_order);
     report.set("key_space", static_cast<double>(o.key_space));
-    report.set("prior_reads", static_cast<double>(run.prior_reads));
   }
+  if (o.store_path == "chp") report.set("prior_reads", static_cast<double>(run.prior_reads));
   report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
   report.set("messages", messages);
   if (!is_read_path(o)) report.set("batch", static_cast<double>(o.batch));

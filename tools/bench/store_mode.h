@@ -1,6 +1,7 @@
 // zstore-bench store: the storage work of one path alone, in process
 // (store_paths.h), pinned to --server-cpu: --store-path chp (CHP writes,
-// default), dafka (Dafka appends), snapshot (reading the map through a
+// default), chp-floor (only the chp_map entries of those writes: the
+// least a durable write costs in RocksDB), dafka (Dafka appends), snapshot (reading the map through a
 // snapshot cursor) or replay (reading records back after a restart). It
 // reports the CPU each message cost (docs/benchmarks.md). With --vs-relay
 // it also measures the path's ZeroMQ-only limit on the same CPU (the relay

@@ -8,6 +8,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include <rocksdb/write_batch.h>
+
 #include "storage/chp_store.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"
@@ -83,18 +85,41 @@ struct DafkaDb {
 
 // Writes [0, count) of the chp load, n-th write going to writer n % writers
 // as in the chp mode.
+// Fills batch with writes [first, first + its size) of the chp load.
+void fill_chp(std::vector<storage::ChpWrite>& batch, const LoadSpec& spec, std::uint64_t first) {
+  auto writers = static_cast<std::uint64_t>(spec.writers);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    std::uint64_t n = first + i;
+    batch[i].key = make_key(spec, static_cast<int>(n % writers), n / writers);
+    batch[i].value.assign(spec.value_bytes, static_cast<char>('a' + n % 26));
+    batch[i].sequence = 0;
+  }
+}
+
 void apply_chp(storage::ChpStore& store, const Options& o, const LoadSpec& spec, std::uint64_t count) {
   std::vector<storage::ChpWrite> batch;
-  auto writers = static_cast<std::uint64_t>(spec.writers);
   for (std::uint64_t first = 0; first < count; first += batch.size()) {
     batch.resize(static_cast<std::size_t>(std::min<std::uint64_t>(o.batch, count - first)));
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      std::uint64_t n = first + i;
-      batch[i].key = make_key(spec, static_cast<int>(n % writers), n / writers);
-      batch[i].value.assign(spec.value_bytes, static_cast<char>('a' + n % 26));
-      batch[i].sequence = 0;
-    }
+    fill_chp(batch, spec, first);
     require(store.apply(batch), "apply");
+  }
+}
+
+// The same writes as apply_chp, with only their chp_map entries written:
+// the same encoding, in key order, one WAL write per batch, through
+// Database::write. No history, metadata, previous-entry reads, TTL index
+// or key index.
+void put_chp_floor(storage::Database& db, const Options& o, const LoadSpec& spec, std::uint64_t count) {
+  std::vector<storage::ChpWrite> batch;
+  rocksdb::WriteBatch wb;
+  std::uint64_t sequence = 0;
+  for (std::uint64_t first = 0; first < count; first += batch.size()) {
+    batch.resize(static_cast<std::size_t>(std::min<std::uint64_t>(o.batch, count - first)));
+    fill_chp(batch, spec, first);
+    for (auto& w : batch) w.sequence = ++sequence;
+    wb.Clear();
+    storage::put_map_in_key_order(wb, db.handle(storage::Column::kChpMap), batch);
+    require(db.write(wb), "write");
   }
 }
 
@@ -142,6 +167,17 @@ StoreRun chp_writes(const Options& o, const LoadSpec& spec, const std::filesyste
   apply_chp(*db.store, o, spec, o.keys);
   watch.stop(&run, o.keys);
   run.prior_reads = db.store->prior_reads();
+  return run;
+}
+
+StoreRun chp_floor_writes(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir) {
+  std::unique_ptr<storage::Database> db;
+  require(storage::Database::Open(dir.string(), {}, &db), "open database");
+  StoreRun run;
+  Stopwatch watch;
+  put_chp_floor(*db, o, spec, o.keys);
+  watch.stop(&run, o.keys);
+  require(db->close(), "close database");
   return run;
 }
 

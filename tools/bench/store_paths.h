@@ -6,6 +6,11 @@
 //
 //   chp_writes:     --keys CHP writes (the chp mode's keys and values)
 //                   through ChpStore::apply in batches of --batch.
+//   chp_floor_writes: the same writes with only their chp_map entries, in
+//                   key order, one WAL write per batch: no history,
+//                   metadata, previous-entry reads or indexes. The least
+//                   RocksDB work a write persisted before it is published
+//                   costs with zstored's options.
 //   dafka_writes:   --records Dafka records, the dafka mode's writers each
 //                   appending to its own partition in offset order, through
 //                   DafkaLog::append in batches of --batch.
@@ -40,6 +45,7 @@ struct StoreRun {
 std::vector<std::string> store_partitions(int writers);
 
 StoreRun chp_writes(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir);
+StoreRun chp_floor_writes(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir);
 StoreRun dafka_writes(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir);
 StoreRun snapshot_reads(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir);
 StoreRun replay_reads(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir);
