@@ -39,9 +39,9 @@ void name_keys(std::span<const Item> items, const ChpKeyIndex& index, std::vecto
 
 }  // namespace
 
-// A memtable insert starts where the previous one ended
-// (InlineSkipList's splice), so sorted keys cost a short walk each instead
-// of a search from the top of the skip list (random keys, docs/benchmarks.md).
+// Only each key's last write of the batch goes to the map, in key order:
+// each insert into chp_map's sorted tail (sorted_runs_rep.h) then lands
+// after the batch's earlier ones, which moves fewer entries.
 void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* map,
                           std::span<const ChpWrite> writes) {
   std::vector<std::uint32_t> order(writes.size());
@@ -279,10 +279,7 @@ Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vect
 }
 
 // One range delete per family, from the empty key (the smallest) to the
-// last one, in one batch. The empty begin key is outside chp_map's insert
-// hint extractor's domain (two-byte prefixes), so the range tombstone
-// takes no hint: RocksDB shares a memtable's hints between its point and
-// range-tombstone tables, and a hint from one corrupts the other.
+// last one, in one batch.
 Status ChpStore::clear() {
   rocksdb::WriteBatch batch;
   for (Column c : {Column::kChpMap, Column::kChpExpiry, Column::kChpHistory}) {

@@ -12,6 +12,7 @@
 
 #include "storage/background_pacing.h"
 #include "storage/background_priority.h"
+#include "storage/sorted_runs_rep.h"
 
 namespace zstore::storage {
 namespace {
@@ -72,23 +73,21 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.cache_index_and_filter_blocks = true;
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  // Memtable insert hints: the skip-list search of each insert was the
-  // largest CPU cost of a write (docs/benchmarks.md). With a hint per key
-  // prefix an insert starts from where the previous one of that prefix
-  // went, which is short when keys arrive with locality (numbered keys; a
-  // partition's records) and no worse than a full search otherwise.
   if (name == "chp_map") {
-    // Two bytes bound the hints (about 250 B each) to 65536 per memtable.
-    cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(2));
+    // CHP keys arrive in any order: a skip-list insert then walks about
+    // twenty nodes scattered over the arena, the largest CPU cost of a
+    // random write. Sorted runs merge them in sequential passes instead
+    // (sorted_runs_rep.h).
+    cf.memtable_factory = std::make_shared<SortedRunsRepFactory>();
     // Every write looks up the key's previous entry (ChpStore keeps the key
     // count and the TTL index exact): a memtable bloom filter answers most
-    // lookups of new keys without a skip-list search.
+    // lookups of new keys without a search of the memtable.
     cf.memtable_whole_key_filtering = true;
     cf.memtable_prefix_bloom_size_ratio = 0.02;
-    // Small memtables, merged at flush. An insert's skip-list search over
-    // keys in random order was the largest CPU cost of a write, and it grows
-    // with the memtable (cache misses): with 4 MiB memtables it cost the
-    // writer 2.0 us per random update instead of 3.4 with one of 64 MiB.
+    // Small memtables, merged at flush. An insert's cost grows with the
+    // memtable: with the skip list it cost the writer 2.0 us per random
+    // update in 4 MiB memtables against 3.4 in one of 64 MiB (cache
+    // misses); sorted runs merge each entry once more per doubling.
     // Eight are flushed together, so level 0 still gets 32 MiB tables and
     // compaction has no more work than before; eight more take writes while
     // they flush (RocksDB slows writes down on the last one). At most 64 MiB
@@ -105,6 +104,10 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
     cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
   }
   if (name == "dafka_records") {
+    // Memtable insert hints: the skip-list search of each insert was the
+    // largest CPU cost of a write (docs/benchmarks.md). With a hint per
+    // partition an insert starts from where that partition's previous one
+    // went, which is short: its records arrive in offset order.
     cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<PartitionOfRecordKey>();
     // Records are written once and read back in runs. The first levels are
     // rewritten soon by compaction: not compressed (compressing them was

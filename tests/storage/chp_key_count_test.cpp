@@ -97,9 +97,9 @@ BOOST_AUTO_TEST_CASE(loads_after_a_write_or_out_of_order_look_keys_up) {
   BOOST_CHECK(expiry_index(*s.db).empty());
 }
 
-// clear() is a range delete in the memtable that holds the map's puts (and
-// their insert hints, one per 2-byte prefix): later puts, reads and another
-// clear see exactly what they should.
+// clear() is a range delete in the memtable that holds the map's puts (in
+// sorted runs, sorted_runs_rep.h): later puts, reads and another clear see
+// exactly what they should.
 BOOST_AUTO_TEST_CASE(writes_between_range_clears_stay_exact) {
   TempDir dir;
   auto s = open_store(dir.str());
