@@ -5,9 +5,11 @@
 // zstored's reactors share their cores with these threads. At the nice
 // values below, a flush or compaction no longer preempts a reactor in the
 // middle of a batch, yet a flush still gets about a quarter of a contended
-// core, enough to keep up with a saturating load (at nice 19 it fell
-// behind and RocksDB stopped writes for 150-200 ms). Measured in
-// docs/benchmarks.md ("Background threads at a lower priority").
+// core (at nice 19 it fell behind and RocksDB stopped writes for 150-200
+// ms). A saturating load of random CHP keys still outruns it now and then
+// (a few stalls in 13 s); at nice +2 none, but 7% fewer updates/s and the
+// same p999. Measured in docs/benchmarks.md ("Background threads at a
+// lower priority", twelfth pass).
 #pragma once
 
 #include <memory>
