@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -25,6 +27,14 @@ class Arena {
 };
 }  // namespace rocksdb
 
+// MemTableRep::Get's default builds an iterator and never frees it (RocksDB
+// 7.8), so the representation answers Gets itself, and needs the key a
+// LookupKey (db/dbformat.h, not installed) holds: its first members point
+// at the length-prefixed memtable key, the internal key and their end.
+// Checked against RocksDB's version here and against the key at each Get.
+#include <rocksdb/version.h>
+static_assert(ROCKSDB_MAJOR == 7 && ROCKSDB_MINOR == 8, "check LookupKeyView against db/dbformat.h of this RocksDB");
+
 namespace zstore::storage {
 namespace {
 
@@ -32,6 +42,26 @@ using Entry = const char*;
 using Run = std::vector<Entry>;
 using RunPtr = std::shared_ptr<const Run>;
 using KeyComparator = rocksdb::MemTableRep::KeyComparator;
+
+struct LookupKeyView {
+  const char* start;   // varint32 length, then the internal key
+  const char* kstart;  // the internal key: user key, 8-byte sequence and type
+  const char* end;
+};
+
+// The internal key of k (see LookupKeyView above); aborts if k is not laid
+// out as expected rather than reading past it.
+rocksdb::Slice lookup_internal_key(const rocksdb::LookupKey& k) {
+  const auto* view = reinterpret_cast<const LookupKeyView*>(&k);
+  rocksdb::Slice internal(view->kstart, static_cast<std::size_t>(view->end - view->kstart));
+  rocksdb::Slice prefixed = rocksdb::GetLengthPrefixedSlice(view->start);
+  if (view->start >= view->kstart || view->kstart + 8 > view->end || prefixed.data() != view->kstart ||
+      prefixed.size() != internal.size()) {
+    std::fprintf(stderr, "zstore: RocksDB's LookupKey is not laid out as sorted_runs_rep.cc expects\n");
+    std::abort();
+  }
+  return internal;
+}
 
 // How far ahead a merge or an iteration asks for the entries it will
 // compare next: entries lie at random places in the memtable's arena.
@@ -222,6 +252,15 @@ class SortedRunsRep final : public rocksdb::MemTableRep {
       if (to > from) n += static_cast<std::uint64_t>(to - from);
     }
     return n;
+  }
+
+  // The entries from k on, newest version of its user key first, until
+  // callback_func declines one (RocksDB stops at another user key).
+  void Get(const rocksdb::LookupKey& k, void* callback_args,
+           bool (*callback_func)(void* arg, const char* entry)) override {
+    MergedIterator it(cmp_, view());
+    it.Seek(lookup_internal_key(k), nullptr);
+    while (it.Valid() && callback_func(callback_args, it.key())) it.Next();
   }
 
   std::size_t ApproximateMemoryUsage() override { return memory_.load(std::memory_order_relaxed); }
