@@ -76,12 +76,15 @@ ChpReconciler::Progress ChpReconciler::on_socket() {
 // whether our history reached back to the common point.
 storage::Status ChpReconciler::own_updates(storage::ChpStore& store, std::map<std::string, Written>* out,
                                            bool* complete) {
-  auto cursor = store.history_after(after_);
+  auto cursor = store.history_updates_after(after_);
   *complete = cursor != nullptr;
   if (!cursor) return storage::Status::Ok();
   storage::ChpRecord r;
-  while (cursor->next(&r)) {
-    if (!r.entry.uuid.empty() || !r.entry.value.empty()) (*out)[r.key] = {r.entry.sequence, r.written_ms};
+  while (cursor->next(&r) || cursor->paused()) {
+    if (cursor->paused()) continue;
+    if (r.value_omitted || !r.entry.uuid.empty() || !r.entry.value.empty()) {
+      (*out)[r.key] = {r.entry.sequence, r.written_ms};
+    }
   }
   return cursor->status();
 }

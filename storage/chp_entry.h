@@ -33,6 +33,8 @@ class ChpEntryPieces {
   ChpEntryPieces(const ChpEntryPieces&) = delete;  // pieces point into this object
   ChpEntryPieces& operator=(const ChpEntryPieces&) = delete;
   const std::string_view* pieces() const { return pieces_; }
+  std::string_view uuid() const { return pieces_[1]; }
+  std::string_view value() const { return pieces_[kCount - 1]; }
 
  private:
   char header_[17];  // sequence, expiry, uuid length

@@ -1,21 +1,29 @@
 // ChpHistory: the chp_history column family, every update the CHP map
 // applied (deletes and expiries included) keyed by its sequence, so a
-// member of a pair can hand its peer exactly what the peer lacks, deletes
+// member of a pair can hand its peer what the peer lacks, deletes
 // included, and a client can resume. Bounded by entry count and optionally
-// by age: the oldest entries are trimmed (see ChpStore). An update is
+// by age: the oldest entries are trimmed (see ChpStore).
+//
+// The column holds entries keyed by the sequence of their last update, so
+// a Seek to a sequence finds the entry holding it and a range delete below
+// a sequence removes exactly the entries wholly below:
+//   sequence u64 BE                     -> one update (layout 1)
+//   last sequence u64 BE | kBlockTag    -> updates as PackedValues
+//                                          (packed_values.h) (layout 2)
+//   last sequence u64 BE | kRefBlockTag -> updates as PackedValues, each
+//                                          with a kind byte (layout 3)
+// An update of layouts 1 and 2 is
 //   written_ms u64 BE (when the update reached the pair, 0 unknown) |
 //   key_len u32 BE | key | chp_map entry (chp_entry.h; empty value = the
 //   key was deleted; its sequence is the update's)
-// and the column holds two kinds of entries, keyed by the sequence of their
-// last update, so a Seek to a sequence finds the entry holding it and a
-// range delete below a sequence removes exactly the entries wholly below:
-//   one update:  sequence u64 BE                    -> the update
-//   a block:     last sequence u64 BE | kBlockTag   -> the updates as
-//                PackedValues (packed_values.h), in sequence order
+// and one of layout 3, which this build writes, is
+//   written_ms u64 BE | key_len u32 BE | key | kind u8 | then
+//   kind 0 (a delete or an expiry): its chp_map entry, as above;
+//   kind 1 (a set): sequence u64 BE | uuid_len u8 | uuid. The value stays
+//   in chp_map only, so a set's bytes are written once, not twice; the
+//   history serves it while chp_map still holds that sequence for the key.
 // A block holds updates of one ChpStore::apply, at most
-// kMaxHistoryBlockBytes of value and the history's trim slack of updates; a
-// lone update is written as one update (databases of layout 1 hold only
-// those).
+// kMaxHistoryBlockBytes and the history's trim slack of updates.
 #pragma once
 
 #include <cstdint>
@@ -36,26 +44,28 @@ class Database;
 class ChpSnapshotCursor;
 
 inline constexpr char kHistoryBlockTag = 0x01;
+inline constexpr char kHistoryRefBlockTag = 0x02;
 inline constexpr std::size_t kMaxHistoryBlockBytes = 64 << 10;
 
-// Gathers the updates of one apply into history entries: add() each in
-// sequence order, then finish() puts what is left. A block holds at most
-// max_updates updates (the history's trim slack: trims drop whole entries,
-// so the history stays within its bound and slack). Reusable.
+// Gathers the updates of one apply into history entries (layout 3 blocks):
+// add() each in sequence order, then finish() puts what is left. A block
+// holds at most max_updates updates (the history's trim slack: trims drop
+// whole entries, so the history stays within its bound and slack).
+// Reusable.
 class HistoryWriter {
  public:
   explicit HistoryWriter(std::uint64_t max_updates) : max_updates_(max_updates) {}
   // Adds one update, putting the block so far first when it would outgrow
-  // kMaxHistoryBlockBytes.
+  // kMaxHistoryBlockBytes. A set (non-empty value) is written as a
+  // reference to its chp_map entry, which must be in the same batch.
   void add(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::uint64_t written_ms,
            std::string_view key, const ChpEntryPieces& entry);
   void finish(rocksdb::WriteBatch& batch, Database* db);
 
  private:
   std::uint64_t max_updates_;
-  std::string block_;           // count placeholder, then length-prefixed updates
+  std::string block_;  // count placeholder, then length-prefixed updates
   std::uint32_t count_ = 0;
-  std::size_t last_offset_ = 0;  // where the last update's bytes start in block_
   std::uint64_t last_sequence_ = 0;
 };
 
@@ -70,14 +80,37 @@ struct HistoryEntryInfo {
 };
 bool history_entry_info(std::string_view key, std::string_view value, bool newest, HistoryEntryInfo* out);
 
-// Decodes a history value into *out; false when malformed.
-bool decode_history(std::string_view bytes, ChpRecord* out);
+// One update as stored. For a reference (a layout-3 set), entry holds only
+// its sequence and uuid: the rest is in chp_map.
+struct HistoryUpdate {
+  std::uint64_t written_ms = 0;
+  std::string_view key;
+  bool reference = false;
+  ChpEntryView entry;
+};
+// Decodes an update of a layout-3 block (tagged) or of an older entry;
+// false when malformed.
+bool decode_history_update(std::string_view bytes, bool tagged, HistoryUpdate* out);
 
-// A cursor over the history entries with sequence > after and a key that
+// What a history cursor gives for a set stored as a reference.
+enum class HistoryValues {
+  // Its chp_map entry, read at the cursor's point in time: a set whose key
+  // was later overwritten is skipped (the later update follows), and one
+  // whose key was later deleted comes as a delete carrying the set's uuid
+  // (the key's later delete or expiry follows), so the updates given
+  // leave a map in the state the history leads to.
+  kResolved,
+  // Only its key, sequence, uuid and written_ms, with
+  // ChpRecord::value_omitted set: every update, none read from chp_map.
+  kOmitted,
+};
+
+// A cursor over the history updates with sequence > after and a key that
 // starts with prefix, in sequence order, at a consistent point in time;
 // sequence() reports `last`. It pauses (ChpSnapshotCursor::paused) after
-// skipping a few thousand entries outside prefix, so no call runs long.
+// skipping a few thousand updates, so no call runs long.
 std::unique_ptr<ChpSnapshotCursor> history_cursor(Database* db, std::uint64_t after, std::uint64_t last,
-                                                  std::string_view prefix = {});
+                                                  std::string_view prefix = {},
+                                                  HistoryValues values = HistoryValues::kResolved);
 
 }  // namespace zstore::storage

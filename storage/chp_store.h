@@ -61,6 +61,9 @@ struct ChpRecord {
   std::string key;
   ChpEntry entry;
   std::uint64_t written_ms = 0;  // from the history only (ChpWrite::written_ms)
+  // From a history cursor that leaves values in chp_map (HistoryValues::
+  // kOmitted): a set whose properties, expiry and value were not read.
+  bool value_omitted = false;
 };
 
 // A record whose strings point into the cursor's memory.
@@ -178,10 +181,15 @@ class ChpStore {
   std::uint64_t history_from() const { return history_from_; }
   bool keeps_history() const;
   // The updates after `after` in sequence order (deletes with an empty
-  // value), or null when the history does not reach back to it.
+  // value), resolved against the map (HistoryValues::kResolved in
+  // chp_history.h: a set overwritten since is left out), or null when the
+  // history does not reach back to it.
   std::unique_ptr<ChpSnapshotCursor> history_after(std::uint64_t after);
+  // Every update after `after`, sets without their values
+  // (ChpRecord::value_omitted), or null as for history_after.
+  std::unique_ptr<ChpSnapshotCursor> history_updates_after(std::uint64_t after);
   // For a client that applied this map's history up to `after`: the updates
-  // after it with a key in prefix. Null unless `after` is a point of our
+  // after it with a key in prefix, resolved as by history_after. Null unless `after` is a point of our
   // epochs (chp_epochs.h contains_sequence), at or below our last sequence,
   // and the history reaches back to it; the client then needs a snapshot.
   std::unique_ptr<ChpSnapshotCursor> resume_after(std::uint64_t after, std::string_view prefix);

@@ -112,6 +112,11 @@ std::unique_ptr<ChpSnapshotCursor> ChpStore::history_after(std::uint64_t after) 
   return history_cursor(db_, after, last_sequence_);
 }
 
+std::unique_ptr<ChpSnapshotCursor> ChpStore::history_updates_after(std::uint64_t after) {
+  if (after < history_from_ || history_max_ == 0 || db_->handle(Column::kChpHistory) == nullptr) return nullptr;
+  return history_cursor(db_, after, last_sequence_, {}, HistoryValues::kOmitted);
+}
+
 bool ChpStore::keeps_history() const {
   return history_max_ > 0 && db_->handle(Column::kChpHistory) != nullptr;
 }

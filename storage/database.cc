@@ -219,7 +219,7 @@ Status Database::check_layout(bool fresh) {
   if (version.empty() && !fresh) {
     return Status::Error("'" + dir_ + "' has no zstore layout version: not a zstore database");
   }
-  bool older = version == kLayoutVersionBeforeRuns;
+  bool older = version == kLayoutVersionBeforeRuns || version == kLayoutVersionBeforeHistoryReferences;
   if (version.empty() || (older && !options_.read_only)) {
     rocksdb::WriteBatch batch;
     batch.Put(handle(Column::kMeta), std::string(kMetaLayoutVersion), std::string(kLayoutVersion));
@@ -227,7 +227,7 @@ Status Database::check_layout(bool fresh) {
   }
   if (version != kLayoutVersion && !older) {
     return Status::Error("'" + dir_ + "' has layout version " + version + "; this zstore reads versions " +
-                         std::string(kLayoutVersionBeforeRuns) + " and " + std::string(kLayoutVersion));
+                         std::string(kLayoutVersionBeforeRuns) + " to " + std::string(kLayoutVersion));
   }
   return Status::Ok();
 }

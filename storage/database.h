@@ -47,11 +47,14 @@ inline constexpr std::size_t kColumnCount = 7;
 std::string_view column_name(Column column);
 
 // The layout this build writes. Version 2: dafka_records may hold runs of
-// records (dafka_log_internal.h), which a version-1 reader would not see; a
-// version-1 database is read as it is and marked 2 at its first writable
-// open, so an older zstore refuses it instead of missing records.
-inline constexpr std::string_view kLayoutVersion = "2";
+// records (dafka_log_internal.h) and chp_history blocks of updates.
+// Version 3: chp_history sets refer to their chp_map entries instead of
+// holding a copy (chp_history.h). An older database is read as it is and
+// marked 3 at its first writable open, so an older zstore refuses it
+// instead of missing records or misreading the history.
+inline constexpr std::string_view kLayoutVersion = "3";
 inline constexpr std::string_view kLayoutVersionBeforeRuns = "1";
+inline constexpr std::string_view kLayoutVersionBeforeHistoryReferences = "2";
 
 // Bound of the write-ahead log's total size (RocksDB max_total_wal_size):
 // beyond it the families pinning the oldest log are flushed. It bounds what

@@ -178,14 +178,14 @@ void sweep_manifest_cuts(const fs::path& scratch, const fs::path& orig, const st
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(fresh_dir_gets_every_column_family_and_layout_version_2) {
+BOOST_AUTO_TEST_CASE(fresh_dir_gets_every_column_family_and_layout_version_3) {
   TempDir dir;
   std::string path = (dir.path() / "data").string();  // not there yet: created
   auto db = open_db(path);
   for (Column c : kAllColumns) BOOST_CHECK_MESSAGE(db->handle(c) != nullptr, zstore::storage::column_name(c));
   std::string version;
   BOOST_REQUIRE(db->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-  BOOST_CHECK_EQUAL(version, "2");
+  BOOST_CHECK_EQUAL(version, "3");
   BOOST_REQUIRE(db->close().ok());
 
   auto names = column_families(path);
@@ -283,7 +283,7 @@ BOOST_AUTO_TEST_CASE(reopen_keeps_data_in_every_column) {
   for (Column c : kAllColumns) BOOST_CHECK_EQUAL(read(*db, c, "k"), zstore::storage::column_name(c));
   std::string version;
   BOOST_REQUIRE(db->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-  BOOST_CHECK_EQUAL(version, "2");
+  BOOST_CHECK_EQUAL(version, "3");
 }
 
 BOOST_AUTO_TEST_CASE(reopen_without_close_keeps_acknowledged_writes) {
@@ -348,49 +348,52 @@ BOOST_AUTO_TEST_CASE(plain_rocksdb_database_is_refused_as_not_zstore_and_left_un
   BOOST_CHECK(column_families(dir.str()) == std::vector<std::string>{rocksdb::kDefaultColumnFamilyName});
 }
 
-BOOST_AUTO_TEST_CASE(layout_version_3_is_refused_naming_the_version) {
+BOOST_AUTO_TEST_CASE(layout_version_4_is_refused_naming_the_version) {
   TempDir dir;
   {
     auto db = open_db(dir.str());
-    put(*db, Column::kMeta, std::string(zstore::storage::kMetaLayoutVersion), "3");
+    put(*db, Column::kMeta, std::string(zstore::storage::kMetaLayoutVersion), "4");
     BOOST_REQUIRE(db->close().ok());
   }
   for (bool ro : {false, true}) {
     DatabaseOptions options;
     options.read_only = ro;
     std::string error = open_error(dir.str(), options);
-    BOOST_CHECK_MESSAGE(contains(error, "layout version 3"), error);
-    BOOST_CHECK_MESSAGE(contains(error, "versions 1 and 2"), error);
+    BOOST_CHECK_MESSAGE(contains(error, "layout version 4"), error);
+    BOOST_CHECK_MESSAGE(contains(error, "versions 1 to 3"), error);
   }
 }
 
-// A database written before Dafka record runs is read as it is, and marked
-// version 2 at its first writable open (so an older zstore refuses it).
-BOOST_AUTO_TEST_CASE(layout_version_1_is_read_and_marked_2_when_opened_writable) {
-  TempDir dir;
-  {
-    auto db = open_db(dir.str());
-    put(*db, Column::kMeta, std::string(zstore::storage::kMetaLayoutVersion), "1");
-    BOOST_REQUIRE(db->close().ok());
-  }
-  std::string version;
-  {
-    DatabaseOptions options;
-    options.read_only = true;
-    std::unique_ptr<Database> reader;
-    BOOST_REQUIRE(Database::Open(dir.str(), options, &reader).ok());
-    BOOST_REQUIRE(reader->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-    BOOST_CHECK_EQUAL(version, "1");
-  }
-  {
+// A database written before Dafka record runs (1) or before history
+// references (2) is read as it is, and marked version 3 at its first
+// writable open (so an older zstore refuses it).
+BOOST_AUTO_TEST_CASE(older_layout_versions_are_read_and_marked_3_when_opened_writable) {
+  for (std::string older : {"1", "2"}) {
+    TempDir dir;
+    {
+      auto db = open_db(dir.str());
+      put(*db, Column::kMeta, std::string(zstore::storage::kMetaLayoutVersion), older);
+      BOOST_REQUIRE(db->close().ok());
+    }
+    std::string version;
+    {
+      DatabaseOptions options;
+      options.read_only = true;
+      std::unique_ptr<Database> reader;
+      BOOST_REQUIRE(Database::Open(dir.str(), options, &reader).ok());
+      BOOST_REQUIRE(reader->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
+      BOOST_CHECK_EQUAL(version, older);
+    }
+    {
+      auto db = open_db(dir.str());
+      BOOST_REQUIRE(db->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
+      BOOST_CHECK_EQUAL(version, "3");
+      BOOST_REQUIRE(db->close().ok());
+    }
     auto db = open_db(dir.str());
     BOOST_REQUIRE(db->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-    BOOST_CHECK_EQUAL(version, "2");
-    BOOST_REQUIRE(db->close().ok());
+    BOOST_CHECK_EQUAL(version, "3");
   }
-  auto db = open_db(dir.str());
-  BOOST_REQUIRE(db->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-  BOOST_CHECK_EQUAL(version, "2");
 }
 
 BOOST_AUTO_TEST_CASE(corrupted_data_dir_is_refused_never_opened_empty) {
@@ -486,7 +489,7 @@ BOOST_AUTO_TEST_CASE(read_only_open_beside_a_writer_sees_committed_data) {
   BOOST_CHECK_EQUAL(read(*reader, Column::kMeta, "note"), "meta too");
   std::string version;
   BOOST_REQUIRE(reader->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-  BOOST_CHECK_EQUAL(version, "2");
+  BOOST_CHECK_EQUAL(version, "3");
 
   // The writer keeps working while the reader is open.
   put(*writer, Column::kChpMap, "later", "1");
