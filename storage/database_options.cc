@@ -78,7 +78,8 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
     // twenty nodes scattered over the arena, the largest CPU cost of a
     // random write. Sorted runs merge them in sequential passes instead
     // (sorted_runs_rep.h).
-    cf.memtable_factory = std::make_shared<SortedRunsRepFactory>();
+    cf.memtable_factory =
+        std::make_shared<SortedRunsRepFactory>(SortedRunsRepFactory::kDefaultTailEntries, cf.comparator);
     // Every write looks up the key's previous entry (ChpStore keeps the key
     // count and the TTL index exact): a memtable bloom filter answers most
     // lookups of new keys without a search of the memtable.

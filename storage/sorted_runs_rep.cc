@@ -2,6 +2,7 @@
 // immutable sorted runs, merged like a binary counter.
 #include "storage/sorted_runs_rep.h"
 
+#include <rocksdb/comparator.h>
 #include <rocksdb/slice.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -71,6 +73,47 @@ void prefetch(const Run& run, std::ptrdiff_t i) {
   if (i >= 0 && static_cast<std::size_t>(i) < run.size()) __builtin_prefetch(run[static_cast<std::size_t>(i)]);
 }
 
+// Compares entries (length-prefixed internal keys) with each other or with
+// an internal key, as RocksDB's memtable KeyComparator does: user keys in
+// the column family's order, then sequences, newest first. With bytewise
+// user keys it compares inline (a memcmp and a load), not through the
+// KeyComparator's virtual calls and the user comparator's: a flush or a
+// merge compares each entry several times.
+class EntryCompare {
+ public:
+  EntryCompare(const KeyComparator& cmp, bool bytewise) : cmp_(&cmp), bytewise_(bytewise) {}
+  int operator()(Entry a, Entry b) const { return bytewise_ ? bytewise(prefixed(a), prefixed(b)) : (*cmp_)(a, b); }
+  int operator()(Entry a, const rocksdb::Slice& b) const { return bytewise_ ? bytewise(prefixed(a), b) : (*cmp_)(a, b); }
+
+ private:
+  static rocksdb::Slice prefixed(Entry e) {
+    auto first = static_cast<unsigned char>(e[0]);
+    if (first < 0x80) return rocksdb::Slice(e + 1, first);  // a length below 128: one byte
+    return rocksdb::GetLengthPrefixedSlice(e);
+  }
+  // The sequence of an internal key: the 8-byte little-endian trailer
+  // (sequence << 8 | type), without the type.
+  static std::uint64_t sequence(const rocksdb::Slice& ikey) {
+    const auto* p = reinterpret_cast<const unsigned char*>(ikey.data() + ikey.size() - 8);
+    std::uint64_t trailer = 0;
+    for (int i = 7; i >= 0; --i) trailer = (trailer << 8) | p[i];
+    return trailer >> 8;
+  }
+  static int bytewise(const rocksdb::Slice& a, const rocksdb::Slice& b) {
+    std::size_t ua = a.size() - 8;
+    std::size_t ub = b.size() - 8;
+    int r = std::memcmp(a.data(), b.data(), std::min(ua, ub));
+    if (r != 0) return r;
+    if (ua != ub) return ua < ub ? -1 : 1;
+    std::uint64_t sa = sequence(a);
+    std::uint64_t sb = sequence(b);
+    return sa > sb ? -1 : (sa < sb ? 1 : 0);
+  }
+
+  const KeyComparator* cmp_;
+  bool bytewise_;
+};
+
 // The internal key a Seek targets: RocksDB passes the length-prefixed
 // memtable key when it has one, else only the internal key.
 rocksdb::Slice seek_target(const rocksdb::Slice& internal_key, const char* memtable_key) {
@@ -78,19 +121,19 @@ rocksdb::Slice seek_target(const rocksdb::Slice& internal_key, const char* memta
 }
 
 // The first entry of run not before target.
-std::ptrdiff_t lower_bound(const Run& run, const KeyComparator& cmp, const rocksdb::Slice& target) {
+std::ptrdiff_t lower_bound(const Run& run, const EntryCompare& cmp, const rocksdb::Slice& target) {
   auto at = std::partition_point(run.begin(), run.end(), [&](Entry e) { return cmp(e, target) < 0; });
   return at - run.begin();
 }
 
 // The first entry of run after target.
-std::ptrdiff_t upper_bound(const Run& run, const KeyComparator& cmp, const rocksdb::Slice& target) {
+std::ptrdiff_t upper_bound(const Run& run, const EntryCompare& cmp, const rocksdb::Slice& target) {
   auto at = std::partition_point(run.begin(), run.end(), [&](Entry e) { return cmp(e, target) <= 0; });
   return at - run.begin();
 }
 
 // a and b (each sorted, no entry in both) as one sorted run.
-RunPtr merge_runs(const Run& a, const Run& b, const KeyComparator& cmp) {
+RunPtr merge_runs(const Run& a, const Run& b, const EntryCompare& cmp) {
   auto out = std::make_shared<Run>();
   out->reserve(a.size() + b.size());
   for (std::ptrdiff_t k = 0; k < kPrefetchAhead; ++k) {
@@ -118,7 +161,7 @@ RunPtr merge_runs(const Run& a, const Run& b, const KeyComparator& cmp) {
 // turns between directions simple.
 class MergedIterator final : public rocksdb::MemTableRep::Iterator {
  public:
-  MergedIterator(const KeyComparator& cmp, std::vector<RunPtr> runs)
+  MergedIterator(const EntryCompare& cmp, std::vector<RunPtr> runs)
       : cmp_(cmp), runs_(std::move(runs)), pos_(runs_.size(), 0) {}
 
   bool Valid() const override { return current_ >= 0; }
@@ -200,7 +243,7 @@ class MergedIterator final : public rocksdb::MemTableRep::Iterator {
     }
   }
 
-  const KeyComparator& cmp_;
+  const EntryCompare cmp_;
   const std::vector<RunPtr> runs_;
   // Going forward: each run's first entry not before the current one
   // (size() when none). Going backward: its last entry not after it (-1).
@@ -211,8 +254,8 @@ class MergedIterator final : public rocksdb::MemTableRep::Iterator {
 
 class SortedRunsRep final : public rocksdb::MemTableRep {
  public:
-  SortedRunsRep(const KeyComparator& cmp, rocksdb::Allocator* allocator, std::size_t tail_entries)
-      : rocksdb::MemTableRep(allocator), cmp_(cmp), tail_entries_(std::max<std::size_t>(tail_entries, 1)) {
+  SortedRunsRep(const KeyComparator& cmp, bool bytewise, rocksdb::Allocator* allocator, std::size_t tail_entries)
+      : rocksdb::MemTableRep(allocator), cmp_(cmp, bytewise), tail_entries_(std::max<std::size_t>(tail_entries, 1)) {
     tail_.reserve(tail_entries_);
     account();
   }
@@ -310,7 +353,7 @@ class SortedRunsRep final : public rocksdb::MemTableRep {
     memory_.store(sizeof(*this) + entries * sizeof(Entry), std::memory_order_relaxed);
   }
 
-  const KeyComparator& cmp_;
+  const EntryCompare cmp_;
   const std::size_t tail_entries_;
   std::mutex insert_mu_;   // serialises writers (RocksDB's concurrent memtable writes)
   mutable std::mutex mu_;  // guards tail_ and runs_ against readers
@@ -321,12 +364,13 @@ class SortedRunsRep final : public rocksdb::MemTableRep {
 
 }  // namespace
 
-SortedRunsRepFactory::SortedRunsRepFactory(std::size_t tail_entries) : tail_entries_(tail_entries) {}
+SortedRunsRepFactory::SortedRunsRepFactory(std::size_t tail_entries, const rocksdb::Comparator* user_comparator)
+    : tail_entries_(tail_entries), bytewise_(user_comparator == rocksdb::BytewiseComparator()) {}
 
 rocksdb::MemTableRep* SortedRunsRepFactory::CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& compare,
                                                               rocksdb::Allocator* allocator,
                                                               const rocksdb::SliceTransform*, rocksdb::Logger*) {
-  return new SortedRunsRep(compare, allocator, tail_entries_);
+  return new SortedRunsRep(compare, bytewise_, allocator, tail_entries_);
 }
 
 }  // namespace zstore::storage

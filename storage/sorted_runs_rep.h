@@ -10,6 +10,7 @@
 // takes RocksDB's concurrent memtable writes.
 #pragma once
 
+#include <rocksdb/comparator.h>
 #include <rocksdb/memtablerep.h>
 
 #include <cstddef>
@@ -19,7 +20,11 @@ namespace zstore::storage {
 class SortedRunsRepFactory final : public rocksdb::MemTableRepFactory {
  public:
   // tail_entries: the size of the sorted tail, and of the smallest run.
-  explicit SortedRunsRepFactory(std::size_t tail_entries = kDefaultTailEntries);
+  // user_comparator: the column family's comparator; when it is RocksDB's
+  // BytewiseComparator(), entries are compared inline (see EntryCompare in
+  // the .cc), else through the KeyComparator RocksDB hands over.
+  explicit SortedRunsRepFactory(std::size_t tail_entries = kDefaultTailEntries,
+                                const rocksdb::Comparator* user_comparator = nullptr);
 
   static constexpr std::size_t kDefaultTailEntries = 256;
 
@@ -33,6 +38,7 @@ class SortedRunsRepFactory final : public rocksdb::MemTableRepFactory {
 
  private:
   std::size_t tail_entries_;
+  bool bytewise_;
 };
 
 }  // namespace zstore::storage
