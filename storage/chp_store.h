@@ -189,9 +189,10 @@ class ChpStore {
   // (ChpRecord::value_omitted), or null as for history_after.
   std::unique_ptr<ChpSnapshotCursor> history_updates_after(std::uint64_t after);
   // For a client that applied this map's history up to `after`: the updates
-  // after it with a key in prefix, resolved as by history_after. Null unless `after` is a point of our
-  // epochs (chp_epochs.h contains_sequence), at or below our last sequence,
-  // and the history reaches back to it; the client then needs a snapshot.
+  // after it with a key in prefix, resolved as by history_after. Null
+  // unless `after` is a point of our epochs (chp_epochs.h
+  // contains_sequence), at or below our last sequence, and the history
+  // reaches back to it; the client then needs a snapshot.
   std::unique_ptr<ChpSnapshotCursor> resume_after(std::uint64_t after, std::string_view prefix);
   // Drops the oldest history entries written before cutoff_ms (a time bound
   // beside the entry bound; entries of unknown time count as old), at most
