@@ -39,6 +39,10 @@ inline constexpr std::string_view kExpiresAtProperty = "expires-at";
 // And, in a RECONCILE? reply, when the update reached the pair (ms since the
 // Unix epoch): the hand-over's last-writer-wins clock.
 inline constexpr std::string_view kWrittenAtProperty = "written-at";
+// And on a delete without UUID in that reply: not an expiry but a client's
+// set whose key was deleted or expired since (its value is gone), so the
+// hand-over still weighs that write by its written-at.
+inline constexpr std::string_view kSupersededProperty = "superseded";
 // KTHXBAI properties of a resume (docs/chp-extensions.md).
 inline constexpr std::string_view kHistoryFromProperty = "history-from";
 inline constexpr std::string_view kResumedProperty = "resumed";

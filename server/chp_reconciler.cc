@@ -10,6 +10,15 @@ namespace chp = protocol::chp;
 namespace {
 constexpr auto kTimeout = std::chrono::seconds(5);
 constexpr std::size_t kMaxKeys = 4'000'000;  // bounds memory: a bigger hand-over fails and is retried
+
+bool superseded(std::string_view properties) {
+  auto parsed = chp::parse_properties(properties);
+  if (!parsed) return false;
+  for (const auto& [name, value] : parsed.value()) {
+    if (name == chp::kSupersededProperty && value == "1") return true;
+  }
+  return false;
+}
 }  // namespace
 
 ChpReconciler::ChpReconciler(zmq::context_t& ctx, std::string peer_chp, std::uint64_t after, chp::Limits limits,
@@ -57,7 +66,9 @@ ChpReconciler::Progress ChpReconciler::on_socket() {
     // An expiry (a delete without UUID) is not handed over: we expire the
     // keys we hold ourselves, at their own absolute time, and a newer value
     // we hold must not be deleted by the peer's expiry of an older one.
-    if (kv.uuid.empty() && kv.body.empty()) continue;
+    // A superseded set (chp_codec.h kSupersededProperty) is a client's
+    // write: it is weighed, and applied as a delete without UUID.
+    if (kv.uuid.empty() && kv.body.empty() && !superseded(kv.properties)) continue;
     auto it = latest_.find(kv.key);
     if (it == latest_.end()) {
       if (latest_.size() >= kMaxKeys) return fail("more than 4M keys to hand over");
@@ -120,6 +131,7 @@ storage::Status ChpReconciler::result(storage::ChpStore& store, std::vector<stor
       if (ttl.ok() && *ttl > 0) expires = now_ms_() + *ttl * 1000;
     }
     if (kv.body.empty()) expires = 0;
+    if (kv.body.empty() && superseded(properties)) properties.clear();
     out->push_back({key, std::move(kv.uuid), std::move(properties), std::move(kv.body), expires, 0, written});
   }
   latest_.clear();

@@ -16,6 +16,11 @@ namespace {
 // when the update reached the pair. Empty when they are the stored ones.
 std::string sent_properties(const storage::ChpRecordView& r, std::uint64_t now_ms, bool exact) {
   bool written = exact && r.written_ms != 0;
+  if (exact && r.superseded) {
+    std::vector<chp::Property> marked{{std::string(chp::kSupersededProperty), "1"}};
+    if (written) marked.emplace_back(std::string(chp::kWrittenAtProperty), std::to_string(r.written_ms));
+    return chp::format_properties(marked);
+  }
   if (r.entry.expires_at_ms == 0 && !written) return {};
   auto parsed = chp::parse_properties(r.entry.properties);
   if (!parsed) return {};

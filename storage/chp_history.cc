@@ -71,6 +71,7 @@ class HistoryCursor final : public ChpSnapshotCursor {
     out->key.assign(update.key);
     out->written_ms = update.written_ms;
     out->value_omitted = false;
+    out->superseded = false;
     if (!update.reference) return assign(update.entry, out);
     if (values_ == HistoryValues::kOmitted) {
       out->value_omitted = true;
@@ -78,7 +79,8 @@ class HistoryCursor final : public ChpSnapshotCursor {
     }
     rocksdb::Status s = db_->db()->Get(ro_, db_->handle(Column::kChpMap), slice(update.key), &current_);
     if (s.IsNotFound()) {  // deleted or expired later: that update follows
-      return assign(ChpEntryView{update.entry.sequence, 0, update.entry.uuid, {}, {}}, out);
+      out->superseded = true;
+      return assign(ChpEntryView{update.entry.sequence, 0, {}, {}, {}}, out);
     }
     if (!s.ok()) {
       status_ = Status::Error("history read of chp_map: " + s.ToString());

@@ -96,9 +96,11 @@ bool decode_history_update(std::string_view bytes, bool tagged, HistoryUpdate* o
 enum class HistoryValues {
   // Its chp_map entry, read at the cursor's point in time: a set whose key
   // was later overwritten is skipped (the later update follows), and one
-  // whose key was later deleted comes as a delete carrying the set's uuid
-  // (the key's later delete or expiry follows), so the updates given
-  // leave a map in the state the history leads to.
+  // whose key was later deleted comes as a delete without UUID, with
+  // ChpRecord::superseded set (the key's later delete or expiry follows),
+  // so the updates given leave a map in the state the history leads to. A
+  // delete does not carry the set's UUID: a UUID names the update
+  // published under it, and this one published a value.
   kResolved,
   // Only its key, sequence, uuid and written_ms, with
   // ChpRecord::value_omitted set: every update, none read from chp_map.

@@ -64,6 +64,10 @@ struct ChpRecord {
   // From a history cursor that leaves values in chp_map (HistoryValues::
   // kOmitted): a set whose properties, expiry and value were not read.
   bool value_omitted = false;
+  // From a history cursor that reads values (HistoryValues::kResolved): a
+  // client's set whose key was deleted or expired since, given as a delete
+  // without UUID (its value is gone); written_ms is the set's.
+  bool superseded = false;
 };
 
 // A record whose strings point into the cursor's memory.
@@ -71,6 +75,7 @@ struct ChpRecordView {
   std::string_view key;
   ChpEntryView entry;
   std::uint64_t written_ms = 0;
+  bool superseded = false;  // as ChpRecord::superseded
 };
 
 // Iterates a consistent point-in-time view of the keys under a prefix, in

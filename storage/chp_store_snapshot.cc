@@ -105,6 +105,7 @@ bool ChpSnapshotCursor::next_view(ChpRecordView* out) {
   out->entry = {copied_.entry.sequence, copied_.entry.expires_at_ms, copied_.entry.uuid, copied_.entry.properties,
                 copied_.entry.value};
   out->written_ms = copied_.written_ms;
+  out->superseded = copied_.superseded;
   return true;
 }
 
