@@ -131,7 +131,9 @@ storage::Status ChpReconciler::result(storage::ChpStore& store, std::vector<stor
       if (ttl.ok() && *ttl > 0) expires = now_ms_() + *ttl * 1000;
     }
     if (kv.body.empty()) expires = 0;
-    if (kv.body.empty() && superseded(properties)) properties.clear();
+    // A delete without UUID here is a superseded set (on_socket() dropped
+    // expiries): applied as a plain delete, without the marker.
+    if (kv.body.empty() && kv.uuid.empty()) properties.clear();
     out->push_back({key, std::move(kv.uuid), std::move(properties), std::move(kv.body), expires, 0, written});
   }
   latest_.clear();

@@ -52,14 +52,18 @@ bool decode_chp_entry(std::string_view bytes, ChpEntryView* out) {
   return true;
 }
 
+void assign_chp_entry(const ChpEntryView& view, ChpEntry* out) {
+  out->sequence = view.sequence;
+  out->expires_at_ms = view.expires_at_ms;
+  out->uuid.assign(view.uuid);  // assign(): a reused entry keeps its buffers
+  out->properties.assign(view.properties);
+  out->value.assign(view.value);
+}
+
 bool decode_chp_entry(std::string_view bytes, ChpEntry* out) {
   ChpEntryView v;
   if (!decode_chp_entry(bytes, &v)) return false;
-  out->sequence = v.sequence;
-  out->expires_at_ms = v.expires_at_ms;
-  out->uuid.assign(v.uuid);  // assign(): a reused entry keeps its buffers
-  out->properties.assign(v.properties);
-  out->value.assign(v.value);
+  assign_chp_entry(v, out);
   return true;
 }
 

@@ -50,6 +50,9 @@ struct ChpEntryView {
   std::string_view value;
 };
 
+// Copies view into *out, reusing its strings' buffers.
+void assign_chp_entry(const ChpEntryView& view, ChpEntry* out);
+
 // Returns false (leaving *out unspecified) when bytes are not a valid entry.
 bool decode_chp_entry(std::string_view bytes, ChpEntryView* out);
 bool decode_chp_entry(std::string_view bytes, ChpEntry* out);

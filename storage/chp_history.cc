@@ -19,6 +19,11 @@ namespace {
 constexpr char kFullUpdate = 0;
 constexpr char kSetReference = 1;
 
+// The key of a block of updates (layout 2 or 3), not of one update.
+bool is_block_key(std::string_view key) {
+  return key.size() == 9 && (key[8] == kHistoryBlockTag || key[8] == kHistoryRefBlockTag);
+}
+
 class HistoryCursor final : public ChpSnapshotCursor {
  public:
   HistoryCursor(Database* db, std::uint64_t after, std::uint64_t last, std::string_view prefix, HistoryValues values)
@@ -98,11 +103,7 @@ class HistoryCursor final : public ChpSnapshotCursor {
   }
 
   static bool assign(const ChpEntryView& entry, ChpRecord* out) {
-    out->entry.sequence = entry.sequence;
-    out->entry.expires_at_ms = entry.expires_at_ms;
-    out->entry.uuid.assign(entry.uuid);  // assign(): a reused record keeps its buffers
-    out->entry.properties.assign(entry.properties);
-    out->entry.value.assign(entry.value);
+    assign_chp_entry(entry, &out->entry);
     return true;
   }
 
@@ -134,9 +135,7 @@ class HistoryCursor final : public ChpSnapshotCursor {
       left_ = 1;
       return true;
     }
-    if (key.size() != 9 || (key[8] != kHistoryBlockTag && key[8] != kHistoryRefBlockTag) || !block_.open(value)) {
-      return false;
-    }
+    if (!is_block_key(key) || !block_.open(value)) return false;
     tagged_ = key[8] == kHistoryRefBlockTag;
     left_ = block_.left();
     return true;
@@ -217,9 +216,7 @@ bool history_entry_info(std::string_view key, std::string_view value, bool newes
     return true;
   }
   PackedValues block;
-  if (key.size() != 9 || (key[8] != kHistoryBlockTag && key[8] != kHistoryRefBlockTag) || !block.open(value)) {
-    return false;
-  }
+  if (!is_block_key(key) || !block.open(value)) return false;
   *out = {block.left(), protocol::get_be<std::uint64_t>(key), 0};
   if (!newest) return true;
   std::string_view update;
