@@ -1,6 +1,7 @@
 #include "storage/chp_key_index.h"
 
 #include <sodium.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
@@ -13,6 +14,7 @@ namespace {
 static_assert(crypto_shorthash_KEYBYTES == 16 && crypto_shorthash_BYTES == 8);
 
 constexpr std::size_t kFirstSlots = 1024;
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 
 // Linear probing stays short up to 3/4 full.
 bool over_load(std::size_t size, std::size_t slots) { return size * 4 > slots * 3; }
@@ -39,8 +41,37 @@ std::uint64_t ChpKeyIndex::fingerprint(std::string_view key) const {
   return nonzero(fp);
 }
 
-ChpKeyIndex::Table::Table(std::size_t n) : slots_(static_cast<Slot*>(std::calloc(n, sizeof(Slot)))), n_(n) {
-  if (!slots_) throw std::bad_alloc();
+// Tables of kHugePageBytes or more: a mapping aligned to a huge page, so
+// the kernel can back it with whole 2 MiB pages (the table sizes are powers
+// of two, so it fills them).
+ChpKeyIndex::Table::Table(std::size_t n) : n_(n) {
+  std::size_t bytes = n * sizeof(Slot);
+  if (bytes < kHugePageBytes) {
+    slots_.reset(static_cast<Slot*>(std::calloc(n, sizeof(Slot))));
+    if (!slots_) throw std::bad_alloc();
+    return;
+  }
+  std::size_t mapped = bytes + kHugePageBytes;
+  void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  auto base = reinterpret_cast<std::uintptr_t>(p);
+  std::uintptr_t aligned = (base + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  // Give back the slack on either side, so the mapping is exactly the table.
+  if (aligned > base) ::munmap(p, aligned - base);
+  if (std::size_t tail = base + mapped - (aligned + bytes); tail > 0) {
+    ::munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+  }
+  auto* slots = reinterpret_cast<Slot*>(aligned);
+  (void)::madvise(slots, bytes, MADV_HUGEPAGE);  // a hint: without THP, 4 KiB pages
+  slots_ = std::unique_ptr<Slot, Free>(slots, Free{bytes});
+}
+
+void ChpKeyIndex::Table::Free::operator()(Slot* p) const {
+  if (mapped_bytes > 0) {
+    ::munmap(p, mapped_bytes);
+  } else {
+    std::free(p);
+  }
 }
 
 std::size_t ChpKeyIndex::probe(const Table& table, std::uint64_t fp) {

@@ -78,9 +78,13 @@ class ChpKeyIndex {
     std::uint64_t fp = 0;  // 0: empty
     std::uint64_t expires_at_ms = 0;
   };
-  // Slots from calloc: a large table comes from fresh pages that the kernel
-  // zeroes as they are first touched, so making one costs no pass over it
-  // (a zeroed std::vector of 64 MiB took 24 ms).
+  // Slots from fresh zeroed pages, so making a table costs no pass over it
+  // (a zeroed std::vector of 64 MiB took 24 ms). A table of 2 MiB or more
+  // is mapped on its own and asks for transparent huge pages: a growth
+  // touches its new table at random, and 4 KiB first-touch faults made a
+  // 16 MiB table cost the reactor about 50 ms within a few thousand writes
+  // (13 us a fault here; 2 MiB pages: 64 MiB in 5 ms). Without huge pages
+  // (THP off) it works as before.
   class Table {
    public:
     Table() = default;
@@ -98,7 +102,8 @@ class ChpKeyIndex {
 
    private:
     struct Free {
-      void operator()(Slot* p) const { std::free(p); }
+      std::size_t mapped_bytes;  // 0 (value-initialised): from calloc
+      void operator()(Slot* p) const;
     };
     std::unique_ptr<Slot, Free> slots_;
     std::size_t n_ = 0;

@@ -8,6 +8,8 @@
 #include <boost/test/unit_test.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -282,6 +284,50 @@ BOOST_AUTO_TEST_CASE(growth_moves_entries_a_few_per_change) {
   check_model(index, model, fps, "grown");
   while (next < fps.size()) put_new();
   check_model(index, model, fps, "after more keys");
+}
+
+// Mappings of this process advised for transparent huge pages (VmFlags "hg"
+// in /proc/self/smaps).
+int huge_page_mappings() {
+  std::ifstream smaps("/proc/self/smaps");
+  int n = 0;
+  for (std::string line; std::getline(smaps, line);) {
+    if (line.rfind("VmFlags:", 0) == 0 && (line + " ").find(" hg ") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+// A table of 2 MiB or more is a mapping of its own that asks for huge
+// pages (a growth faults it in at random: 4 KiB faults stalled the reactor);
+// smaller ones come from malloc. The mapping goes with the table.
+BOOST_AUTO_TEST_CASE(a_table_of_2_mib_asks_for_huge_pages) {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled")) {
+    BOOST_TEST_MESSAGE("no transparent huge pages in this kernel: skipped");
+    return;
+  }
+  std::mt19937_64 rng(47);
+  auto fps = mixed_fingerprints(rng, 60'000);
+  int before = huge_page_mappings();
+  {
+    ChpKeyIndex index;
+    std::size_t i = 0;
+    for (; i < 40'000; ++i) index.put(fps[i], i);
+    BOOST_CHECK_EQUAL(index.bytes(), std::size_t{65536} * kSlotBytes);  // 1 MiB
+    BOOST_CHECK_EQUAL(huge_page_mappings(), before);
+    for (; i < fps.size(); ++i) index.put(fps[i], i);
+    BOOST_CHECK_EQUAL(index.bytes(), std::size_t{131072} * kSlotBytes);  // 2 MiB
+    BOOST_CHECK_EQUAL(huge_page_mappings(), before + 1);
+    for (std::size_t j = 0; j < fps.size(); j += 997) {
+      std::uint64_t at = 0;
+      BOOST_REQUIRE(index.find(fps[j], &at));
+      BOOST_CHECK_EQUAL(at, j);
+    }
+    index.clear(true);
+    BOOST_CHECK_EQUAL(huge_page_mappings(), before);
+    for (i = 0; i < fps.size(); ++i) index.put(fps[i], i);
+    BOOST_CHECK_EQUAL(huge_page_mappings(), before + 1);
+  }
+  BOOST_CHECK_EQUAL(huge_page_mappings(), before);
 }
 
 BOOST_AUTO_TEST_CASE(a_full_table_refuses_new_keys_and_keeps_the_rest) {
