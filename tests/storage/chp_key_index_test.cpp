@@ -306,7 +306,7 @@ BOOST_AUTO_TEST_CASE(a_table_of_2_mib_asks_for_huge_pages) {
     return;
   }
   std::mt19937_64 rng(47);
-  auto fps = mixed_fingerprints(rng, 60'000);
+  auto fps = mixed_fingerprints(rng, 70'000);  // grown to 2 MiB and done moving
   int before = huge_page_mappings();
   {
     ChpKeyIndex index;
