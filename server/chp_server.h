@@ -160,7 +160,7 @@ class ChpServer {
   zmq::socket_t router_;
   zmq::socket_t publisher_;
   zmq::socket_t collector_;
-  ReactorThread reactor_{ctx_, metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
+  ReactorThread reactor_{metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
 
   SnapshotPump snapshots_;
   IoBatching::Vote io_vote_;  // while snapshots stream

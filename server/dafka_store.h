@@ -131,7 +131,7 @@ class DafkaStore {
 
   zmq::socket_t xpub_;
   zmq::socket_t sub_;
-  ReactorThread reactor_{ctx_, metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
+  ReactorThread reactor_{metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
   DafkaDiscovery discovery_;
   struct Connection {
     int refs = 0;     // peers announcing the endpoint

@@ -1,9 +1,15 @@
 // ReactorThread: the one way a reactor runs on its own thread. start() opens
-// an inproc PAIR stop pipe, counts as the loop's first beat (so /healthz is
-// not 'unhealthy' before the first turn) and runs the body; the body's loop()
-// beats the heartbeat every turn and sets it to 0 when the loop ends; stop()
-// signals the pipe and joins. Not thread-safe: start() and stop() belong to
+// a stop signal (an eventfd), counts as the loop's first beat (so /healthz
+// is not 'unhealthy' before the first turn) and runs the body; the body's
+// loop() beats the heartbeat every turn and sets it to 0 when the loop ends;
+// stop() signals and joins. Not thread-safe: start() and stop() belong to
 // the owner's thread; stop_item() and loop() to the reactor's.
+//
+// The signal is a plain file descriptor, not a ZeroMQ socket: zmq_poll
+// checks each socket item's mailbox (a getpid and a poll system call) in
+// each of its passes, and a CHP turn under a paced load made 8.6 mailbox
+// checks with an inproc stop pipe, 6.8 with the descriptor
+// (docs/benchmarks.md, fifteenth pass).
 #pragma once
 
 #include <atomic>
@@ -26,26 +32,26 @@ class ReactorThread {
   // heartbeat_ms: the reactor's loop heartbeat (loop_clock_ms(), 0 = not
   // running); turns, when given, counts the loop's turns (an idle reactor
   // makes a few a second: a fast climb is a busy loop).
-  ReactorThread(zmq::context_t& ctx, std::atomic<std::int64_t>& heartbeat_ms,
-                std::atomic<std::uint64_t>* turns = nullptr);
+  explicit ReactorThread(std::atomic<std::int64_t>& heartbeat_ms, std::atomic<std::uint64_t>* turns = nullptr);
   ~ReactorThread();  // stops, if the owner did not
   ReactorThread(const ReactorThread&) = delete;
   ReactorThread& operator=(const ReactorThread&) = delete;
 
-  // Opens the stop pipe, marks the heartbeat and runs body on a new thread.
-  // Throws zmq::error_t if the pipe cannot be opened; the thread is not
-  // started then.
+  // Opens the stop signal, marks the heartbeat and runs body on a new
+  // thread. Throws std::system_error if the signal cannot be opened; the
+  // thread is not started then.
   void start(std::function<void()> body);
 
-  // Signals the stop pipe, joins the thread and closes the pipe. Returns
+  // Signals stop, joins the thread and closes the signal. Returns
   // false (and does nothing) when no thread runs. Idempotent.
   bool stop();
 
   bool running() const { return thread_.joinable(); }
 
-  // The poll item of the stop pipe: readable once stop() was called. Poll it
-  // as the loop's first item and end the turn (return false) when it is.
-  zmq::pollitem_t stop_item() { return {stop_rx_.handle(), 0, ZMQ_POLLIN, 0}; }
+  // The poll item of the stop signal (a file descriptor item): readable once
+  // stop() was called. Poll it as the loop's first item and end the turn
+  // (return false) when it is.
+  zmq::pollitem_t stop_item() const { return {nullptr, stop_fd_, ZMQ_POLLIN, 0}; }
 
   // Runs turn() under guarded_turn() (named reactor, errors logged on log and
   // counted in errors) until it returns false, beating the heartbeat before
@@ -60,11 +66,9 @@ class ReactorThread {
   }
 
  private:
-  zmq::context_t& ctx_;
   std::atomic<std::int64_t>& heartbeat_ms_;
   std::atomic<std::uint64_t>* turns_;
-  zmq::socket_t stop_rx_;
-  zmq::socket_t stop_tx_;
+  int stop_fd_ = -1;  // the eventfd, while a thread runs
   std::thread thread_;
 };
 

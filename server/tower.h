@@ -54,7 +54,7 @@ class Tower {
   zmq::socket_t xsub_;
   zmq::socket_t xpub_;
   RateLimiter bad_input_log_;
-  ReactorThread reactor_{ctx_, metrics_.loop_heartbeat_ms};
+  ReactorThread reactor_{metrics_.loop_heartbeat_ms};
 };
 
 }  // namespace zstore::server

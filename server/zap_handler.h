@@ -60,7 +60,7 @@ class ZapHandler {
   std::atomic<std::uint64_t> loop_errors_{0};
   std::atomic<std::int64_t> heartbeat_ms_{0};
   zmq::socket_t socket_;  // the REP bound at the ZAP endpoint
-  ReactorThread reactor_{ctx_, heartbeat_ms_};
+  ReactorThread reactor_{heartbeat_ms_};
 };
 
 }  // namespace zstore::server

@@ -1,13 +1,14 @@
 // ReactorThread (server/reactor_thread.h): start() counts as the first beat,
 // the loop beats every turn and ends on stop(), a failing turn is counted
-// and skipped, stop() is idempotent, and reactors on one context do not
-// share a stop pipe.
+// and skipped, stop() is idempotent, reactors do not share a stop signal,
+// and the signal is a file descriptor item, not a ZeroMQ socket.
 #include "server/reactor_thread.h"
 
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
 #include <future>
+#include <poll.h>
 #include <stdexcept>
 #include <thread>
 
@@ -26,7 +27,7 @@ struct CountingReactor {
   std::atomic<int> throw_at{-1};  // the turn that throws, -1: none
   std::promise<void> go;          // the loop starts when it is set
   RateLimiter log;
-  ReactorThread reactor{ctx, heartbeat};
+  ReactorThread reactor{heartbeat};
 
   void start() {
     reactor.start([this, gate = go.get_future().share()] {
@@ -97,7 +98,7 @@ BOOST_AUTO_TEST_CASE(reactors_on_one_context_stop_one_at_a_time) {
   CountingReactor a(ctx);
   CountingReactor b(ctx);
   a.start();
-  b.start();  // its own stop pipe: binding the same inproc name would throw
+  b.start();  // its own stop signal
   a.go.set_value();
   b.go.set_value();
   BOOST_TEST(a.reactor.stop());
@@ -105,4 +106,31 @@ BOOST_AUTO_TEST_CASE(reactors_on_one_context_stop_one_at_a_time) {
   BOOST_TEST(eventually([&] { return b.turns.load() > b_turns; }));  // b still turns
   BOOST_TEST(b.reactor.running());
   BOOST_TEST(b.reactor.stop());
+}
+
+BOOST_AUTO_TEST_CASE(the_stop_signal_is_a_file_descriptor_readable_only_after_stop) {
+  std::atomic<std::int64_t> heartbeat{0};
+  std::atomic<std::uint64_t> errors{0};
+  RateLimiter log;
+  ReactorThread reactor{heartbeat};
+  std::promise<zmq::pollitem_t> seen;
+  std::atomic<int> turns{0};
+  reactor.start([&] {
+    seen.set_value(reactor.stop_item());
+    reactor.loop("test", log, errors, [&] {
+      zmq::pollitem_t items[] = {reactor.stop_item()};
+      zmq::poll(items, 1, std::chrono::milliseconds(-1));  // no timeout: only stop() ends the wait
+      ++turns;
+      return (items[0].revents & ZMQ_POLLIN) == 0;
+    });
+  });
+  zmq::pollitem_t item = seen.get_future().get();
+  // A plain descriptor: zmq_poll checks no ZeroMQ mailbox for it.
+  BOOST_TEST(item.socket == nullptr);
+  BOOST_TEST(item.fd >= 0);
+  pollfd fd{item.fd, POLLIN, 0};
+  BOOST_TEST(::poll(&fd, 1, 0) == 0);  // not readable while the reactor runs
+  BOOST_TEST(reactor.stop());
+  BOOST_TEST(turns.load() == 1);  // the one wait, ended by stop()
+  BOOST_TEST(heartbeat.load() == 0);
 }
