@@ -104,6 +104,13 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   BOOST_TEST(!run.last.contains("p99_vs_relay"));
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() > 0.0);
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() < 100000.0);
+  // The relay's CPU per message beside zstored's, saturated and paced: at
+  // most its wall time per message (its core at most fully busy).
+  for (std::string prefix : {"relay_", "relay_paced_"}) {
+    double cpu = run.last[prefix + "cpu_us_per_msg"].get<double>();
+    BOOST_TEST(cpu > 0.0, prefix);
+    BOOST_TEST(cpu <= 1e6 / run.last[prefix + "per_s"].get<double>() * 1.01, prefix);
+  }
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
   BOOST_TEST(run.last["server_hwm_mib"].get<double>() >= run.last["server_rss_mib"].get<double>());
 }

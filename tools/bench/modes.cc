@@ -8,6 +8,7 @@
 
 #include "protocol/endpoint.h"
 #include "tools/bench/bench_curve.h"
+#include "tools/bench/cpu_busy.h"
 #include "tools/bench/load.h"
 #include "tools/bench/modes_common.h"
 #include "tools/bench/probes.h"
@@ -78,14 +79,29 @@ void set_p99_ratio(Report& report, const std::string& prefix, const std::string&
   report.set(prefix + "p99_vs_relay", relay_p99 > 0 ? report.number(prefix + "p99_ms") / relay_p99 : 0);
 }
 
+// A relay run at spec's load, and prefix + "cpu_us_per_msg": the CPU its
+// core spent per message (how busy --server-cpu was over the window, from
+// /proc/stat, times the wall time per message), the relay's counterpart of
+// zstored's server_cpu_us_per_msg. Not reported without --server-cpu or for
+// a window too short to read.
+LoadResult measured_relay_run(Report& report, const std::string& prefix, const Options& o, const LoadSpec& spec) {
+  CpuBusySampler sampler(o.server_cpu);
+  LoadResult relay = relay_run(o, spec);
+  auto busy = sampler.busy(relay.window_start_ns, relay.window_end_ns);
+  if (busy && relay.rate() > 0) report.set(prefix + "cpu_us_per_msg", *busy * 1e6 / relay.rate(), "us");
+  return relay;
+}
+
 // The relay with the same load: its rate is the limit of a saturating run.
 // A --rate run is paced, so the relay's latency at that rate is reported
 // beside it (relay_p99_ms, p99_vs_relay); a paced run after a saturating
 // one gets the relay at its pace too (relay_paced_*, paced_p99_vs_relay).
-// That is the latency floor of the machine beside ours.
+// That is the latency floor of the machine beside ours; the relay's CPU per
+// message (relay_cpu_us_per_msg, relay_paced_cpu_us_per_msg) is the CPU
+// floor beside server_cpu_us_per_msg.
 void add_relay(Report& report, const Options& o, const LoadSpec& spec, std::ostream& log) {
   log << "relay with the same load...\n";
-  LoadResult relay = relay_run(o, spec);
+  LoadResult relay = measured_relay_run(report, "relay_", o, spec);
   set_ratio(report, relay.rate(), "msg/s");
   if (spec.rate > 0) {
     report_latency(report, "relay_", relay.latencies.window(relay.window_start_ns, relay.window_end_ns));
@@ -95,7 +111,7 @@ void add_relay(Report& report, const Options& o, const LoadSpec& spec, std::ostr
     LoadSpec paced = spec;
     paced.rate = report.number("paced_target_per_s");
     log << "relay at " << paced.rate << " messages/s...\n";
-    report_run(report, "relay_paced_", relay_run(o, paced));
+    report_run(report, "relay_paced_", measured_relay_run(report, "relay_paced_", o, paced));
     set_p99_ratio(report, "paced_", "relay_paced_");
   }
 }
