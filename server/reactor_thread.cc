@@ -19,7 +19,13 @@ void ReactorThread::start(std::function<void()> body) {
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "reactor stop signal (eventfd)");
   stop_fd_ = fd;
   heartbeat_ms_ = loop_clock_ms();  // started: healthy until it misses a turn
-  thread_ = std::thread(std::move(body));
+  try {
+    thread_ = std::thread(std::move(body));
+  } catch (...) {
+    ::close(stop_fd_);
+    stop_fd_ = -1;
+    throw;
+  }
 }
 
 bool ReactorThread::stop() {
