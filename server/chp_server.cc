@@ -145,6 +145,7 @@ bool ChpServer::turn() {
   io_vote_.set(snapshots_.active());
   expire_due();
   trim_history_by_age();
+  store_.release_idle_trim_reader();
   heartbeat();
   send_ha_state();
   return true;

@@ -281,6 +281,7 @@ Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vect
 // One range delete per family, from the empty key (the smallest) to the
 // last one, in one batch.
 Status ChpStore::clear() {
+  trim_reader_.reset();  // its view would show the history cleared here
   rocksdb::WriteBatch batch;
   for (Column c : {Column::kChpMap, Column::kChpExpiry, Column::kChpHistory}) {
     std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(c)));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -19,6 +20,7 @@
 #include "storage/chp_key_index.h"
 #include "storage/chp_key_scan.h"
 #include "storage/database.h"
+#include "storage/kept_iterator.h"
 #include "storage/status.h"
 
 namespace rocksdb {
@@ -203,13 +205,23 @@ class ChpStore {
   // beside the entry bound; entries of unknown time count as old), at most
   // 65536 per call: call it again while it makes progress.
   Status trim_history_older_than(std::uint64_t cutoff_ms);
+  // Drops the iterator the history trims keep (for kTrimReaderAge at most)
+  // once it is that old, so an idle store pins no memtable or table file
+  // for long. The reactor calls it every turn.
+  void release_idle_trim_reader();
 
   // Whether this map is a complete copy (false while a follower reloads).
   Status set_synced(bool synced);
   bool synced() const { return synced_; }
 
  private:
-  ChpStore(Database* db, std::size_t key_index_bytes) : db_(db), key_index_(key_index_bytes) {}
+  // How long the history trims reuse one iterator (kept_iterator.h): a new
+  // one per trim cost 4.7% of zstored's CPU at 290k updates/s.
+  static constexpr std::chrono::milliseconds kTrimReaderAge{250};
+  struct HistoryWalk;
+
+  ChpStore(Database* db, std::size_t key_index_bytes)
+      : db_(db), key_index_(key_index_bytes), trim_reader_(db->db(), db->handle(Column::kChpHistory), kTrimReaderAge) {}
   Status load_meta();
   void put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const ChpEpochs& epochs, std::uint64_t history_from,
                 std::uint64_t history_count);
@@ -217,6 +229,8 @@ class ChpStore {
   void trim_history_after_write(std::size_t written_bytes);
   std::uint64_t history_slack() const;
   Status drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_ms);
+  Status walk_oldest_history(rocksdb::Iterator* it, std::uint64_t limit, std::uint64_t cutoff_ms,
+                             HistoryWalk* walk) const;
   Status count_keys_once();
   Status start_key_index();
   bool all_new_after_clear(std::span<const ChpRecord> records) const;
@@ -240,6 +254,7 @@ class ChpStore {
   std::atomic<std::size_t> key_index_bytes_{0};
   std::atomic<bool> key_index_complete_{false};
   std::uint64_t prior_reads_ = 0;
+  KeptIterator trim_reader_;              // the history trims' walks (drop_oldest_history)
   std::unique_ptr<ChpKeyScan> key_scan_;  // last: stopped before the rest goes
   // Since clear(), only load()s in ascending key order: the map holds no key
   // above last_loaded_ (none at all while !loaded_any_).

@@ -59,52 +59,78 @@ Status ChpStore::trim_history_older_than(std::uint64_t cutoff_ms) {
   return drop_oldest_history(kMaxDropPerCall, cutoff_ms);
 }
 
+// What a walk of the oldest history entries found: how many updates to
+// drop, the last of them, and whether it ran to the end of its iterator.
+struct ChpStore::HistoryWalk {
+  std::uint64_t dropped = 0;
+  std::uint64_t last_dropped = 0;
+  bool reached_end = false;
+};
+
 // Walks the oldest entries (an entry holds one update or a block of them),
 // at most limit updates and about kMaxDropBytesPerCall bytes, stopping at
 // the first entry with an update written at or after cutoff_ms (a time of
-// 0, unknown, counts as old), and deletes what it walked with one range
-// delete, in the batch that moves history_from past it.
-Status ChpStore::drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_ms) {
-  auto* cf = db_->handle(Column::kChpHistory);
-  if (cf == nullptr) return Status::Ok();
-  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), cf));
+// 0, unknown, counts as old).
+Status ChpStore::walk_oldest_history(rocksdb::Iterator* it, std::uint64_t limit, std::uint64_t cutoff_ms,
+                                     HistoryWalk* walk) const {
+  *walk = HistoryWalk{};
   // From the first entry still in the history (the one holding
   // history_from_ + 1, keyed by its last sequence): the entries before it
   // were dropped by range deletes that compaction may not have applied
   // yet, and a walk from the start would step over each of them again.
-  it->Seek(sequence_key(history_from_ + 1));
-  if (!it->Valid()) return it->status().ok() ? Status::Ok() : Status::Error("history trim: " + it->status().ToString());
-  std::uint64_t dropped = 0;
-  std::uint64_t last_dropped = 0;
   std::size_t walked = 0;  // bytes of the entries to drop
-  for (; it->Valid(); it->Next()) {
+  for (it->Seek(sequence_key(history_from_ + 1)); it->Valid(); it->Next()) {
     HistoryEntryInfo info;
     if (!history_entry_info(std::string_view(it->key().data(), it->key().size()),
-                            std::string_view(it->value().data(), it->value().size()), cutoff_ms != kNoCutoff,
-                            &info)) {
+                            std::string_view(it->value().data(), it->value().size()), cutoff_ms != kNoCutoff, &info)) {
       return Status::Error("history trim: corrupt CHP history entry");
     }
-    if (dropped + info.count > limit) break;
-    if (cutoff_ms != kNoCutoff && info.newest_ms >= cutoff_ms) break;
-    dropped += info.count;
-    last_dropped = info.last;
+    if (walk->dropped + info.count > limit) return Status::Ok();
+    if (cutoff_ms != kNoCutoff && info.newest_ms >= cutoff_ms) return Status::Ok();
+    walk->dropped += info.count;
+    walk->last_dropped = info.last;
     walked += it->value().size();
-    if (walked >= kMaxDropBytesPerCall) break;  // large values: fewer updates, at least one entry
+    if (walked >= kMaxDropBytesPerCall) return Status::Ok();  // large values: fewer updates, at least one entry
   }
   if (!it->status().ok()) return Status::Error("history trim: " + it->status().ToString());
-  if (dropped == 0 || last_dropped == kNoCutoff) return Status::Ok();
-  std::uint64_t count = history_count_ - std::min(history_count_, dropped);
-  std::uint64_t from = std::max(history_from_, last_dropped);
+  walk->reached_end = true;
+  return Status::Ok();
+}
+
+// Walks the oldest entries (walk_oldest_history) and deletes what it walked
+// with one range delete, in the batch that moves history_from past it. The
+// walk reads the kept iterator (trim_reader_), whose view may predate the
+// newest entries: only the history's tail is written after it was made, so
+// a walk that reaches its end is walked again on a new one.
+Status ChpStore::drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_ms) {
+  auto* cf = db_->handle(Column::kChpHistory);
+  if (cf == nullptr) return Status::Ok();
+  auto now = KeptIterator::Clock::now();
+  bool fresh = false;
+  HistoryWalk walk;
+  Status s = walk_oldest_history(trim_reader_.get(now, &fresh), limit, cutoff_ms, &walk);
+  if (s.ok() && walk.reached_end && !fresh) s = walk_oldest_history(trim_reader_.renew(now), limit, cutoff_ms, &walk);
+  if (!s.ok()) {
+    trim_reader_.reset();
+    return s;
+  }
+  if (walk.dropped == 0 || walk.last_dropped == kNoCutoff) return Status::Ok();
+  std::uint64_t count = history_count_ - std::min(history_count_, walk.dropped);
+  std::uint64_t from = std::max(history_from_, walk.last_dropped);
   rocksdb::WriteBatch batch;
   // From the smallest key: also whatever an older zstore left below
   // history_from_ (the walk started above it).
-  batch.DeleteRange(cf, rocksdb::Slice(), sequence_key(last_dropped + 1));
+  batch.DeleteRange(cf, rocksdb::Slice(), sequence_key(walk.last_dropped + 1));
   put_meta(batch, last_sequence_, epochs_, from, count);
-  Status s = db_->write(batch);
+  s = db_->write(batch);
   if (!s.ok()) return s;
   history_from_ = from;
   history_count_ = count;
   return Status::Ok();
+}
+
+void ChpStore::release_idle_trim_reader() {
+  if (trim_reader_.holds()) trim_reader_.release_if_stale(KeptIterator::Clock::now());
 }
 
 std::unique_ptr<ChpSnapshotCursor> ChpStore::history_after(std::uint64_t after) {

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -653,6 +654,76 @@ BOOST_AUTO_TEST_CASE(history_trim_by_age_is_bounded_per_call) {
   }
   for (int call = 0; call < 3; ++call) BOOST_REQUIRE(s->trim_history_older_than(100).ok());
   BOOST_CHECK_EQUAL(s->history_from(), 10'000u);
+}
+
+// The trims walk an iterator they keep for a while (kept_iterator.h), whose
+// view is older than the history's newest entries: a walk that runs out of
+// it must go on in a new one, or a count bound stops holding while entries
+// come one at a time.
+BOOST_AUTO_TEST_CASE(history_count_bound_holds_with_one_update_per_apply) {
+  TempDir dir;
+  Opened o;
+  BOOST_REQUIRE(Database::Open(dir.str(), {}, &o.db).ok());
+  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16).ok());
+  for (std::uint64_t i = 1; i <= 500; ++i) {
+    apply(*o, {put("k" + std::to_string(i % 7), "v")});
+    BOOST_REQUIRE_GE(o->history_from() + 16 + 1, i);  // at most the bound and its slack of 1
+  }
+}
+
+// clear() empties the history; the iterator the trims kept saw it full, and
+// must not lead a later trim to entries that are gone (here: blocks of 5
+// updates each, where the history now holds one update per entry).
+BOOST_AUTO_TEST_CASE(history_trims_after_clear_walk_the_new_history) {
+  TempDir dir;
+  Opened o;
+  BOOST_REQUIRE(Database::Open(dir.str(), {}, &o.db).ok());
+  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16).ok());
+  for (int b = 0; b < 20; ++b) {
+    std::vector<ChpWrite> block;
+    for (int i = 0; i < 5; ++i) block.push_back(put("k" + std::to_string(i), "v"));
+    apply(*o, std::move(block));
+  }
+  BOOST_REQUIRE_GT(o->history_from(), 0u);  // trimmed: the trims keep an iterator now
+  BOOST_REQUIRE(o->clear().ok());
+  BOOST_REQUIRE(o->adopt(10, {}).ok());
+  for (std::uint64_t seq = 11; seq <= 60; ++seq) {
+    apply(*o, {put("n" + std::to_string(seq), "v")});
+    BOOST_REQUIRE_GE(o->history_from() + 16 + 1, seq);
+  }
+  auto rest = o->history_after(o->history_from());
+  BOOST_REQUIRE(rest);
+  ChpRecord r;
+  std::uint64_t expected = o->history_from() + 1;
+  while (rest->next(&r)) BOOST_CHECK_EQUAL(r.entry.sequence, expected++);
+  BOOST_CHECK(rest->status().ok());
+  BOOST_CHECK_EQUAL(expected, 61u);
+}
+
+// The reactor calls release_idle_trim_reader() every turn: once the kept
+// iterator is old, the history's older versions (memtables, tables) it
+// pinned are let go, though no trim came since.
+BOOST_AUTO_TEST_CASE(an_idle_trim_reader_is_released_and_unpins_the_history) {
+  TempDir dir;
+  Opened o;
+  BOOST_REQUIRE(Database::Open(dir.str(), {}, &o.db).ok());
+  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16).ok());
+  for (int i = 0; i < 40; ++i) apply(*o, {put("k" + std::to_string(i), "v")});
+  BOOST_REQUIRE_GT(o->history_from(), 0u);
+  auto* history = o.db->handle(Column::kChpHistory);
+  auto versions = [&] {
+    std::uint64_t n = 0;
+    BOOST_REQUIRE(o.db->db()->GetIntProperty(history, "rocksdb.num-live-versions", &n));
+    return n;
+  };
+  BOOST_REQUIRE(o.db->db()->Flush(rocksdb::FlushOptions(), history).ok());
+  BOOST_CHECK_EQUAL(versions(), 2u);  // the trims' iterator holds the version before the flush
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (versions() > 1 && std::chrono::steady_clock::now() < deadline) {
+    o->release_idle_trim_reader();
+    if (versions() > 1) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  BOOST_CHECK_EQUAL(versions(), 1u);
 }
 
 // ---- the map side of a batch -------------------------------------------
