@@ -16,6 +16,16 @@
 namespace zstore::storage {
 namespace {
 
+// Replaces a reused batch by an empty one when it ends holding more than
+// max_bytes, so its buffer does not stay that large.
+struct DropIfLarge {
+  rocksdb::WriteBatch& batch;
+  std::size_t max_bytes;
+  ~DropIfLarge() {
+    if (batch.GetDataSize() > max_bytes) batch = rocksdb::WriteBatch();
+  }
+};
+
 // Adds key -> the entry's pieces to batch, copying them once, into the batch.
 void put_entry(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* cf, std::string_view key,
                const ChpEntryPieces& entry) {
@@ -157,7 +167,9 @@ void ChpStore::put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const Ch
 Status ChpStore::apply(std::span<ChpWrite> writes) {
   if (writes.empty()) return Status::Ok();
   adopt_scanned_index();
-  rocksdb::WriteBatch batch;
+  rocksdb::WriteBatch& batch = apply_batch_;
+  batch.Clear();
+  DropIfLarge drop_if_large{batch, kMaxKeptBatchBytes};  // however apply() returns
   auto* map = db_->handle(Column::kChpMap);
   auto* expiry = db_->handle(Column::kChpExpiry);
   std::uint64_t seq = last_sequence_;
@@ -178,13 +190,13 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
       seq = w.sequence;
     }
     BatchPriors::Prior old;
-    if (Status s = priors.before(i, fps[i], &old); !s.ok()) return s;
+    if (Status s = priors.before(i, &old); !s.ok()) return s;
     if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, w.key));
     ChpEntryPieces pieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
     if (history_max_ > 0) history.add(batch, db_, w.sequence, w.written_ms, w.key, pieces);
     bool exists = !w.value.empty();
     keys = keys + (exists ? 1 : 0) - (old.exists ? 1 : 0);
-    priors.written(fps[i], {exists, exists ? w.expires_at_ms : 0});
+    priors.written(i, {exists, exists ? w.expires_at_ms : 0});
     if (exists && w.expires_at_ms != 0) {
       batch.Put(expiry, encode_expiry_key(w.expires_at_ms, w.key), rocksdb::Slice());
       lowest = std::min(lowest, w.expires_at_ms);
@@ -322,10 +334,10 @@ Status ChpStore::load(std::span<const ChpRecord> records) {
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     BatchPriors::Prior old;
-    if (Status s = priors.before(i, fps[i], &old); !s.ok()) return s;
+    if (Status s = priors.before(i, &old); !s.ok()) return s;
     if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, r.key));
     if (!old.exists) ++keys;
-    priors.written(fps[i], {true, r.entry.expires_at_ms});
+    priors.written(i, {true, r.entry.expires_at_ms});
     put_entry(batch, db_->handle(Column::kChpMap), r.key,
               ChpEntryPieces(r.entry.sequence, r.entry.expires_at_ms, r.entry.uuid, r.entry.properties, r.entry.value));
     if (r.entry.expires_at_ms != 0) {

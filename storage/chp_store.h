@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <rocksdb/write_batch.h>
+
 #include "storage/chp_entry.h"
 #include "storage/chp_epochs.h"
 #include "storage/chp_key_index.h"
@@ -125,6 +127,9 @@ class ChpStore {
   // the read of its previous entry (at most the key_index_bytes of Open).
   // Any thread may read it.
   std::size_t key_index_bytes() const { return key_index_bytes_.load(std::memory_order_relaxed); }
+  // The buffer apply() keeps for its next batch: what the largest recent
+  // batch needed, and nothing after one of more than 1 MiB. Reactor only.
+  std::size_t kept_batch_capacity() const { return apply_batch_.Data().capacity(); }
   // How many keys apply() and load() have read from RocksDB because the
   // key index did not know them (the owner thread only).
   std::uint64_t prior_reads() const { return prior_reads_; }
@@ -219,6 +224,7 @@ class ChpStore {
   // one per trim cost 4.7% of zstored's CPU at 290k updates/s.
   static constexpr std::chrono::milliseconds kTrimReaderAge{250};
   struct HistoryWalk;
+  static constexpr std::size_t kMaxKeptBatchBytes = std::size_t{1} << 20;
 
   ChpStore(Database* db, std::size_t key_index_bytes)
       : db_(db), key_index_(key_index_bytes), trim_reader_(db->db(), db->handle(Column::kChpHistory), kTrimReaderAge) {}
@@ -254,7 +260,12 @@ class ChpStore {
   std::atomic<std::size_t> key_index_bytes_{0};
   std::atomic<bool> key_index_complete_{false};
   std::uint64_t prior_reads_ = 0;
-  KeptIterator trim_reader_;              // the history trims' walks (drop_oldest_history)
+  KeptIterator trim_reader_;  // the history trims' walks (drop_oldest_history)
+  // apply()'s batch, cleared and reused: a new one grew its buffer by
+  // doubling, a reallocation and a copy each time, in every apply. Dropped
+  // after a batch over kMaxKeptBatchBytes, so one large batch does not
+  // stay allocated.
+  rocksdb::WriteBatch apply_batch_;
   std::unique_ptr<ChpKeyScan> key_scan_;  // last: stopped before the rest goes
   // Since clear(), only load()s in ascending key order: the map holds no key
   // above last_loaded_ (none at all while !loaded_any_).

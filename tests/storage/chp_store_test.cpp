@@ -726,6 +726,56 @@ BOOST_AUTO_TEST_CASE(an_idle_trim_reader_is_released_and_unpins_the_history) {
   BOOST_CHECK_EQUAL(versions(), 1u);
 }
 
+// Repeats of a key in one batch: each write sees what the previous write
+// of its key in the batch left, so the key count and the TTL index stay
+// exact (one index entry per key with a TTL, its latest expiry).
+BOOST_AUTO_TEST_CASE(many_repeats_in_one_batch_keep_the_count_and_ttl_index_exact) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  std::vector<ChpWrite> writes;
+  for (int i = 0; i < 3000; ++i) {
+    std::string key = "k" + std::to_string(i % 97);
+    if (i % 7 == 3) {
+      writes.push_back(del(key));
+    } else {
+      writes.push_back(put(key, "v" + std::to_string(i), 10'000 + static_cast<std::uint64_t>(i)));
+    }
+  }
+  std::map<std::string, std::uint64_t> model;  // key -> expiry of its last write, if a put
+  for (const auto& w : writes) {
+    if (w.value.empty()) {
+      model.erase(w.key);
+    } else {
+      model[w.key] = w.expires_at_ms;
+    }
+  }
+  apply(*s, writes);
+  BOOST_CHECK_EQUAL(s->live_keys(), model.size());
+  auto listed = expiry_index(*s.db);
+  BOOST_REQUIRE_EQUAL(listed.size(), model.size());
+  for (const auto& [expires, key] : listed) {
+    auto it = model.find(key);
+    BOOST_REQUIRE(it != model.end());
+    BOOST_CHECK_EQUAL(expires, it->second);
+  }
+}
+
+// apply() reuses its batch's buffer, but not one grown past 1 MiB.
+BOOST_AUTO_TEST_CASE(apply_keeps_its_batch_buffer_unless_it_grew_past_a_mebibyte) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  std::vector<ChpWrite> small;
+  for (int i = 0; i < 500; ++i) small.push_back(put("s" + std::to_string(i), std::string(200, 'x')));
+  apply(*s, small);
+  BOOST_CHECK_GE(s->kept_batch_capacity(), 500u * 200u);
+  std::vector<ChpWrite> large;
+  for (int i = 0; i < 40; ++i) large.push_back(put("l" + std::to_string(i), std::string(64 << 10, 'y')));
+  apply(*s, large);
+  BOOST_CHECK_LT(s->kept_batch_capacity(), 4096u);
+  apply(*s, {put("a", "1")});
+  BOOST_CHECK(get(*s, "l39"));
+}
+
 // ---- the map side of a batch -------------------------------------------
 
 namespace {
