@@ -208,7 +208,8 @@ class ChpStore {
   std::unique_ptr<ChpSnapshotCursor> resume_after(std::uint64_t after, std::string_view prefix);
   // Drops the oldest history entries written before cutoff_ms (a time bound
   // beside the entry bound; entries of unknown time count as old), at most
-  // 65536 per call: call it again while it makes progress.
+  // 4096 updates and about 1 MiB per call: call it again while it makes
+  // progress.
   Status trim_history_older_than(std::uint64_t cutoff_ms);
   // Drops the iterator the history trims keep (for kTrimReaderAge at most)
   // once it is that old, so an idle store pins no memtable or table file
