@@ -9,6 +9,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "protocol/byte_order.h"
+#include "storage/bytewise.h"
 #include "storage/chp_history.h"
 #include "storage/chp_priors.h"
 #include "storage/slice.h"
@@ -56,8 +57,11 @@ void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandl
                           std::span<const ChpWrite> writes) {
   std::vector<std::uint32_t> order(writes.size());
   for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return writes[a].key < writes[b].key; });
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const std::string& x = writes[a].key;
+    const std::string& y = writes[b].key;
+    return compare_bytes(x.data(), x.size(), y.data(), y.size()) < 0;
+  });
   for (std::size_t n = 0; n < order.size(); ++n) {
     const ChpWrite& w = writes[order[n]];
     if (n + 1 < order.size() && writes[order[n + 1]].key == w.key) continue;  // a later write replaces it

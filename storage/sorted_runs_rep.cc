@@ -11,12 +11,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <utility>
 #include <vector>
+
+#include "storage/bytewise.h"
 
 namespace rocksdb {
 // RocksDB hands GetIterator the arena of the iterator's owner and destroys
@@ -76,7 +77,7 @@ void prefetch(const Run& run, std::ptrdiff_t i) {
 // Compares entries (length-prefixed internal keys) with each other or with
 // an internal key, as RocksDB's memtable KeyComparator does: user keys in
 // the column family's order, then sequences, newest first. With bytewise
-// user keys it compares inline (a memcmp and a load), not through the
+// user keys it compares inline (compare_bytes and a load), not through the
 // KeyComparator's virtual calls and the user comparator's: a flush or a
 // merge compares each entry several times.
 class EntryCompare {
@@ -102,9 +103,8 @@ class EntryCompare {
   static int bytewise(const rocksdb::Slice& a, const rocksdb::Slice& b) {
     std::size_t ua = a.size() - 8;
     std::size_t ub = b.size() - 8;
-    int r = std::memcmp(a.data(), b.data(), std::min(ua, ub));
+    int r = compare_bytes(a.data(), ua, b.data(), ub);
     if (r != 0) return r;
-    if (ua != ub) return ua < ub ? -1 : 1;
     std::uint64_t sa = sequence(a);
     std::uint64_t sb = sequence(b);
     return sa > sb ? -1 : (sa < sb ? 1 : 0);
