@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "tools/bench/relay.h"
 #include "tools/bench/report.h"
 #include "tools/bench/source_thread.h"
+#include "tools/bench/stopwatch.h"
 #include "tools/bench/system.h"
 #include "tools/bench/transports.h"
 #include "tools/harness/harness.h"
@@ -299,4 +301,35 @@ BOOST_AUTO_TEST_CASE(source_thread_reports_a_body_that_fails_or_returns_before_r
                ready({"tcp://127.0.0.1:1"});
                while (!stop) std::this_thread::yield();
              }) == "");
+}
+
+// Spins until the calling thread has used `seconds` of CPU.
+static void spin_cpu(double seconds) {
+  double until = Stopwatch::thread_cpu_seconds() + seconds;
+  volatile std::uint64_t sink = 0;
+  while (Stopwatch::thread_cpu_seconds() < until) sink = sink + 1;
+}
+
+// A store mode's measure leaves out what runs through exclude() (the bench
+// preparing its batches): its CPU from the thread's and the process's, its
+// time from the wall time; what runs outside exclude() stays in.
+BOOST_AUTO_TEST_CASE(stopwatch_leaves_excluded_sections_out) {
+  auto start = std::chrono::steady_clock::now();
+  Stopwatch watch;
+  spin_cpu(0.05);
+  watch.exclude([] { spin_cpu(0.3); });
+  unmeasured(&watch, [] { spin_cpu(0.3); });
+  StoreRun run;
+  watch.stop(&run, 10);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  BOOST_TEST(run.messages == 10u);
+  BOOST_TEST(run.thread_cpu >= 0.05);
+  BOOST_TEST(run.thread_cpu < 0.3, run.thread_cpu);  // 0.65 with the sections counted
+  BOOST_TEST(run.process_cpu >= run.thread_cpu - 0.001);
+  BOOST_TEST(run.process_cpu < 0.3, run.process_cpu);
+  // The sections took at least their 0.6 s of CPU in wall time.
+  BOOST_TEST(run.seconds <= wall - 0.6, run.seconds << " of " << wall);
+  bool ran = false;
+  unmeasured(nullptr, [&] { ran = true; });
+  BOOST_TEST(ran);
 }

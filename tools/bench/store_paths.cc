@@ -1,9 +1,6 @@
 #include "tools/bench/store_paths.h"
 
-#include <time.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -13,44 +10,14 @@
 #include "storage/chp_store.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"
+#include "tools/bench/stopwatch.h"
 
 namespace zstore::bench {
 namespace {
 
-// CLOCK_THREAD_CPUTIME_ID (the calling thread) or CLOCK_PROCESS_CPUTIME_ID
-// (every thread: RocksDB's flush and compaction too; the bench runs no
-// other thread of its own meanwhile), to the nanosecond.
-double cpu_seconds_of(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 void require(const storage::Status& s, const char* what) {
   if (!s.ok()) throw std::runtime_error(std::string(what) + ": " + s.message());
 }
-
-// Times what runs between its construction and stop().
-class Stopwatch {
- public:
-  // The process's clock is read before the thread's at the start and after
-  // it at the stop, so the process's span covers the thread's.
-  Stopwatch()
-      : start_(std::chrono::steady_clock::now()),
-        process0_(cpu_seconds_of(CLOCK_PROCESS_CPUTIME_ID)),
-        thread0_(cpu_seconds_of(CLOCK_THREAD_CPUTIME_ID)) {}
-  void stop(StoreRun* run, std::uint64_t messages) const {
-    run->thread_cpu = cpu_seconds_of(CLOCK_THREAD_CPUTIME_ID) - thread0_;
-    run->process_cpu = cpu_seconds_of(CLOCK_PROCESS_CPUTIME_ID) - process0_;
-    run->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    run->messages = messages;
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_;
-  double process0_;
-  double thread0_;
-};
 
 struct ChpDb {
   std::unique_ptr<storage::Database> db;
@@ -96,11 +63,13 @@ void fill_chp(std::vector<storage::ChpWrite>& batch, const LoadSpec& spec, std::
   }
 }
 
-void apply_chp(storage::ChpStore& store, const Options& o, const LoadSpec& spec, std::uint64_t count) {
+// Batch preparation runs outside watch's measure (when there is one).
+void apply_chp(storage::ChpStore& store, const Options& o, const LoadSpec& spec, std::uint64_t count,
+               Stopwatch* watch) {
   std::vector<storage::ChpWrite> batch;
   for (std::uint64_t first = 0; first < count; first += batch.size()) {
     batch.resize(static_cast<std::size_t>(std::min<std::uint64_t>(o.batch, count - first)));
-    fill_chp(batch, spec, first);
+    unmeasured(watch, [&] { fill_chp(batch, spec, first); });
     require(store.apply(batch), "apply");
   }
 }
@@ -109,13 +78,14 @@ void apply_chp(storage::ChpStore& store, const Options& o, const LoadSpec& spec,
 // the same encoding, in key order, one WAL write per batch, through
 // Database::write. No history, metadata, previous-entry reads, TTL index
 // or key index.
-void put_chp_floor(storage::Database& db, const Options& o, const LoadSpec& spec, std::uint64_t count) {
+void put_chp_floor(storage::Database& db, const Options& o, const LoadSpec& spec, std::uint64_t count,
+                   Stopwatch& watch) {
   std::vector<storage::ChpWrite> batch;
   rocksdb::WriteBatch wb;
   std::uint64_t sequence = 0;
   for (std::uint64_t first = 0; first < count; first += batch.size()) {
     batch.resize(static_cast<std::size_t>(std::min<std::uint64_t>(o.batch, count - first)));
-    fill_chp(batch, spec, first);
+    watch.exclude([&] { fill_chp(batch, spec, first); });
     for (auto& w : batch) w.sequence = ++sequence;
     wb.Clear();
     storage::put_map_in_key_order(wb, db.handle(storage::Column::kChpMap), batch);
@@ -124,8 +94,10 @@ void put_chp_floor(storage::Database& db, const Options& o, const LoadSpec& spec
 }
 
 // Appends records [0, count) of the dafka load: record n goes to writer
-// n % writers's partition at offset n / writers.
-void append_dafka(storage::DafkaLog& log, const Options& o, const LoadSpec& spec, std::uint64_t count) {
+// n % writers's partition at offset n / writers. Batch preparation runs
+// outside watch's measure (when there is one).
+void append_dafka(storage::DafkaLog& log, const Options& o, const LoadSpec& spec, std::uint64_t count,
+                  Stopwatch* watch) {
   std::vector<std::string> partitions = store_partitions(spec.writers);
   auto writers = static_cast<std::uint64_t>(spec.writers);
   std::vector<std::string> contents;
@@ -133,13 +105,15 @@ void append_dafka(storage::DafkaLog& log, const Options& o, const LoadSpec& spec
   std::vector<storage::DafkaAppend> outcomes;
   for (std::uint64_t first = 0; first < count;) {
     auto size = static_cast<std::size_t>(std::min<std::uint64_t>(o.batch, count - first));
-    contents.resize(size);
-    batch.resize(size);
-    for (std::size_t i = 0; i < size; ++i) {
-      std::uint64_t n = first + i;
-      contents[i].assign(spec.value_bytes, static_cast<char>('a' + n % 26));
-      batch[i] = storage::DafkaRecordRef(kBenchTopic, partitions[n % writers], n / writers, contents[i]);
-    }
+    unmeasured(watch, [&] {
+      contents.resize(size);
+      batch.resize(size);
+      for (std::size_t i = 0; i < size; ++i) {
+        std::uint64_t n = first + i;
+        contents[i].assign(spec.value_bytes, static_cast<char>('a' + n % 26));
+        batch[i] = storage::DafkaRecordRef(kBenchTopic, partitions[n % writers], n / writers, contents[i]);
+      }
+    });
     require(log.append(batch, &outcomes), "append");
     if (std::count(outcomes.begin(), outcomes.end(), storage::DafkaAppend::kStored) != static_cast<long>(size)) {
       throw std::runtime_error("append: a record was not stored");
@@ -164,7 +138,7 @@ StoreRun chp_writes(const Options& o, const LoadSpec& spec, const std::filesyste
   ChpDb db(dir);
   StoreRun run;
   Stopwatch watch;
-  apply_chp(*db.store, o, spec, o.keys);
+  apply_chp(*db.store, o, spec, o.keys, &watch);
   watch.stop(&run, o.keys);
   run.prior_reads = db.store->prior_reads();
   return run;
@@ -175,7 +149,7 @@ StoreRun chp_floor_writes(const Options& o, const LoadSpec& spec, const std::fil
   require(storage::Database::Open(dir.string(), {}, &db), "open database");
   StoreRun run;
   Stopwatch watch;
-  put_chp_floor(*db, o, spec, o.keys);
+  put_chp_floor(*db, o, spec, o.keys, watch);
   watch.stop(&run, o.keys);
   require(db->close(), "close database");
   return run;
@@ -185,7 +159,7 @@ StoreRun dafka_writes(const Options& o, const LoadSpec& spec, const std::filesys
   DafkaDb db(dir);
   StoreRun run;
   Stopwatch watch;
-  append_dafka(*db.log, o, spec, o.records);
+  append_dafka(*db.log, o, spec, o.records, &watch);
   watch.stop(&run, o.records);
   return run;
 }
@@ -195,7 +169,7 @@ StoreRun snapshot_reads(const Options& o, const LoadSpec& spec, const std::files
   LoadSpec load = spec;
   load.key_space = 0;
   load.random_keys = false;  // every key once, as the snapshot mode loads
-  apply_chp(*db.store, o, load, o.keys);
+  apply_chp(*db.store, o, load, o.keys, nullptr);
   StoreRun run;
   Stopwatch watch;
   auto cursor = db.store->snapshot("");
@@ -215,7 +189,7 @@ StoreRun snapshot_reads(const Options& o, const LoadSpec& spec, const std::files
 StoreRun replay_reads(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir) {
   {
     DafkaDb db(dir);
-    append_dafka(*db.log, o, spec, o.records);
+    append_dafka(*db.log, o, spec, o.records, nullptr);
     db.close();  // as zstored stopped by SIGTERM: memtables flushed to tables
   }
   DafkaDb db(dir);  // the restart
