@@ -7,7 +7,7 @@
 namespace zstore::storage {
 
 rocksdb::Iterator* KeptIterator::get(Clock::time_point now, bool* fresh) {
-  *fresh = it_ == nullptr || now - made_ >= max_age_;
+  *fresh = it_ == nullptr || stale(now);
   return *fresh ? renew(now) : it_.get();
 }
 
@@ -19,7 +19,7 @@ rocksdb::Iterator* KeptIterator::renew(Clock::time_point now) {
 }
 
 void KeptIterator::release_if_stale(Clock::time_point now) {
-  if (it_ != nullptr && now - made_ >= max_age_) it_.reset();
+  if (it_ != nullptr && stale(now)) it_.reset();
 }
 
 }  // namespace zstore::storage

@@ -43,6 +43,9 @@ class KeptIterator {
   bool holds() const { return it_ != nullptr; }
 
  private:
+  // The held iterator has reached its maximum age.
+  bool stale(Clock::time_point now) const { return now - made_ >= max_age_; }
+
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* cf_;
   Clock::duration max_age_;
