@@ -72,6 +72,7 @@ class BatchPriors {
             const std::vector<std::uint64_t>& fps) {
     std::vector<rocksdb::Slice> unknown;
     for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (i + ChpKeyIndex::kPrefetchAhead < keys.size()) index.prefetch(fps[i + ChpKeyIndex::kPrefetchAhead]);
       if (index.find(fps[i], &known_[i].expires_at_ms)) {
         known_[i].exists = true;
       } else if (!index.complete()) {
