@@ -178,10 +178,6 @@ void ChpKeyIndex::erase(std::uint64_t fp) {
   --size_;
 }
 
-void ChpKeyIndex::prefetch(std::uint64_t fp) const {
-  if (!slots_.empty()) __builtin_prefetch(&slots_[home(slots_, nonzero(fp))]);
-}
-
 void ChpKeyIndex::apply(std::span<const Change> changes) {
   for (std::size_t i = 0; i < changes.size(); ++i) {
     if (i + kPrefetchAhead < changes.size()) prefetch(changes[i + kPrefetchAhead].fp);
