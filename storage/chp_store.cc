@@ -55,16 +55,22 @@ void name_keys(std::span<const Item> items, const ChpKeyIndex& index, std::vecto
 // after the batch's earlier ones, which moves fewer entries.
 void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* map,
                           std::span<const ChpWrite> writes) {
-  std::vector<std::uint32_t> order(writes.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const std::string& x = writes[a].key;
-    const std::string& y = writes[b].key;
-    return compare_bytes(x.data(), x.size(), y.data(), y.size()) < 0;
-  });
+  // The keys themselves beside their writes' places: the sort compares
+  // them without a load of each write's string first.
+  struct Named {
+    std::string_view key;
+    std::uint32_t index;
+  };
+  std::vector<Named> order(writes.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = {writes[i].key, i};
+  auto compare = [](std::string_view a, std::string_view b) {
+    return compare_bytes(a.data(), a.size(), b.data(), b.size());
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const Named& a, const Named& b) { return compare(a.key, b.key) < 0; });
   for (std::size_t n = 0; n < order.size(); ++n) {
-    const ChpWrite& w = writes[order[n]];
-    if (n + 1 < order.size() && writes[order[n + 1]].key == w.key) continue;  // a later write replaces it
+    const ChpWrite& w = writes[order[n].index];
+    if (n + 1 < order.size() && compare(order[n + 1].key, order[n].key) == 0) continue;  // a later write replaces it
     if (w.value.empty()) {
       batch.Delete(map, slice(w.key));
     } else {
