@@ -130,24 +130,11 @@ void ChpFollower::flush_loaded() {
   loaded_.clear();
 }
 
-namespace {
-
-// The epochs that led to the leader's snapshot (empty when it sent none).
-storage::ChpEpochs epochs_of(const chp::Kthxbai& done) {
-  auto props = chp::parse_properties(done.properties);
-  if (!props) return {};
-  for (const auto& [name, value] : *props) {
-    if (name == "epochs") return storage::parse_epochs(value).value_or(storage::ChpEpochs{});
-  }
-  return {};
-}
-
-}  // namespace
-
 void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   flush_loaded();
   if (phase_ != Phase::kLoading) return;
-  if (auto s = store_.adopt(done.sequence, epochs_of(done)); !s.ok()) return restart(s.message());
+  auto epochs = storage::epochs_in_properties(done.properties);
+  if (auto s = store_.adopt(done.sequence, epochs); !s.ok()) return restart(s.message());
   phase_ = Phase::kFollowing;
   apply_buffered();
   if (phase_ != Phase::kFollowing) return;

@@ -106,7 +106,7 @@ void ChpServer::send_ha_state() {
 }
 
 std::string ChpServer::kthxbai_properties(bool resumed) const {
-  std::vector<chp::Property> props{{"epochs", storage::format_epochs(store_.epochs())}};
+  std::vector<chp::Property> props{{std::string(chp::kEpochsProperty), storage::format_epochs(store_.epochs())}};
   if (store_.history_from() != UINT64_MAX && store_.keeps_history()) {
     props.emplace_back(chp::kHistoryFromProperty, std::to_string(store_.history_from()));
   }

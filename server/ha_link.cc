@@ -12,7 +12,7 @@ namespace chp = protocol::chp;
 std::string format_ha_facts(const HaPeerState& state) {
   return chp::format_properties({{"synced", state.map.synced ? "1" : "0"},
                                  {"last", std::to_string(state.map.last)},
-                                 {"epochs", storage::format_epochs(state.epochs)},
+                                 {std::string(chp::kEpochsProperty), storage::format_epochs(state.epochs)},
                                  {"reconciled", std::to_string(state.reconciled)}});
 }
 
@@ -46,7 +46,7 @@ std::optional<HaPeerState> parse_ha_message(std::string_view digit, const std::s
     } else if (name == "last") {
       last = parse_u64(value, &out.map.last);
       if (!last) return std::nullopt;
-    } else if (name == "epochs") {
+    } else if (name == chp::kEpochsProperty) {
       auto parsed = storage::parse_epochs(value);
       if (!parsed) return std::nullopt;
       out.epochs = std::move(*parsed);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "protocol/chp_codec.h"
+
 namespace zstore::storage {
 
 std::uint64_t epoch_clock_base(std::uint64_t now_ms, std::uint64_t salt) {
@@ -47,6 +49,15 @@ std::optional<ChpEpochs> parse_epochs(std::string_view text) {
     out.push_back(e);
   }
   return out;
+}
+
+ChpEpochs epochs_in_properties(std::string_view properties) {
+  auto parsed = protocol::chp::parse_properties(properties);
+  if (!parsed) return {};
+  for (const auto& [name, value] : *parsed) {
+    if (name == protocol::chp::kEpochsProperty) return parse_epochs(value).value_or(ChpEpochs{});
+  }
+  return {};
 }
 
 std::uint64_t common_point(const ChpEpochs& a, const ChpEpochs& b) {

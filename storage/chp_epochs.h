@@ -41,6 +41,9 @@ std::uint64_t epoch_clock_base(std::uint64_t now_ms, std::uint64_t salt);
 // "base:last,base:last,..." (decimal), oldest first.
 std::string format_epochs(const ChpEpochs& epochs);
 std::optional<ChpEpochs> parse_epochs(std::string_view text);
+// The epochs a KTHXBAI's properties name (protocol::chp::kEpochsProperty);
+// empty when they name none or are malformed.
+ChpEpochs epochs_in_properties(std::string_view properties);
 
 // The last sequence up to which a and b applied the same history: the
 // epochs both hold, compared oldest first, agree up to the first epoch

@@ -271,17 +271,21 @@ BOOST_AUTO_TEST_CASE(store_mode_paths) {
 // machine takes seconds to fail over; at 1000/s a 4 s fail-over under ASan
 // made the history longer than the map, which the server now answers with
 // a snapshot): the resume run really resumed (every client's KTHXBAI said
-// resumed=1) and sent fewer entries; the full run sent every client the
-// whole map.
+// resumed=1, except a client that applied an update the killed member
+// published as it died and the survivor never received: its sequence is
+// not in the survivor's epochs, and only the map is right for it) and sent
+// fewer entries; the full run sent every client the whole map.
 void check_storm(const Run& run) {
   BOOST_TEST_REQUIRE(run.code == 0, run.output);
   BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
   const json& j = run.last;
   BOOST_TEST(j["mode"] == "storm");
-  BOOST_TEST(j["resume_resumed_clients"].get<double>() == 5.0);
+  double resumed = j["resume_resumed_clients"].get<double>();
+  BOOST_TEST(resumed + j["resume_ahead_clients"].get<double>() == 5.0, run.output);
   BOOST_TEST(j["full_resumed_clients"].get<double>() == 0.0);
+  BOOST_TEST(j["full_ahead_clients"].get<double>() == 0.0);
   BOOST_TEST(j["full_keys_sent"].get<double>() >= 5.0 * 3000.0);
-  BOOST_TEST(j["resume_keys_sent"].get<double>() < j["full_keys_sent"].get<double>());
+  if (resumed > 0) BOOST_TEST(j["resume_keys_sent"].get<double>() < j["full_keys_sent"].get<double>());
   for (const char* run_name : {"resume_", "full_"}) {
     std::string p = run_name;
     BOOST_TEST(j[p + "seconds"].get<double>() > 0.0);

@@ -23,6 +23,7 @@
 #include "tools/bench/report.h"
 #include "tools/bench/source_thread.h"
 #include "tools/bench/stopwatch.h"
+#include "tools/bench/storm_clients.h"
 #include "tools/bench/system.h"
 #include "tools/bench/transports.h"
 #include "tools/harness/harness.h"
@@ -241,6 +242,19 @@ BOOST_AUTO_TEST_CASE(chp_kvsets_carry_a_uuid_of_their_own_when_asked) {
   BOOST_TEST(make_message(spec, 0, 7, "")[2] != uuid);
   spec.run = 3;
   BOOST_TEST(make_message(spec, 1, 7, "")[2] != uuid);
+}
+
+// A storm client's resume answered with the map is "ahead" only when the
+// server's epochs do not hold the sequence it named: the backup took over
+// at 98 of the old active's epoch, the client had seen 99.
+BOOST_AUTO_TEST_CASE(storm_client_sees_when_its_sequence_is_unknown_to_the_server) {
+  std::string props = "epochs=0:98,500:509\nhistory-from=1\n";
+  BOOST_TEST(sequence_unknown_to(props, 99));
+  BOOST_TEST(sequence_unknown_to(props, 510));
+  BOOST_TEST(!sequence_unknown_to(props, 98));
+  BOOST_TEST(!sequence_unknown_to(props, 500));
+  BOOST_TEST(!sequence_unknown_to(props, 509));
+  BOOST_TEST(!sequence_unknown_to("history-from=1\n", 99));  // a server naming no epochs: unknown
 }
 
 BOOST_AUTO_TEST_CASE(writers_reach_every_write_endpoint) {

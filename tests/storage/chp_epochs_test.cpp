@@ -4,6 +4,7 @@
 
 using zstore::storage::ChpEpochs;
 using zstore::storage::common_point;
+using zstore::storage::epochs_in_properties;
 using zstore::storage::format_epochs;
 using zstore::storage::parse_epochs;
 
@@ -17,6 +18,18 @@ BOOST_AUTO_TEST_CASE(epochs_round_trip_and_reject_garbage) {
   BOOST_CHECK(!parse_epochs("1:2,"));
   BOOST_CHECK(!parse_epochs("1:x"));
   BOOST_CHECK(!parse_epochs("99999999999999999999999:1"));
+}
+
+// A KTHXBAI's properties (docs/chp-extensions.md): the epochs among the
+// others; none when absent or malformed.
+BOOST_AUTO_TEST_CASE(epochs_read_from_kthxbai_properties) {
+  ChpEpochs e = {{0, 98}, {500, 509}};
+  BOOST_CHECK(epochs_in_properties("epochs=0:98,500:509\nhistory-from=3\n") == e);
+  BOOST_CHECK(epochs_in_properties("resumed=1\nepochs=0:98,500:509\n") == e);
+  BOOST_CHECK(epochs_in_properties("resumed=1\n").empty());
+  BOOST_CHECK(epochs_in_properties("").empty());
+  BOOST_CHECK(epochs_in_properties("epochs=9:1\n").empty());
+  BOOST_CHECK(epochs_in_properties("no equals sign").empty());
 }
 
 // The cases of a pair, written out by hand: the sequence up to which both

@@ -104,6 +104,7 @@ void fail_over(Members& m, StormFleet& fleet, const Options& o, bool resume, Rep
   if (bench_before && bench_after) report.set(p + "bench_cpu_s", *bench_after - *bench_before, "s");
   report.set(p + "keys_sent", static_cast<double>(r.keys));
   report.set(p + "resumed_clients", r.resumed);
+  report.set(p + "ahead_clients", r.ahead);
   check_following(fleet, m.endpoint(m.active));
 }
 

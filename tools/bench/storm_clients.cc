@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <optional>
 #include <string_view>
 
 #include "protocol/chp_codec.h"
+#include "storage/chp_epochs.h"
 #include "tools/bench/latency.h"
 #include "tools/bench/load.h"
 
@@ -24,6 +26,7 @@ struct Client {
   std::unique_ptr<zmq::socket_t> dealer;
   bool syncing = false;
   bool replied = false;
+  std::optional<std::uint64_t> asked_after;  // the sequence the round's request named
   std::uint64_t pending_max = 0;  // highest KVPUB while the snapshot streams
   std::int64_t sent_ns = 0;
   int round = 0;
@@ -83,9 +86,11 @@ void on_reply(Client& c, const Frames6& frames, std::size_t n) {
   if (auto properties = chp::parse_properties(view(frames[3]))) {
     for (const auto& [name, value] : *properties) resumed |= name == chp::kResumedProperty && value == "1";
   }
+  bool ahead = !resumed && c.asked_after && sequence_unknown_to(view(frames[3]), *c.asked_after);
   c.syncing = false;
   c.status->last.store(std::max(sequence_of(frames[1]), c.pending_max), std::memory_order_relaxed);
   c.status->resumed.store(resumed, std::memory_order_relaxed);
+  c.status->ahead.store(ahead, std::memory_order_relaxed);
   c.status->done_ns.store(now_ns(), std::memory_order_relaxed);
   c.status->done_round.store(c.round, std::memory_order_release);
 }
@@ -96,9 +101,9 @@ void send_request(Client& c, zmq::context_t& context, const std::string& endpoin
   c.dealer = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
   c.dealer->set(zmq::sockopt::linger, 0);
   c.dealer->connect(endpoint);
-  std::optional<std::uint64_t> after;
-  if (resume) after = c.status->last.load(std::memory_order_relaxed);
-  send_frames(*c.dealer, chp::encode_icanhaz({"", after}));
+  c.asked_after.reset();
+  if (resume) c.asked_after = c.status->last.load(std::memory_order_relaxed);
+  send_frames(*c.dealer, chp::encode_icanhaz({"", c.asked_after}));
   c.sent_ns = now_ns();
 }
 
@@ -109,6 +114,7 @@ void start_round(Client& c, zmq::context_t& context, int round, const std::strin
   c.pending_max = 0;
   c.status->keys.store(0, std::memory_order_relaxed);
   c.status->resumed.store(false, std::memory_order_relaxed);
+  c.status->ahead.store(false, std::memory_order_relaxed);
   send_request(c, context, endpoint, resume);
 }
 
@@ -128,6 +134,11 @@ void drain(Client& c, Frames6& frames, int budget) {
 }
 
 }  // namespace
+
+bool sequence_unknown_to(std::string_view kthxbai_properties, std::uint64_t sequence) {
+  storage::ChpEpochs epochs = storage::epochs_in_properties(kthxbai_properties);
+  return !epochs.empty() && !storage::contains_sequence(epochs, sequence);
+}
 
 StormFleet::StormFleet(int clients, int threads, std::vector<std::string> publishers)
     : context_(1), publishers_(std::move(publishers)), status_(new StormStatus[clients]), clients_(clients) {
@@ -211,6 +222,7 @@ StormRound StormFleet::round() const {
     const StormStatus& s = status_[i];
     r.keys += s.keys.load();
     r.resumed += s.resumed.load() ? 1 : 0;
+    r.ahead += s.ahead.load() ? 1 : 0;
     std::int64_t first = s.first_reply_ns.load();
     if (r.first_reply_ns == 0 || first < r.first_reply_ns) r.first_reply_ns = first;
     r.last_done_ns = std::max(r.last_done_ns, s.done_ns.load());
