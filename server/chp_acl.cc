@@ -87,6 +87,7 @@ std::string ChpAclFile::reload() {
   auto next = std::make_shared<const ChpAcl>(std::move(*rules));
   std::lock_guard lock(mutex_);
   rules_ = std::move(next);
+  generation_.fetch_add(1, std::memory_order_release);
   return {};
 }
 

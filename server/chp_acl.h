@@ -10,6 +10,8 @@
 // set when the file is re-read (SIGHUP); a bad file keeps the old rules.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -36,6 +38,8 @@ class ChpAcl {
   // or the request itself when it lies inside an r prefix.
   std::vector<std::string> permitted_topics(std::string_view name, std::string_view requested) const;
   std::size_t rules() const { return rules_; }
+  // Whether both give every client the same r prefixes.
+  bool same_reads(const ChpAcl& other) const { return read_ == other.read_; }
 
  private:
   using Prefixes = std::map<std::string, std::vector<std::string>, std::less<>>;
@@ -59,12 +63,15 @@ class ChpAclFile {
   // an error text (unreadable file, malformed rule), keeping the old rules;
   // empty on success.
   std::string reload();
+  // How many reloads succeeded: a reader polls it to see new rules.
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
   mutable std::mutex mutex_;
   std::shared_ptr<const ChpAcl> rules_;
+  std::atomic<std::uint64_t> generation_{0};
 };
 
 }  // namespace zstore::server

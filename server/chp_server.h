@@ -149,6 +149,8 @@ class ChpServer {
   bool may_ask_as_peer(const ReceivedMessage& msg);
   SnapshotPump::KeyFilter read_filter(const ReceivedMessage& msg) const;
   void serve_subscriptions();  // XPUB_MANUAL: subscriptions become the permitted topics
+  void follow_acl_reloads();   // new r prefixes: every subscriber subscribes again
+  void rebind_publisher();
   int poll_timeout_ms() const;
   void serve_catchup(const std::string& identity, const ReceivedMessage& msg);
 
@@ -169,6 +171,12 @@ class ChpServer {
   RateLimiter write_error_log_;
   RateLimiter loop_error_log_;
   RateLimiter acl_log_;
+  // --acl: the rules the publisher's subscriptions were set under, from
+  // reload generation acl_generation_ (chp_server_acl.cc).
+  std::shared_ptr<const ChpAcl> subscribed_under_;
+  std::uint64_t acl_generation_ = 0;
+  std::string publisher_endpoint_;  // as bound, to bind again after an unbind
+  bool publisher_unbound_ = false;
   std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};
   // The collector's batch, kept across turns so a turn allocates nothing

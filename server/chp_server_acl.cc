@@ -72,4 +72,43 @@ void ChpServer::serve_subscriptions() {
   }
 }
 
+// XPUB_MANUAL sets a connection's topics once, when it subscribes, under
+// the rules of that moment. A reload that changes anyone's r prefixes
+// therefore ends every subscriber's connection (unbinding the publisher's
+// endpoint does) and binds the endpoint again: clients reconnect and
+// subscribe under the new rules, so a revoked prefix stops reaching them.
+// They miss what is published meanwhile, as on any reconnect (a sequence
+// gap, which zstore's client resumes). A reload that changes only w
+// prefixes needs nothing: writes are checked per message.
+void ChpServer::follow_acl_reloads() {
+  if (publisher_unbound_) return rebind_publisher();
+  std::uint64_t generation = config_.acl->generation();
+  if (generation == acl_generation_) return;
+  acl_generation_ = generation;
+  auto rules = config_.acl->current();
+  bool same = subscribed_under_->same_reads(*rules);
+  subscribed_under_ = std::move(rules);
+  if (same) return;
+  publisher_.unbind(publisher_endpoint_);
+  publisher_unbound_ = true;
+  metrics_.acl_resubscriptions.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("ACL: read rules changed: dropped every subscriber of {} so they subscribe again under them",
+               publisher_endpoint_);
+  rebind_publisher();
+}
+
+// Binding may fail for a moment while the I/O thread closes the old
+// listening socket; the reactor retries every few milliseconds.
+void ChpServer::rebind_publisher() {
+  try {
+    publisher_.bind(publisher_endpoint_);
+  } catch (const zmq::error_t& e) {
+    acl_log_.log(spdlog::level::err, "ACL: cannot bind the publisher {} again yet: {}", publisher_endpoint_,
+                 e.what());
+    return;
+  }
+  publisher_unbound_ = false;
+  spdlog::info("ACL: publisher {} bound again", publisher_endpoint_);
+}
+
 }  // namespace zstore::server

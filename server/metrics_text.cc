@@ -72,6 +72,9 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
   w.sample(get(m.acl_withheld_snapshot_keys), {{"kind", "snapshot_key"}});
   w.sample(get(m.acl_denied_subscriptions), {{"kind", "subscription"}});
   w.sample(get(m.acl_denied_peer_requests), {{"kind", "peer_request"}});
+  counter(w, "zstore_chp_acl_resubscriptions_total",
+          "--acl reloads that changed r prefixes: every subscriber was dropped to subscribe again under them",
+          get(m.acl_resubscriptions));
   if (store) gauge(w, "zstore_chp_keys", "keys in the CHP map", store->live_keys());  // maintained: no scan
   if (store) {
     gauge(w, "zstore_chp_key_index_bytes",

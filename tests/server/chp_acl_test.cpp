@@ -79,6 +79,25 @@ struct Fixture {
     }
     return out;
   }
+  // Occurrences of part in zstored's log.
+  std::size_t log_count(const std::string& part) {
+    std::string log = z->server.log();
+    std::size_t n = 0;
+    for (auto at = log.find(part); at != std::string::npos; at = log.find(part, at + 1)) ++n;
+    return n;
+  }
+  // After the publisher dropped its subscribers: until reader's SUB has
+  // reconnected, what is published is lost to it. carol writes new keys
+  // under prefix until one reaches reader.
+  void wait_subscribed(ChpPeer& reader, const std::string& prefix) {
+    int n = 0;
+    BOOST_REQUIRE(wait_until([&] {
+      std::string key = prefix + "marker" + std::to_string(n++);
+      carol->set(key, "m");
+      return reader.wait_kvpub(key, 300ms).has_value();
+    }));
+  }
+  double resubscriptions() { return metric(z->metrics(), "zstore_chp_acl_resubscriptions_total"); }
   double denied(const std::string& kind) { return metric(z->metrics(), "zstore_chp_acl_denied_total{kind=\"" + kind + "\"}"); }
 };
 
@@ -197,15 +216,12 @@ BOOST_FIXTURE_TEST_CASE(sighup_rereads_the_rules_and_a_bad_file_keeps_them, Fixt
   BOOST_REQUIRE(alice->wait_connected());
   dave->set("/dave/before", "x");
   BOOST_REQUIRE(wait_until([&] { return denied("write") == 1.0; }));
-  auto count = [&](const std::string& part) {
-    std::string log = z->server.log();
-    std::size_t n = 0;
-    for (auto at = log.find(part); at != std::string::npos; at = log.find(part, at + 1)) ++n;
-    return n;
-  };
   std::ofstream(acl_file, std::ios::trunc) << "alice r /app/\ndave rw /dave/\ncarol rw *\n";
   z->server.kill(SIGHUP);
-  BOOST_REQUIRE(wait_until([&] { return count("SIGHUP: CHP access rules: 3 rule(s)") == 1; }));
+  BOOST_REQUIRE(wait_until([&] { return log_count("SIGHUP: CHP access rules: 3 rule(s)") == 1; }));
+  // alice's r prefixes changed: every subscriber, carol too, subscribes again.
+  BOOST_REQUIRE(wait_until([&] { return resubscriptions() == 1.0; }));
+  wait_subscribed(*carol, "/");
   dave->set("/dave/after", "y");
   BOOST_REQUIRE(carol->wait_kvpub("/dave/after", 5s));
   BOOST_TEST((keys_seen_by("dave") == std::set<std::string>{"/dave/after"}));
@@ -214,13 +230,52 @@ BOOST_FIXTURE_TEST_CASE(sighup_rereads_the_rules_and_a_bad_file_keeps_them, Fixt
 
   std::ofstream(acl_file, std::ios::trunc) << "dave zz /dave/\n";
   z->server.kill(SIGHUP);
-  BOOST_REQUIRE(wait_until([&] { return count("keeping the previous access rules") == 1; }));
+  BOOST_REQUIRE(wait_until([&] { return log_count("keeping the previous access rules") == 1; }));
   BOOST_TEST(z->server.log().find("line 1") != std::string::npos);
   dave->set("/dave/still", "z");  // the previous rules still hold
   BOOST_REQUIRE(carol->wait_kvpub("/dave/still", 5s));
   alice->set("/app/still-refused", "z");
   BOOST_REQUIRE(wait_until([&] { return denied("write") == 3.0; }));
   BOOST_TEST(keys_seen_by("carol").count("/app/now-refused") == 0u);
+}
+
+// A reload that takes an r prefix away reaches live subscriptions too:
+// alice (r /app/ and /shared/) subscribed to everything; after a reload
+// that changes only w prefixes she still receives /shared/ updates on the
+// same connection, after one that leaves her r /app/ only she is dropped,
+// subscribes again, and receives /app/ updates but no /shared/ one.
+BOOST_FIXTURE_TEST_CASE(a_reload_that_changes_r_prefixes_narrows_live_subscriptions, Fixture) {
+  auto alice = peer("alice");
+  BOOST_REQUIRE(alice->wait_connected());
+  auto reload = [&](const std::string& rules, std::size_t times) {
+    std::ofstream(acl_file, std::ios::trunc) << rules << "alice rw __zstore_test_probe\nbob rw __zstore_test_probe\n";
+    z->server.kill(SIGHUP);
+    BOOST_REQUIRE(wait_until([&] { return log_count("SIGHUP: CHP access rules") == times; }));
+  };
+  // The keys alice receives until `last` (one PUB sends in order).
+  auto seen_until = [&](const std::string& last) {
+    std::set<std::string> saw;
+    BOOST_REQUIRE(wait_until([&] {
+      auto u = alice->next_update(200ms);
+      auto* kv = u ? std::get_if<chp::KvMsg>(&*u) : nullptr;
+      if (kv) saw.insert(kv->key);
+      return kv && kv->key == last;
+    }));
+    return saw;
+  };
+  reload(std::string(kRules) + "dave w /dave/\n", 1);
+  carol->set("/shared/kept", "1");
+  carol->set("/app/a1", "1");
+  BOOST_TEST(seen_until("/app/a1").count("/shared/kept") == 1u);
+  BOOST_TEST(resubscriptions() == 0.0);  // the turn that published /app/a1 had seen the reload
+
+  reload("alice rw /app/\ncarol rw *\n", 2);
+  BOOST_REQUIRE(wait_until([&] { return resubscriptions() == 1.0; }));
+  wait_subscribed(*alice, "/app/");
+  carol->set("/shared/revoked", "2");
+  carol->set("/app/a2", "2");
+  BOOST_TEST(seen_until("/app/a2").count("/shared/revoked") == 0u);
+  BOOST_TEST((keys_seen_by("alice", "/shared/").empty()));
 }
 
 BOOST_AUTO_TEST_CASE(acl_needs_curve_and_a_valid_file) {
