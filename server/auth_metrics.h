@@ -1,13 +1,17 @@
 // AuthMetrics: authentication failures by port, shared by the ZAP handler
 // (a ZeroMQ port's ZAP domain: chp-snapshot, chp-updates, chp-collector, ha,
 // dafka-store, tower-beacons, tower-peers)
-// and the HTTP server ("http"). Thread-safe; /metrics reads it.
+// and the HTTP server ("http"), and the allow list's revocations (the ZAP
+// handler counts them, the reactors follow them). Thread-safe; /metrics
+// reads it.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
+
+#include "server/key_revocations.h"
 
 namespace zstore::server {
 
@@ -25,6 +29,9 @@ class AuthMetrics {
     std::lock_guard lock(mutex_);
     return failures_;
   }
+
+  // Reloads of the allow list that removed a key.
+  KeyRevocations revocations;
 
  private:
   mutable std::mutex mutex_;

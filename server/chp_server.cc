@@ -64,8 +64,11 @@ void ChpServer::start() {
   auto eps = endpoints();
   router_.bind(eps[0]);
   publisher_.bind(eps[1]);
-  publisher_endpoint_ = publisher_.get(zmq::sockopt::last_endpoint);
   collector_.bind(eps[2]);
+  router_ep_ = BoundEndpoint(&router_, "CHP snapshot port");
+  publisher_ep_ = BoundEndpoint(&publisher_, "CHP publisher");
+  collector_ep_ = BoundEndpoint(&collector_, "CHP collector");
+  revocations_ = KeyRevocations::Watch(config_.revocations);
   if (config_.acl) {
     acl_generation_ = config_.acl->generation();
     subscribed_under_ = config_.acl->current();
@@ -91,7 +94,7 @@ void ChpServer::stop() {
 int ChpServer::poll_timeout_ms() const {
   if (expiry_backlog_) return 0;
   if (snapshots_.ready()) return 0;   // more to send: only look for input
-  if (publisher_unbound_) return 5;   // bound again soon (follow_acl_reloads)
+  if (endpoint_unbound()) return 5;   // bound again soon (follow_reloads)
   if (snapshots_.active()) return 1;  // paused sessions retry soon
   // The timers that are due on this server: HUGZ and expiry only while it
   // serves (a passive never moves them on, so counting them would spin),
@@ -132,7 +135,7 @@ bool ChpServer::turn() {
   if (config_.acl) items.push_back({publisher_.handle(), 0, ZMQ_POLLIN, 0});
   zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
   if (items[0].revents & ZMQ_POLLIN) return false;
-  if (config_.acl) follow_acl_reloads();  // before this turn's updates are published
+  follow_reloads();  // before this turn's updates are read and published
   // The peer's state first: a vote must never be judged on a stale view of
   // the peer (after a long turn its heartbeats wait in the queue).
   if (ha_link_ && (items[3].revents & ZMQ_POLLIN)) handle_peer_state();
@@ -142,6 +145,7 @@ bool ChpServer::turn() {
     if (items[4].revents & ZMQ_POLLIN) follower->on_snapshot_socket();
     if (items[5].revents & ZMQ_POLLIN) follower->on_update_socket();
     follower->on_timer();
+    metrics_.last_sequence = store_.last_sequence();  // a passive's progress, on /metrics too
   }
   if (config_.acl && (items.back().revents & ZMQ_POLLIN)) serve_subscriptions();
   if (reconciler && reconciler == reconciler_.get() && (items[reconciler_item].revents & ZMQ_POLLIN)) {

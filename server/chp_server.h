@@ -22,6 +22,7 @@
 #include "protocol/chp_codec.h"
 #include "security/curve_socket.h"
 #include "server/binary_star.h"
+#include "server/bound_endpoint.h"
 #include "server/chp_acl.h"
 #include "server/chp_follower.h"
 #include "server/chp_metrics.h"
@@ -30,6 +31,7 @@
 #include "server/chp_reconciler.h"
 #include "server/ha_link.h"
 #include "server/io_batching.h"
+#include "server/key_revocations.h"
 #include "server/chp_snapshots.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
@@ -78,6 +80,9 @@ struct ChpServerConfig {
   // SIGHUP; null: everyone admitted may do everything. Needs CURVE (clients
   // are named by key).
   std::shared_ptr<ChpAclFile> acl;
+  // The allow list's revocations (zap_handler.h): each ends every
+  // connection to the three ports. Null: no CURVE. Outlives the server.
+  const KeyRevocations* revocations = nullptr;
   // The context's I/O threads batch while snapshots stream (io_batching.h);
   // null: never. Outlives the server.
   IoBatching* io_batching = nullptr;
@@ -149,8 +154,11 @@ class ChpServer {
   bool may_ask_as_peer(const ReceivedMessage& msg);
   SnapshotPump::KeyFilter read_filter(const ReceivedMessage& msg) const;
   void serve_subscriptions();  // XPUB_MANUAL: subscriptions become the permitted topics
-  void follow_acl_reloads();   // new r prefixes: every subscriber subscribes again
-  void rebind_publisher();
+  // A removed CURVE key ends every connection (each client authenticates
+  // again); new r prefixes end every subscriber's (each subscribes again).
+  void follow_reloads();
+  void follow_acl_reloads();
+  bool endpoint_unbound() const;
   int poll_timeout_ms() const;
   void serve_catchup(const std::string& identity, const ReceivedMessage& msg);
 
@@ -175,8 +183,10 @@ class ChpServer {
   // reload generation acl_generation_ (chp_server_acl.cc).
   std::shared_ptr<const ChpAcl> subscribed_under_;
   std::uint64_t acl_generation_ = 0;
-  std::string publisher_endpoint_;  // as bound, to bind again after an unbind
-  bool publisher_unbound_ = false;
+  BoundEndpoint router_ep_;
+  BoundEndpoint publisher_ep_;
+  BoundEndpoint collector_ep_;
+  KeyRevocations::Watch revocations_;
   std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};
   // The collector's batch, kept across turns so a turn allocates nothing

@@ -72,6 +72,28 @@ void ChpServer::serve_subscriptions() {
   }
 }
 
+// A reload of the allow list that removed a key ends every connection to
+// the three ports: clients reconnect by themselves and authenticate again,
+// and the removed key is refused (ZAP judges it by the new list). Clients
+// miss what is published meanwhile, and a KVSET sent meanwhile may be
+// lost, as on any reconnect (CHP does not acknowledge a KVSET: a writer
+// that must know waits for its KVPUB); a snapshot in flight is asked for
+// again. The HA peer, which shares our key, reconnects too.
+void ChpServer::follow_reloads() {
+  for (BoundEndpoint* ep : {&router_ep_, &publisher_ep_, &collector_ep_}) ep->retry();
+  if (revocations_.news()) {
+    spdlog::warn("CURVE: a key left the allow list: ending every connection to {}, {} and {}", router_ep_.endpoint(),
+                 publisher_ep_.endpoint(), collector_ep_.endpoint());
+    for (BoundEndpoint* ep : {&router_ep_, &publisher_ep_, &collector_ep_}) ep->drop_connections();
+    if (config_.acl) subscribed_under_ = config_.acl->current();  // everyone subscribes again anyway
+  }
+  if (config_.acl) follow_acl_reloads();
+}
+
+bool ChpServer::endpoint_unbound() const {
+  return router_ep_.unbound() || publisher_ep_.unbound() || collector_ep_.unbound();
+}
+
 // XPUB_MANUAL sets a connection's topics once, when it subscribes, under
 // the rules of that moment. A reload that changes anyone's r prefixes
 // therefore ends every subscriber's connection (unbinding the publisher's
@@ -81,7 +103,6 @@ void ChpServer::serve_subscriptions() {
 // gap, which zstore's client resumes). A reload that changes only w
 // prefixes needs nothing: writes are checked per message.
 void ChpServer::follow_acl_reloads() {
-  if (publisher_unbound_) return rebind_publisher();
   std::uint64_t generation = config_.acl->generation();
   if (generation == acl_generation_) return;
   acl_generation_ = generation;
@@ -89,26 +110,10 @@ void ChpServer::follow_acl_reloads() {
   bool same = subscribed_under_->same_reads(*rules);
   subscribed_under_ = std::move(rules);
   if (same) return;
-  publisher_.unbind(publisher_endpoint_);
-  publisher_unbound_ = true;
   metrics_.acl_resubscriptions.fetch_add(1, std::memory_order_relaxed);
-  spdlog::warn("ACL: read rules changed: dropped every subscriber of {} so they subscribe again under them",
-               publisher_endpoint_);
-  rebind_publisher();
-}
-
-// Binding may fail for a moment while the I/O thread closes the old
-// listening socket; the reactor retries every few milliseconds.
-void ChpServer::rebind_publisher() {
-  try {
-    publisher_.bind(publisher_endpoint_);
-  } catch (const zmq::error_t& e) {
-    acl_log_.log(spdlog::level::err, "ACL: cannot bind the publisher {} again yet: {}", publisher_endpoint_,
-                 e.what());
-    return;
-  }
-  publisher_unbound_ = false;
-  spdlog::info("ACL: publisher {} bound again", publisher_endpoint_);
+  spdlog::warn("ACL: read rules changed: dropping every subscriber of {} so they subscribe again under them",
+               publisher_ep_.endpoint());
+  publisher_ep_.drop_connections();
 }
 
 }  // namespace zstore::server

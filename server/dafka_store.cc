@@ -60,6 +60,8 @@ void DafkaStore::start() {
   sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kConsumerHello, address_));
   config_.security.as_server(xpub_, "dafka-store");
   xpub_.bind(endpoint());
+  xpub_ep_ = BoundEndpoint(&xpub_, "Dafka store publisher");
+  revocations_ = KeyRevocations::Watch(config_.revocations);
   discovery_.start();
   reactor_.start([this] { run(); });
 }
@@ -73,6 +75,7 @@ void DafkaStore::stop() {
 }
 
 int DafkaStore::poll_timeout_ms() const {
+  if (xpub_ep_.unbound()) return 5;  // bound again soon (follow_revocations)
   if (fetches_.active()) return fetches_.blocked() ? 1 : 0;
   auto next = std::min(discovery_.next_deadline(), next_retry_);
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()).count();  // rounded down, it spins
@@ -94,6 +97,7 @@ void DafkaStore::run() {
                                {discovery_.subscriber().handle(), 0, ZMQ_POLLIN, 0}};
     zmq::poll(items, 4, std::chrono::milliseconds(poll_timeout_ms()));
     if (items[0].revents & ZMQ_POLLIN) return false;
+    follow_revocations();
     if (items[1].revents & ZMQ_POLLIN) drain_subscriber();
     if (items[2].revents & ZMQ_POLLIN) on_subscriptions();
     if (items[3].revents & ZMQ_POLLIN) on_discovery();

@@ -32,12 +32,14 @@
 #include "protocol/cidr.h"
 #include "protocol/dafka_codec.h"
 #include "security/curve_socket.h"
+#include "server/bound_endpoint.h"
 #include "server/dafka_acks.h"
 #include "server/dafka_discovery.h"
 #include "server/dafka_fetches.h"
 #include "server/dafka_gaps.h"
 #include "server/dafka_metrics.h"
 #include "server/io_batching.h"
+#include "server/key_revocations.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
 #include "storage/dafka_log.h"
@@ -65,6 +67,10 @@ struct DafkaStoreConfig {
   // With CURVE: the allowed name of a peer's Z85 key, empty when it is not
   // allowed; unset allows every key. Called on the reactor thread.
   std::function<std::string(const std::string& key)> peer_name;
+  // The allow list's revocations (zap_handler.h): each ends every
+  // connection to the XPUB and leaves the publishers whose key peer_name no
+  // longer knows. Null: no CURVE. Outlives the store.
+  const KeyRevocations* revocations = nullptr;
   // The context's I/O threads batch while FETCHes are answered
   // (io_batching.h); null: never. Outlives the store.
   IoBatching* io_batching = nullptr;
@@ -114,6 +120,7 @@ class DafkaStore {
   bool peer_allowed(const PeerChange& change);  // --dafka-peers and CURVE keys; logs and counts a refusal
   void connect_peer(const PeerChange& change);
   void disconnect_peer(const PeerChange& change);
+  void follow_revocations();
   void request_missing(const Key& key, bool from_timer);
   void give_up(const Key& key, GapTracker::Range missing);
   void pump_fetches();
@@ -131,6 +138,8 @@ class DafkaStore {
 
   zmq::socket_t xpub_;
   zmq::socket_t sub_;
+  BoundEndpoint xpub_ep_;
+  KeyRevocations::Watch revocations_;
   ReactorThread reactor_{metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
   DafkaDiscovery discovery_;
   struct Connection {

@@ -59,6 +59,30 @@ void DafkaStore::disconnect_peer(const PeerChange& c) {
   sub_.disconnect(c.endpoint);
 }
 
+// A key removed from the allow list: every subscriber of our XPUB connects
+// and authenticates again (the removed key is refused), and we leave the
+// publishers announced with a key that is no longer allowed. Discovery does
+// not announce a known peer again: one whose key comes back is connected
+// once it has timed out and beacons anew.
+void DafkaStore::follow_revocations() {
+  xpub_ep_.retry();
+  if (!revocations_.news()) return;
+  spdlog::warn("Dafka: a key left the allow list: ending every connection to {}", xpub_ep_.endpoint());
+  xpub_ep_.drop_connections();
+  if (!config_.peer_name) return;
+  for (auto it = connected_.begin(); it != connected_.end();) {
+    if (config_.peer_name(it->second.key).empty()) {
+      spdlog::warn("Dafka: leaving the publisher {} (key {}): its key is no longer in --curve-allow", it->first,
+                   it->second.key);
+      metrics_.peers_refused.fetch_add(1, std::memory_order_relaxed);
+      sub_.disconnect(it->first);
+      it = connected_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void DafkaStore::on_discovery() {
   std::vector<PeerChange> changes;
   discovery_.on_readable(&changes);

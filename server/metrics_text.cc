@@ -237,6 +237,9 @@ std::string render_metrics(const ServerView& view) {
     w.family("zstore_auth_failures_total", "counter",
              "connections or requests refused for authentication (CURVE key not allowed, missing HTTP token), by port");
     for (const auto& [port, n] : view.auth->failures()) w.sample(n, {{"port", port}});
+    w.family("zstore_auth_key_revocations_total", "counter",
+             "reloads of --curve-allow that removed a key (each ends every connection to the CURVE ports)");
+    w.sample(view.auth->revocations.count());
   }
   auto columns = column_sizes(*view.db);
   per_column(w, "zstore_rocksdb_sst_bytes", "size of the live SST files, by column family", columns,

@@ -26,8 +26,13 @@ std::string peer_address(zmq::message_t& frame) {
 }  // namespace
 
 Tower::Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMetrics& metrics,
-             security::SocketSecurity security)
-    : ctx_(ctx), bind_(std::move(bind)), port_(port), metrics_(metrics), security_(std::move(security)) {}
+             security::SocketSecurity security, const KeyRevocations* revocations)
+    : ctx_(ctx),
+      bind_(std::move(bind)),
+      port_(port),
+      metrics_(metrics),
+      security_(std::move(security)),
+      revocations_(revocations) {}
 
 Tower::~Tower() { stop(); }
 
@@ -47,6 +52,8 @@ void Tower::start() {
   auto eps = endpoints();
   xsub_.bind(eps[0]);
   xpub_.bind(eps[1]);
+  xsub_ep_ = BoundEndpoint(&xsub_, "tower beacon port");
+  xpub_ep_ = BoundEndpoint(&xpub_, "tower peer port");
   reactor_.start([this] { run(); });
 }
 
@@ -63,14 +70,27 @@ void Tower::run() {
     zmq::pollitem_t items[] = {reactor_.stop_item(),
                                {xsub_.handle(), 0, ZMQ_POLLIN, 0},
                                {xpub_.handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 3, std::chrono::milliseconds(1000));  // turn at least every second: liveness
+    bool unbound = xsub_ep_.unbound() || xpub_ep_.unbound();
+    // Turn at least every second (liveness), every few ms while bound again.
+    zmq::poll(items, 3, std::chrono::milliseconds(unbound ? 5 : 1000));
     if (items[0].revents & ZMQ_POLLIN) return false;
+    follow_revocations();
     if (items[1].revents & ZMQ_POLLIN) forward_beacons();
     if (items[2].revents & ZMQ_POLLIN) forward_subscriptions();
     return true;
   };
   reactor_.loop("Dafka tower", bad_input_log_, metrics_.loop_errors, turn);
   spdlog::info("Dafka tower stopped");
+}
+
+void Tower::follow_revocations() {
+  xsub_ep_.retry();
+  xpub_ep_.retry();
+  if (!revocations_.news()) return;
+  spdlog::warn("CURVE: a key left the allow list: ending every connection to the tower ({}, {})", xsub_ep_.endpoint(),
+               xpub_ep_.endpoint());
+  xsub_ep_.drop_connections();
+  xpub_ep_.drop_connections();
 }
 
 void Tower::forward_beacons() {

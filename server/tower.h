@@ -7,7 +7,9 @@
 // The CURVE key a node beacon carries (protocol/beacon.h) is forwarded with
 // it. With a certificate in `security` both sockets are CURVE servers, ZAP
 // domains "tower-beacons" (T) and "tower-peers" (T+1): only allowed keys
-// announce themselves or hear of others.
+// announce themselves or hear of others; a key removed from the allow list
+// (revocations) ends every connection to both, so each node authenticates
+// again and the removed one is refused.
 // start() binds and runs the reactor on its own thread; stop() joins it.
 #pragma once
 
@@ -19,6 +21,8 @@
 #include <zmq.hpp>
 
 #include "security/curve_socket.h"
+#include "server/bound_endpoint.h"
+#include "server/key_revocations.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
 #include "server/tower_metrics.h"
@@ -27,8 +31,9 @@ namespace zstore::server {
 
 class Tower {
  public:
+  // revocations: the allow list's (zap_handler.h), or null; outlives the tower.
   Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMetrics& metrics,
-        security::SocketSecurity security = {});
+        security::SocketSecurity security = {}, const KeyRevocations* revocations = nullptr);
   ~Tower();
   Tower(const Tower&) = delete;
   Tower& operator=(const Tower&) = delete;
@@ -45,6 +50,7 @@ class Tower {
   void run();
   void forward_beacons();
   void forward_subscriptions();
+  void follow_revocations();
 
   zmq::context_t& ctx_;
   std::string bind_;
@@ -53,6 +59,9 @@ class Tower {
   security::SocketSecurity security_;
   zmq::socket_t xsub_;
   zmq::socket_t xpub_;
+  BoundEndpoint xsub_ep_;
+  BoundEndpoint xpub_ep_;
+  KeyRevocations::Watch revocations_;
   RateLimiter bad_input_log_;
   ReactorThread reactor_{metrics_.loop_heartbeat_ms};
 };

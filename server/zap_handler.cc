@@ -48,9 +48,21 @@ std::string ZapHandler::reload() {
   }
   if (ec) return "cannot read --curve-allow directory " + allow_dir_ + ": " + ec.message();
   if (!own_key_.empty()) names[own_key_] = std::string(kPeerName);
-  std::lock_guard lock(mutex_);
-  names_ = std::move(names);
-  spdlog::info("CURVE allow list: {} client key(s) from {}", names_.size() - (own_key_.empty() ? 0 : 1), allow_dir_);
+  std::string removed;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, name] : names_) {
+      if (!names.contains(key)) removed += (removed.empty() ? "" : ", ") + name;
+    }
+    names_ = std::move(names);
+    spdlog::info("CURVE allow list: {} client key(s) from {}", names_.size() - (own_key_.empty() ? 0 : 1), allow_dir_);
+  }
+  if (!removed.empty()) {
+    // After the new list is in force: the reconnections are judged by it.
+    metrics_.revocations.add();
+    spdlog::warn("CURVE allow list: key(s) of {} removed: ending every connection so that clients authenticate again",
+                 removed);
+  }
   return {};
 }
 

@@ -7,9 +7,11 @@
 // the client; `zstored.key` is skipped: that name is reserved), plus our own
 // key as "zstored" (kPeerName, chp_acl.h: the members of a cluster share
 // one server certificate and connect to each other with it). reload()
-// re-reads the directory (SIGHUP); a removed key is refused at its next
-// handshake, established connections stay. Failures are counted per ZAP
-// domain (the port) and logged, rate-limited, naming key and address.
+// re-reads the directory (SIGHUP); a reload that removes a key counts a
+// revocation (AuthMetrics::revocations), on which the reactors end the
+// connections of their bound sockets: the removed key is refused when it
+// reconnects. Failures are counted per ZAP domain (the port) and logged,
+// rate-limited, naming key and address.
 #pragma once
 
 #include <atomic>

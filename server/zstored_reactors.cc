@@ -58,16 +58,19 @@ void Reactors::start_reactors(const ServerOptions& o, Storage& st) {
     acl = open_acl(o);
     ChpServerConfig config = chp_config(o, security, acl);
     config.io_batching = io_batching.get();
+    if (zap) config.revocations = &auth_metrics.revocations;
     chp = std::make_unique<ChpServer>(ctx, *st.chp, std::move(config), chp_metrics);
     chp->start();
   }
   if (o.tower_port != 0) {
-    tower = std::make_unique<Tower>(ctx, o.bind, o.tower_port, tower_metrics, security);
+    tower = std::make_unique<Tower>(ctx, o.bind, o.tower_port, tower_metrics, security,
+                                    zap ? &auth_metrics.revocations : nullptr);
     tower->start();
   }
   if (o.dafka_port != 0) {
     DafkaStoreConfig config = dafka_config(o, security, zap.get());
     config.io_batching = io_batching.get();
+    if (zap) config.revocations = &auth_metrics.revocations;
     dafka = std::make_unique<DafkaStore>(ctx, *st.dafka, st.node_address, std::move(config), dafka_metrics);
     dafka->start();
   }

@@ -1,8 +1,10 @@
 // zstored with --curve-cert/--curve-allow, over real sockets: an allowed key
 // reads and writes end to end (raw peer, CloneClient, zstore-cli); a
 // plaintext client, an unknown key and a key removed before a SIGHUP get
-// nothing (no snapshot, no KVPUB or HUGZ, their KVSETs not applied); an HA
-// pair sharing the server certificate syncs and fails over; bad security
+// nothing (no snapshot, no KVPUB or HUGZ, their KVSETs not applied), also
+// on the connections the removed key had open; an HA
+// pair sharing the server certificate syncs, follows through a key removal
+// and fails over; bad security
 // flags stop start-up.
 #include <signal.h>
 
@@ -16,6 +18,7 @@
 
 #include "client/clone_client.h"
 #include "security/curve_cert.h"
+#include "tests/ops/ops_support.h"
 #include "tests/server/curve_keys.h"
 #include "tests/support/chp_peer.h"
 #include "tests/support/test_support.h"
@@ -26,6 +29,7 @@ using zstore::security::CurveCert;
 using zstore::security::SocketSecurity;
 using zstore::testing::ChpPeer;
 using zstore::testing::CurveKeys;
+using zstore::testing::HttpZstored;
 using zstore::testing::Process;
 using zstore::testing::TempDir;
 using zstore::testing::wait_until;
@@ -56,6 +60,26 @@ void expect_nothing(ChpPeer& intruder, ChpPeer& ally, const std::string& tag) {
   BOOST_REQUIRE(snap);
   BOOST_TEST(snap->entries.count("/marker/" + tag) == 1u);
   BOOST_TEST(snap->entries.count("/intruder/" + tag) == 0u);
+}
+
+// Sends KVSETs of fresh keys until one comes back published: the peer's
+// paths to the collector and from the publisher are (re)connected.
+bool round_trip(ChpPeer& peer, const std::string& tag) {
+  for (int i = 0; i < 50; ++i) {
+    std::string key = "/round-trip/" + tag + "/" + std::to_string(i);
+    peer.set(key, "1");
+    if (peer.wait_kvpub(key, 200ms)) return true;
+  }
+  return false;
+}
+
+// zstore_chp_last_sequence exactly (as a double it would be rounded: the
+// epoch is in the high bits).
+std::uint64_t last_sequence(HttpZstored& z) {
+  const std::string name = "\nzstore_chp_last_sequence ";
+  std::string body = zstore::testing::http_request(z.http_port, "GET", "/metrics").body;
+  auto at = body.find(name);
+  return at == std::string::npos ? 0 : std::stoull(body.substr(at + name.size()));
 }
 
 struct Fixture {
@@ -118,9 +142,36 @@ BOOST_FIXTURE_TEST_CASE(sighup_rereads_the_allow_list, Fixture) {
   expect_nothing(*alice, *bob, "removed");
 }
 
+// A key removed from the allow list loses the connections it has open, not
+// only its next one: zstored ends every connection to the three ports and
+// the others come back by themselves.
+BOOST_FIXTURE_TEST_CASE(removing_a_key_ends_its_open_connections, Fixture) {
+  keys.allow("bob");
+  server.kill(SIGHUP);
+  BOOST_REQUIRE(wait_until([&] { return count(server.log(), "CURVE allow list: 2 client key(s)") == 1; }));
+  auto alice = peer(keys.as("alice"));
+  auto bob = peer(keys.as("bob"));
+  BOOST_REQUIRE(round_trip(*alice, "alice"));
+  BOOST_REQUIRE(round_trip(*bob, "bob"));
+  BOOST_REQUIRE(alice->snapshot("", 5s).has_value());
+
+  keys.forbid("alice");
+  server.kill(SIGHUP);
+  BOOST_REQUIRE(wait_until([&] { return server.log().find("ending every connection to") != std::string::npos; }));
+  BOOST_TEST(server.log().find("key(s) of alice removed") != std::string::npos);
+  BOOST_REQUIRE_MESSAGE(round_trip(*bob, "bob-after"), server.log());  // bob reconnected by himself
+  // What alice received before her connection ended; HUGZ every 100 ms
+  // would never let this end if it had not.
+  for (int i = 0; i < 50 && alice->next_update(300ms); ++i) {
+  }
+  expect_nothing(*alice, *bob, "revoked");
+}
+
 BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
-  CurveKeys keys{{"alice", "bob", "mallory"}, {"alice"}};
-  Zstored primary{keys.server_args()}, backup{keys.server_args()};
+  CurveKeys keys{{"alice", "bob", "mallory"}, {"alice", "bob"}};
+  HttpZstored primary_http{keys.server_args()}, backup_http{keys.server_args()};
+  Zstored& primary = primary_http.server;
+  Zstored& backup = backup_http.server;
   std::uint16_t ha = zstore::testing::free_port_range(2);
   auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
   primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp",
@@ -154,6 +205,17 @@ BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
     BOOST_TEST(wait_until([&] { return primary.log().find(refused + " from 127.0.0.1 on ha") != std::string::npos; }),
                primary.log());
   }
+  // Removing a key ends every connection to the active's CHP ports, the
+  // passive's follower's too: it reconnects (with the pair's key) and goes
+  // on following, and the client reconnects and writes on.
+  keys.forbid("bob");
+  primary.kill(SIGHUP);
+  backup.kill(SIGHUP);
+  BOOST_REQUIRE(wait_until([&] { return primary.log().find("ending every connection to") != std::string::npos; }));
+  BOOST_REQUIRE(client.wait_published(client.set("/ha-during", "revoked"), 20s));
+  BOOST_REQUIRE_MESSAGE(wait_until([&] { return last_sequence(backup_http) == last_sequence(primary_http); }, 20s),
+                        backup.log());
+
   primary.kill(SIGKILL);
   BOOST_REQUIRE(primary.wait_exit() >= 0);
   BOOST_REQUIRE(client.wait_published(client.set("/ha", "after"), 20s));  // served by the backup now
@@ -162,6 +224,7 @@ BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
   auto snap = reader.snapshot("", 5s);
   BOOST_REQUIRE(snap);
   BOOST_TEST(snap->entries.at("/ha").body == "after");
+  BOOST_TEST(snap->entries.at("/ha-during").body == "revoked");
 }
 
 BOOST_FIXTURE_TEST_CASE(cli_needs_the_right_keys, Fixture) {

@@ -2,7 +2,8 @@
 // --curve-allow (store, embedded tower) and the Dafka client library. Allowed
 // keys produce, get ACKed and consume end to end (records and heads), also
 // through a second zstored sharing the cluster certificate; a plaintext
-// producer, an unknown key, a key removed before a SIGHUP and a wrong server
+// producer, an unknown key, a key removed before a SIGHUP (also from a
+// producer connected with it) and a wrong server
 // key get nothing stored and a clear handshake error; a beacon that
 // announces a key outside the allow list is not connected to; a producer's
 // publisher serves zstored and announced peers, not a stranger with its key;
@@ -161,6 +162,32 @@ BOOST_FIXTURE_TEST_CASE(key_removed_before_sighup_gets_nothing_stored, Fixture) 
   BOOST_REQUIRE(wait_until([&] { return !after.handshake_error().empty(); }, 10s));
   BOOST_TEST(after.handshake_error().find("refused our key") != std::string::npos, after.handshake_error());
   BOOST_TEST(metric("zstore_dafka_records_stored_total") == stored);
+}
+
+// A producer whose key is removed while it runs: the store leaves its
+// publisher and the tower ends its connection, so its next records are not
+// stored and its reconnection is refused; alice, still allowed, reconnects
+// by herself and goes on.
+BOOST_FIXTURE_TEST_CASE(a_removed_key_loses_its_open_connections, Fixture) {
+  dafka::Producer bob(producer(keys.as("bob")));
+  bob.publish("revoked", "allowed");
+  BOOST_REQUIRE(bob.flush(15s));
+  dafka::Producer alice(producer(keys.as("alice")));
+  alice.publish("kept", "before");
+  BOOST_REQUIRE(alice.flush(15s));
+  keys.forbid("bob");
+  zstored.server.kill(SIGHUP);
+  BOOST_REQUIRE(
+      wait_until([&] { return zstored.server.log().find("Dafka: leaving the publisher") != std::string::npos; }));
+  BOOST_TEST(metric("zstore_auth_key_revocations_total") == 1);
+  double stored = metric("zstore_dafka_records_stored_total");
+  bob.publish("revoked", "after");
+  BOOST_TEST(!bob.flush(2s));
+  BOOST_REQUIRE(wait_until([&] { return !bob.handshake_error().empty(); }, 10s));
+  BOOST_TEST(bob.handshake_error().find("refused our key") != std::string::npos, bob.handshake_error());
+  alice.publish("kept", "after");
+  BOOST_REQUIRE_MESSAGE(alice.flush(15s), zstored.server.log());
+  BOOST_TEST(metric("zstore_dafka_records_stored_total") == stored + 1);
 }
 
 BOOST_FIXTURE_TEST_CASE(beacons_with_a_key_not_allowed_or_none_are_not_connected_to, Fixture) {
