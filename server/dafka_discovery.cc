@@ -80,7 +80,6 @@ void DafkaDiscovery::on_readable(std::vector<PeerChange>* changes) {
     changes->push_back({PeerChange::Kind::kConnect, b->endpoint, b->key});
     spdlog::info("Dafka peer {} at {}{}", b->uuid, b->endpoint, b->key.empty() ? "" : " (key " + b->key + ")");
   }
-  metrics_.peers.store(peers_.size(), std::memory_order_relaxed);
 }
 
 void DafkaDiscovery::on_timer(std::vector<PeerChange>* changes) {
@@ -98,7 +97,6 @@ void DafkaDiscovery::on_timer(std::vector<PeerChange>* changes) {
     changes->push_back({PeerChange::Kind::kDisconnect, it->second.endpoint, it->second.key});
     it = peers_.erase(it);
   }
-  metrics_.peers.store(peers_.size(), std::memory_order_relaxed);
 }
 
 }  // namespace zstore::server

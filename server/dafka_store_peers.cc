@@ -81,6 +81,7 @@ void DafkaStore::follow_revocations() {
       ++it;
     }
   }
+  metrics_.peers.store(connected_.size(), std::memory_order_relaxed);
 }
 
 void DafkaStore::on_discovery() {
@@ -89,6 +90,8 @@ void DafkaStore::on_discovery() {
   apply(changes);
 }
 
+// zstore_dafka_peers counts the publishers connected to, not those merely
+// announced (a refused one is announced, never connected).
 void DafkaStore::apply(const std::vector<PeerChange>& changes) {
   for (const auto& c : changes) {
     bool connect = c.kind == PeerChange::Kind::kConnect;
@@ -98,6 +101,7 @@ void DafkaStore::apply(const std::vector<PeerChange>& changes) {
       spdlog::warn("Dafka: cannot {} {}: {}", connect ? "connect to" : "disconnect from", c.endpoint, e.what());
     }
   }
+  metrics_.peers.store(connected_.size(), std::memory_order_relaxed);
 }
 
 }  // namespace zstore::server

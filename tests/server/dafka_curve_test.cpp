@@ -180,6 +180,7 @@ BOOST_FIXTURE_TEST_CASE(a_removed_key_loses_its_open_connections, Fixture) {
   BOOST_REQUIRE(
       wait_until([&] { return zstored.server.log().find("Dafka: leaving the publisher") != std::string::npos; }));
   BOOST_TEST(metric("zstore_auth_key_revocations_total") == 1);
+  BOOST_TEST(metric("zstore_dafka_peers") == 1);  // alice's publisher, not bob's any more
   double stored = metric("zstore_dafka_records_stored_total");
   bob.publish("revoked", "after");
   BOOST_TEST(!bob.flush(2s));
@@ -217,6 +218,7 @@ BOOST_FIXTURE_TEST_CASE(beacons_with_a_key_not_allowed_or_none_are_not_connected
       15s));
   BOOST_TEST(log.find("not connecting to tcp://127.0.0.1:1 (key " + mallory + ")") != std::string::npos, log);
   BOOST_TEST(metric("zstore_dafka_peers_refused_total") >= 2);
+  BOOST_TEST(metric("zstore_dafka_peers") == 0);  // announced, never connected
 }
 
 BOOST_FIXTURE_TEST_CASE(a_second_store_sharing_the_certificate_stores_too, Fixture) {
