@@ -35,6 +35,9 @@ struct ChpMetrics {
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
   // turn; set by start(), 0 after the last turn.
   std::atomic<std::int64_t> loop_heartbeat_ms{0};
+  // Ports unbound to end their connections and not bound again yet
+  // (bound_endpoint.h): nobody can connect to them meanwhile.
+  std::atomic<std::int64_t> ports_unbound{0};
 };
 
 }  // namespace zstore::server

@@ -65,9 +65,9 @@ void ChpServer::start() {
   router_.bind(eps[0]);
   publisher_.bind(eps[1]);
   collector_.bind(eps[2]);
-  router_ep_ = BoundEndpoint(&router_, "CHP snapshot port");
-  publisher_ep_ = BoundEndpoint(&publisher_, "CHP publisher");
-  collector_ep_ = BoundEndpoint(&collector_, "CHP collector");
+  router_ep_ = BoundEndpoint(&router_, "CHP snapshot port", &metrics_.ports_unbound);
+  publisher_ep_ = BoundEndpoint(&publisher_, "CHP publisher", &metrics_.ports_unbound);
+  collector_ep_ = BoundEndpoint(&collector_, "CHP collector", &metrics_.ports_unbound);
   revocations_ = KeyRevocations::Watch(config_.revocations);
   if (config_.acl) {
     acl_generation_ = config_.acl->generation();

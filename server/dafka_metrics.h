@@ -32,6 +32,7 @@ struct DafkaMetrics {
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
   // turn; set by start(), 0 after the last turn.
   std::atomic<std::int64_t> loop_heartbeat_ms{0};
+  std::atomic<std::int64_t> ports_unbound{0};  // see ChpMetrics::ports_unbound
 };
 
 }  // namespace zstore::server

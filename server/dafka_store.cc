@@ -60,7 +60,7 @@ void DafkaStore::start() {
   sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kConsumerHello, address_));
   config_.security.as_server(xpub_, "dafka-store");
   xpub_.bind(endpoint());
-  xpub_ep_ = BoundEndpoint(&xpub_, "Dafka store publisher");
+  xpub_ep_ = BoundEndpoint(&xpub_, "Dafka store publisher", &metrics_.ports_unbound);
   revocations_ = KeyRevocations::Watch(config_.revocations);
   discovery_.start();
   reactor_.start([this] { run(); });

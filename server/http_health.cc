@@ -6,9 +6,11 @@ namespace zstore::server {
 namespace {
 
 // Adds loop `name` to *loops; false when it is not running or is stale.
-bool check_loop(nlohmann::json* loops, const char* name, const std::atomic<std::int64_t>& heartbeat,
-                std::chrono::milliseconds stale_after) {
-  std::int64_t beat = heartbeat.load(std::memory_order_relaxed);
+// Its ports that are unbound (bound_endpoint.h) are added to *unbound.
+template <typename Metrics>
+bool check_loop(nlohmann::json* loops, const char* name, const Metrics& m, std::chrono::milliseconds stale_after,
+                std::int64_t* unbound) {
+  std::int64_t beat = m.loop_heartbeat_ms.load(std::memory_order_relaxed);
   if (beat == 0) {
     (*loops)[name] = {{"state", "stopped"}};
     return false;
@@ -16,6 +18,9 @@ bool check_loop(nlohmann::json* loops, const char* name, const std::atomic<std::
   std::int64_t age = loop_clock_ms() - beat;
   bool fresh = age <= stale_after.count();
   (*loops)[name] = {{"state", fresh ? "running" : "stuck"}, {"last_turn_ms_ago", age}};
+  std::int64_t ports = m.ports_unbound.load(std::memory_order_relaxed);
+  if (ports > 0) (*loops)[name]["ports_unbound"] = ports;
+  *unbound += ports;
   return fresh;
 }
 
@@ -24,14 +29,18 @@ bool check_loop(nlohmann::json* loops, const char* name, const std::atomic<std::
 Health check_health(const ServerView& view, std::chrono::milliseconds stale_after) {
   nlohmann::json loops = nlohmann::json::object();
   bool healthy = view.db != nullptr && view.db->db() != nullptr;
-  if (view.chp) healthy = check_loop(&loops, "chp", view.chp->loop_heartbeat_ms, stale_after) && healthy;
-  if (view.dafka) healthy = check_loop(&loops, "dafka", view.dafka->loop_heartbeat_ms, stale_after) && healthy;
-  if (view.tower) healthy = check_loop(&loops, "tower", view.tower->loop_heartbeat_ms, stale_after) && healthy;
+  std::int64_t unbound = 0;
+  if (view.chp) healthy = check_loop(&loops, "chp", *view.chp, stale_after, &unbound) && healthy;
+  if (view.dafka) healthy = check_loop(&loops, "dafka", *view.dafka, stale_after, &unbound) && healthy;
+  if (view.tower) healthy = check_loop(&loops, "tower", *view.tower, stale_after, &unbound) && healthy;
   auto uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - view.started).count();
   // Low disk degrades but does not fail the check: reads go on, and a
-  // restart would not free any space.
+  // restart would not free any space. So does a port being bound again
+  // (a few ms after a revocation; longer only if another process took it):
+  // the loop goes on serving its other ports and retries.
   bool disk_low = view.disk != nullptr && view.disk->low();
-  nlohmann::json body = {{"status", !healthy ? "unhealthy" : disk_low ? "degraded" : "ok"},
+  bool degraded = disk_low || unbound > 0;
+  nlohmann::json body = {{"status", !healthy ? "unhealthy" : degraded ? "degraded" : "ok"},
                          {"role", view.ha_state ? view.ha_state() : "standalone"},
                          {"database", view.db != nullptr && view.db->db() != nullptr ? "open" : "closed"},
                          {"uptime_seconds", static_cast<std::int64_t>(uptime)},

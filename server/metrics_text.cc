@@ -136,7 +136,8 @@ void ha_metric(PromWriter& w, const std::string& state) {
 
 // Seconds since each enabled reactor loop last turned (what /healthz
 // checks): for a loop that never turned or has stopped, since zstored
-// started, so an alert on the age fires for a dead loop too.
+// started, so an alert on the age fires for a dead loop too. Then each
+// loop's ports not bound again yet (bound_endpoint.h).
 void loop_ages(PromWriter& w, const ServerView& view, double uptime) {
   w.family("zstore_loop_heartbeat_age_seconds", "gauge", "seconds since the reactor loop last turned, by loop");
   auto age = [uptime](const std::atomic<std::int64_t>& heartbeat) {
@@ -146,6 +147,12 @@ void loop_ages(PromWriter& w, const ServerView& view, double uptime) {
   if (view.chp) w.sample(age(view.chp->loop_heartbeat_ms), {{"loop", "chp"}});
   if (view.dafka) w.sample(age(view.dafka->loop_heartbeat_ms), {{"loop", "dafka"}});
   if (view.tower) w.sample(age(view.tower->loop_heartbeat_ms), {{"loop", "tower"}});
+  w.family("zstore_ports_unbound", "gauge",
+           "ports unbound to end their connections (a CURVE key removed, new ACL read rules) and not bound again yet, "
+           "by loop");
+  if (view.chp) w.sample(static_cast<double>(view.chp->ports_unbound.load()), {{"loop", "chp"}});
+  if (view.dafka) w.sample(static_cast<double>(view.dafka->ports_unbound.load()), {{"loop", "dafka"}});
+  if (view.tower) w.sample(static_cast<double>(view.tower->ports_unbound.load()), {{"loop", "tower"}});
 }
 
 // A gauge with one sample per column family.

@@ -52,8 +52,8 @@ void Tower::start() {
   auto eps = endpoints();
   xsub_.bind(eps[0]);
   xpub_.bind(eps[1]);
-  xsub_ep_ = BoundEndpoint(&xsub_, "tower beacon port");
-  xpub_ep_ = BoundEndpoint(&xpub_, "tower peer port");
+  xsub_ep_ = BoundEndpoint(&xsub_, "tower beacon port", &metrics_.ports_unbound);
+  xpub_ep_ = BoundEndpoint(&xpub_, "tower peer port", &metrics_.ports_unbound);
   reactor_.start([this] { run(); });
 }
 

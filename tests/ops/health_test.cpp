@@ -1,5 +1,6 @@
 // In-process: /healthz turns 503 when a reactor loop's heartbeat is absent
-// or stale, whatever the other loop does; Prometheus label escaping.
+// or stale, whatever the other loop does, and says "degraded" while a port
+// is unbound; Prometheus label escaping.
 #include <boost/test/unit_test.hpp>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,27 @@ BOOST_FIXTURE_TEST_CASE(health_needs_every_loop_fresh, Fixture) {
   h = check_health(view, 5000ms);
   BOOST_TEST(!h.healthy);
   BOOST_TEST(nlohmann::json::parse(h.body)["loops"]["chp"]["state"] == "stopped");
+}
+
+// A port being bound again (bound_endpoint.h) degrades the server, without
+// failing the check: its loop serves its other ports and retries.
+BOOST_FIXTURE_TEST_CASE(an_unbound_port_degrades_health, Fixture) {
+  for (auto* beat : {&chp.loop_heartbeat_ms, &dafka.loop_heartbeat_ms, &tower.loop_heartbeat_ms}) {
+    *beat = loop_clock_ms();
+  }
+  BOOST_TEST(nlohmann::json::parse(check_health(view, 5000ms).body)["status"] == "ok");
+  tower.ports_unbound = 2;
+  Health h = check_health(view, 5000ms);
+  BOOST_TEST(h.healthy);
+  auto body = nlohmann::json::parse(h.body);
+  BOOST_TEST(body["status"] == "degraded");
+  BOOST_TEST(body["loops"]["tower"]["ports_unbound"] == 2);
+  BOOST_TEST(!body["loops"]["chp"].contains("ports_unbound"));
+  auto m = zstore::testing::parse_prometheus(render_metrics(view));
+  BOOST_TEST(zstore::testing::metric(m, "zstore_ports_unbound{loop=\"tower\"}") == 2.0);
+  BOOST_TEST(zstore::testing::metric(m, "zstore_ports_unbound{loop=\"chp\"}") == 0.0);
+  tower.ports_unbound = 0;
+  BOOST_TEST(nlohmann::json::parse(check_health(view, 5000ms).body)["status"] == "ok");
 }
 
 BOOST_FIXTURE_TEST_CASE(healthz_answers_503_for_a_stuck_loop, Fixture) {
