@@ -24,6 +24,9 @@
 namespace zstore::server {
 
 inline constexpr std::string_view kPeerName = "zstored";
+// The ZAP domain of the HA state port (ha_link.h): only the pair's own key
+// (kPeerName) may connect there, not the clients of the allow list.
+inline constexpr const char* kHaZapDomain = "ha";
 
 class ChpAcl {
  public:

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "protocol/chp_codec.h"
+#include "server/chp_acl.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -68,7 +69,7 @@ HaLink::HaLink(zmq::context_t& ctx, const std::string& bind_endpoint, const std:
   sub_.set(zmq::sockopt::subscribe, "");
   sub_.set(zmq::sockopt::maxmsgsize, std::int64_t{4096});
   sub_.set(zmq::sockopt::rcvhwm, 100);
-  security.as_server(pub_, "ha");
+  security.as_server(pub_, kHaZapDomain);
   security.as_client(sub_);
   pub_.bind(bind_endpoint);
   sub_.connect(peer_endpoint);

@@ -114,6 +114,13 @@ void ZapHandler::answer(zmq::socket_t& socket) {
   std::string domain(f[2]), address(f[3]), mechanism(f[5]);
   std::string key = f.size() > 6 ? std::string(f[6]) : std::string();
   std::string name = mechanism == "CURVE" && key.size() == 32 ? name_of(key) : std::string();
+  if (!name.empty() && domain == kHaZapDomain && name != kPeerName) {
+    metrics_.count_failure(domain);
+    refusal_log_.log(spdlog::level::warn, "CURVE: refused client '{}' from {} on {}: only the HA peer may connect there",
+                     name, address, domain);
+    reply(socket, f[1], "400", "only the HA peer may connect here", "");
+    return;
+  }
   if (!name.empty()) {
     reply(socket, f[1], "200", "OK", name);
     spdlog::debug("CURVE: client '{}' from {} admitted on {}", name, address, domain);

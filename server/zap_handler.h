@@ -6,7 +6,8 @@
 // every `NAME.key` certificate in the --curve-allow directory (NAME names
 // the client; `zstored.key` is skipped: that name is reserved), plus our own
 // key as "zstored" (kPeerName, chp_acl.h: the members of a cluster share
-// one server certificate and connect to each other with it). reload()
+// one server certificate and connect to each other with it). The HA state
+// port (domain kHaZapDomain) admits our own key only. reload()
 // re-reads the directory (SIGHUP); a reload that removes a key counts a
 // revocation (AuthMetrics::revocations), on which the reactors end the
 // connections of their bound sockets: the removed key is refused when it

@@ -189,22 +189,26 @@ BOOST_AUTO_TEST_CASE(ha_pair_syncs_and_fails_over_with_curve) {
   BOOST_REQUIRE(client.wait_published(client.set("/ha", "before"), 10s));
   // The backup hears the primary (HA link) and follows it (snapshot + KVPUBs).
   BOOST_REQUIRE(wait_until([&] { return backup.ha_follower_synced(); }));
-  {
-    // A stranger on the primary's HA port hears none of the state messages
-    // (one every 200 ms) and is logged; the pair's own key is admitted.
+  // A stranger on the primary's HA port hears none of the state messages
+  // (one every 200 ms) and is logged, and so does an allowed client: only
+  // the pair's own key is admitted there.
+  for (const char* name : {"mallory", "alice"}) {
     zmq::context_t ictx;
     zmq::socket_t sub(ictx, zmq::socket_type::sub);
     sub.set(zmq::sockopt::linger, 0);
-    keys.as("mallory").as_client(sub);
+    keys.as(name).as_client(sub);
     sub.set(zmq::sockopt::subscribe, "");
     sub.set(zmq::sockopt::rcvtimeo, 1500);
     sub.connect(ep(ha));
     zmq::message_t state;
-    BOOST_TEST(!sub.recv(state).has_value());
-    const std::string refused = "refused unknown client key " + keys.clients.at("mallory").public_key;
-    BOOST_TEST(wait_until([&] { return primary.log().find(refused + " from 127.0.0.1 on ha") != std::string::npos; }),
-               primary.log());
+    BOOST_TEST(!sub.recv(state).has_value(), name);
   }
+  const std::string refused = "refused unknown client key " + keys.clients.at("mallory").public_key;
+  BOOST_TEST(wait_until([&] { return primary.log().find(refused + " from 127.0.0.1 on ha") != std::string::npos; }),
+             primary.log());
+  BOOST_TEST(primary.log().find("refused client 'alice' from 127.0.0.1 on ha: only the HA peer may connect there") !=
+                 std::string::npos,
+             primary.log());
   // Removing a key ends every connection to the active's CHP ports, the
   // passive's follower's too: it reconnects (with the pair's key) and goes
   // on following, and the client reconnects and writes on.
