@@ -12,10 +12,14 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-void send_frames(zmq::socket_t& s, const protocol::Frames& frames) {
+// False when the socket could not take a frame within its send time-out
+// (a DEALER without a connection).
+bool send_frames(zmq::socket_t& s, const protocol::Frames& frames) {
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    s.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
+    if (!s.send(zmq::buffer(frames[i]), flags)) return false;
   }
+  return true;
 }
 
 // Receives one multipart message within timeout.
@@ -67,21 +71,29 @@ std::string ChpPeer::set(const std::string& key, const std::string& value, const
 }
 
 std::optional<ChpSnapshot> ChpPeer::snapshot(const std::string& subtree, std::chrono::milliseconds timeout) {
-  send_snapshot_port(chp::encode_icanhaz({subtree, std::nullopt}));
-  return collect_snapshot(timeout);
+  return ask(chp::encode_icanhaz({subtree, std::nullopt}), timeout);
 }
 
 std::optional<ChpSnapshot> ChpPeer::resume(const std::string& subtree, std::uint64_t after,
                                            std::chrono::milliseconds timeout) {
-  send_snapshot_port(chp::encode_icanhaz({subtree, after}));
-  return collect_snapshot(timeout);
+  return ask(chp::encode_icanhaz({subtree, after}), timeout);
 }
 
 std::optional<ChpSnapshot> ChpPeer::catch_up(std::uint64_t after, std::chrono::milliseconds timeout) {
   std::string be;
   protocol::put_be<std::uint64_t>(be, after);
-  send_snapshot_port(protocol::Frames{std::string(chp::kPeerCatchup), be});
-  return collect_snapshot(timeout);
+  return ask(protocol::Frames{std::string(chp::kPeerCatchup), be}, timeout);
+}
+
+// A DEALER without a connection (none yet, or refused) blocks a send: the
+// request must go within the time-out too, or there is no answer.
+std::optional<ChpSnapshot> ChpPeer::ask(const protocol::Frames& request, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  dealer_.set(zmq::sockopt::sndtimeo, static_cast<int>(timeout.count()));
+  bool sent = send_frames(dealer_, request);
+  dealer_.set(zmq::sockopt::sndtimeo, -1);  // send_snapshot_port blocks, as before
+  if (!sent) return std::nullopt;
+  return collect_snapshot(left(deadline));
 }
 
 std::optional<ChpSnapshot> ChpPeer::collect_snapshot(std::chrono::milliseconds timeout) {
@@ -125,10 +137,16 @@ std::optional<chp::KvMsg> ChpPeer::wait_kvpub(const std::string& key, std::chron
 }
 
 bool ChpPeer::wait_connected(std::chrono::milliseconds timeout) {
+  const std::string probe = "__zstore_test_probe";
   auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
-    set("__zstore_test_probe", "1");
-    if (wait_kvpub("__zstore_test_probe", std::min(left(deadline), std::chrono::milliseconds(200)))) return true;
+    std::string uuid = set(probe, "1");
+    auto round = std::min(deadline, Clock::now() + std::chrono::milliseconds(200));
+    // Only this probe's KVPUB proves both paths: an older one queued before
+    // a reconnect, or another peer's, does not.
+    while (auto kv = wait_kvpub(probe, left(round))) {
+      if (kv->uuid == uuid) return true;
+    }
   }
   return false;
 }

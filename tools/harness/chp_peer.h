@@ -39,7 +39,8 @@ class ChpPeer {
   // KVSET with a fresh random uuid (returned).
   std::string set(const std::string& key, const std::string& value, const std::string& properties = "");
 
-  // ICANHAZ? then collect until KTHXBAI; nullopt on time-out.
+  // ICANHAZ? then collect until KTHXBAI; nullopt on time-out, also when no
+  // connection took the request in time.
   std::optional<ChpSnapshot> snapshot(const std::string& subtree = "",
                                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // The same with zstore's resume frame: the last sequence applied.
@@ -55,10 +56,12 @@ class ChpPeer {
   std::optional<protocol::chp::KvMsg> wait_kvpub(const std::string& key, std::chrono::milliseconds timeout);
 
   // Blocks until the PUB->SUB paths both ways carry messages: sends probe
-  // KVSETs until their KVPUB is seen. False on time-out.
+  // KVSETs until the KVPUB of one of them (its UUID) is seen. False on
+  // time-out.
   bool wait_connected(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
  private:
+  std::optional<ChpSnapshot> ask(const protocol::Frames& request, std::chrono::milliseconds timeout);
   std::optional<ChpSnapshot> collect_snapshot(std::chrono::milliseconds timeout);
 
   zmq::socket_t dealer_;
