@@ -117,6 +117,7 @@ class DafkaStore {
   void on_discovery();
   void on_timer();
   void apply(const std::vector<PeerChange>& changes);
+  bool key_allowed(const std::string& key) const;  // by config.peer_name; every key without it
   bool peer_allowed(const PeerChange& change);  // --dafka-peers and CURVE keys; logs and counts a refusal
   void connect_peer(const PeerChange& change);
   void disconnect_peer(const PeerChange& change);

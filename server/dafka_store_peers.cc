@@ -7,6 +7,10 @@
 
 namespace zstore::server {
 
+bool DafkaStore::key_allowed(const std::string& key) const {
+  return !config_.peer_name || !config_.peer_name(key).empty();
+}
+
 bool DafkaStore::peer_allowed(const PeerChange& change) {
   auto refuse = [&](const char* why) {
     metrics_.peers_refused.fetch_add(1, std::memory_order_relaxed);
@@ -20,7 +24,7 @@ bool DafkaStore::peer_allowed(const PeerChange& change) {
   }
   if (!config_.security.curve()) return true;
   if (change.key.empty()) return refuse("its beacon carries no CURVE key");
-  if (config_.peer_name && config_.peer_name(change.key).empty()) return refuse("its key is not in --curve-allow");
+  if (!key_allowed(change.key)) return refuse("its key is not in --curve-allow");
   return true;
 }
 
@@ -69,9 +73,8 @@ void DafkaStore::follow_revocations() {
   if (!revocations_.news()) return;
   spdlog::warn("Dafka: a key left the allow list: ending every connection to {}", xpub_ep_.endpoint());
   xpub_ep_.drop_connections();
-  if (!config_.peer_name) return;
   for (auto it = connected_.begin(); it != connected_.end();) {
-    if (config_.peer_name(it->second.key).empty()) {
+    if (!key_allowed(it->second.key)) {
       spdlog::warn("Dafka: leaving the publisher {} (key {}): its key is no longer in --curve-allow", it->first,
                    it->second.key);
       metrics_.peers_refused.fetch_add(1, std::memory_order_relaxed);
