@@ -115,13 +115,19 @@ storage::Status ChpReconciler::result(storage::ChpStore& store, std::vector<stor
     storage::ChpEntry mine;
     bool found = false;
     if (auto s = store.get(key, &mine, &found); !s.ok()) return s;
-    if (found && mine.uuid == kv.uuid) continue;  // the same update
-    if (!found && kv.body.empty()) continue;      // already absent
+    // The same update (a client re-sent it after a failover): taken again
+    // only when the peer published it later than we did, so that the key's
+    // sequence is not below one a client of the peer saw for it.
+    bool same = found && !kv.uuid.empty() && mine.uuid == kv.uuid;
+    if (same && mine.sequence >= kv.sequence) continue;
+    if (!found && kv.body.empty()) continue;  // already absent
     std::uint64_t expires = 0;
     std::uint64_t written = 0;
     std::string properties = chp::take_expires_at(kv.properties, &expires, &written);
     Written peer{kv.sequence, written};
-    if (complete) {
+    if (same) {
+      // no conflict to weigh: both sides hold this update
+    } else if (complete) {
       if (auto o = ours.find(key); o != ours.end() && !peer_wins(peer, o->second)) continue;
     } else if (found && mine.sequence > after_ && !peer_wins(peer, {mine.sequence, 0})) {
       continue;

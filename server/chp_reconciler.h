@@ -10,8 +10,11 @@
 // sequences: the peer's latest update of a key wins unless our own client
 // update of it after the common point is later (last writer wins, by the
 // time each update reached the pair, kept in the history; by sequence when
-// a side does not know it) or the same one (same UUID). The peer's expiries
-// are not taken: we expire what we hold ourselves.
+// a side does not know it) or the same one (same UUID) that we published
+// at a sequence no lower than the peer's: one a client re-sent after a
+// failover is applied again when the peer's copy is the later one, so no
+// key's sequence goes below one a client saw. The peer's expiries are not
+// taken: we expire what we hold ourselves.
 #pragma once
 
 #include <chrono>

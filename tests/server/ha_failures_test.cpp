@@ -194,3 +194,41 @@ BOOST_AUTO_TEST_CASE(partition_with_both_active_then_healed_loses_nothing) {
   ChpPeer probe(pair.ctx, "tcp://127.0.0.1", pair.backup.chp_port());
   BOOST_CHECK(!probe.snapshot("", 1s));
 }
+
+// A client re-sends an update after a failover: both sides of a partition
+// apply the same update (same UUID), the backup later and at a higher
+// sequence. Healed, the primary must not keep its lower sequence for the
+// key: a client of the backup saw the update at the backup's.
+BOOST_AUTO_TEST_CASE(the_same_update_on_both_sides_keeps_the_later_sequence) {
+  Pair pair;
+  pair.cut(true);
+  BOOST_REQUIRE_MESSAGE(pair.snapshot_from(pair.backup, 10s), "backup did not take over in the partition");
+  chp::KvMsg update{"/p/same", 0, std::string(16, '\x5a'), "", "v"};
+  auto publish_update = [&](Zstored& server) {
+    ChpPeer peer(pair.ctx, "tcp://127.0.0.1", server.chp_port());
+    BOOST_REQUIRE(peer.wait_connected());
+    peer.send_collector(chp::encode_kvmsg(update));
+    auto kv = peer.wait_kvpub(update.key, scaled(5s));
+    BOOST_REQUIRE_MESSAGE(kv, "no KVPUB");
+    return kv->sequence;
+  };
+  std::uint64_t on_primary = publish_update(pair.primary);
+  std::uint64_t on_backup = publish_update(pair.backup);
+  BOOST_REQUIRE_GT(on_backup, on_primary);  // the backup's epoch started later
+  auto hand_overs = [&] {
+    std::string log = pair.primary.log();
+    std::size_t n = 0;
+    for (auto at = log.find("took over"); at != std::string::npos; at = log.find("took over", at + 1)) ++n;
+    return n;
+  };
+  std::size_t before = hand_overs();
+  pair.cut(false);
+
+  BOOST_REQUIRE_MESSAGE(wait_until([&] { return hand_overs() > before; }, 20s), "the primary took nothing over");
+  auto snap = pair.wait_for(pair.primary, {{"/p/same", "v"}});
+  BOOST_REQUIRE(snap);
+  const chp::KvMsg& kv = snap->entries.at("/p/same");
+  BOOST_CHECK_EQUAL(kv.uuid, update.uuid);
+  BOOST_CHECK_MESSAGE(kv.sequence >= on_backup, "the key went back to seq " + std::to_string(kv.sequence) +
+                                                    " after a client saw " + std::to_string(on_backup));
+}
