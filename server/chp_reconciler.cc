@@ -46,11 +46,13 @@ ChpReconciler::Progress ChpReconciler::fail(std::string why) {
 }
 
 ChpReconciler::Progress ChpReconciler::on_timer() {
+  if (received_) return Progress::kRunning;  // step() does the rest, without the peer
   if (Clock::now() - last_progress_ > kTimeout) return fail("peer sent nothing for 5 s");
   return Progress::kRunning;
 }
 
 ChpReconciler::Progress ChpReconciler::on_socket() {
+  if (received_) return Progress::kDone;
   ReceivedMessage msg;
   while (try_recv(dealer_, &msg)) {
     auto reply = chp::decode_snapshot_reply(msg.frames(), limits_);
@@ -59,6 +61,7 @@ ChpReconciler::Progress ChpReconciler::on_socket() {
     if (auto* done = std::get_if<chp::Kthxbai>(&reply.value())) {
       peer_last_ = done->sequence;
       complete_ = done->properties.find("complete=1") != std::string::npos;
+      received_ = true;
       return Progress::kDone;
     }
     auto& kv = std::get<chp::KvMsg>(reply.value());
@@ -80,24 +83,49 @@ ChpReconciler::Progress ChpReconciler::on_socket() {
   return Progress::kRunning;
 }
 
+void ChpReconciler::note_client_write(std::string_view key) {
+  if (noted_.size() <= kMaxNoted) noted_.emplace(key);
+}
+
+ChpReconciler::Progress ChpReconciler::step(storage::ChpStore& store, std::vector<storage::ChpWrite>* out) {
+  if (noted_.size() > kMaxNoted) return fail("clients wrote more than 1M keys during the hand-over");
+  if (!stepping_) {
+    stepping_ = true;
+    own_cursor_ = store.history_updates_after(after_);
+    ours_complete_ = own_cursor_ != nullptr;
+    next_ = latest_.begin();
+  }
+  if (own_cursor_) {
+    if (!read_own_updates()) return Progress::kRunning;
+    storage::Status s = own_cursor_->status();
+    own_cursor_.reset();
+    if (!s.ok()) return fail("reading our history: " + s.message());
+    return Progress::kRunning;
+  }
+  for (std::size_t n = 0; next_ != latest_.end() && n < kStepKeys; ++n, ++next_) {
+    if (auto s = weigh(store, next_->second, out); !s.ok()) return fail("reading our map: " + s.message());
+  }
+  if (next_ != latest_.end()) return Progress::kRunning;
+  latest_.clear();
+  ours_.clear();
+  noted_.clear();
+  return Progress::kDone;
+}
+
 // The keys a client updated (set or deleted) through us after the common
-// point, with our latest such update. Our expiries are not client updates:
-// an expiry of a value the peer has overwritten since must not beat the
-// peer's value (the value it expired is here if it was ours). *complete:
-// whether our history reached back to the common point.
-storage::Status ChpReconciler::own_updates(storage::ChpStore& store, std::map<std::string, Written>* out,
-                                           bool* complete) {
-  auto cursor = store.history_updates_after(after_);
-  *complete = cursor != nullptr;
-  if (!cursor) return storage::Status::Ok();
+// point, with our latest such update, kStepRecords at most per call. Our
+// expiries are not client updates: an expiry of a value the peer has
+// overwritten since must not beat the peer's value (the value it expired
+// is here if it was ours).
+bool ChpReconciler::read_own_updates() {
   storage::ChpRecord r;
-  while (cursor->next(&r) || cursor->paused()) {
-    if (cursor->paused()) continue;
+  for (std::size_t n = 0; n < kStepRecords; ++n) {
+    if (!own_cursor_->next(&r)) return !own_cursor_->paused();
     if (r.value_omitted || !r.entry.uuid.empty() || !r.entry.value.empty()) {
-      (*out)[r.key] = {r.entry.sequence, r.written_ms};
+      ours_[r.key] = {r.entry.sequence, r.written_ms};
     }
   }
-  return cursor->status();
+  return false;
 }
 
 // Last writer wins: by when the updates reached the pair when both sides
@@ -107,42 +135,38 @@ bool ChpReconciler::peer_wins(Written peer, Written ours) {
   return peer.sequence > ours.sequence;
 }
 
-storage::Status ChpReconciler::result(storage::ChpStore& store, std::vector<storage::ChpWrite>* out) {
-  std::map<std::string, Written> ours;
-  bool complete = false;
-  if (auto s = own_updates(store, &ours, &complete); !s.ok()) return s;
-  for (auto& [key, kv] : latest_) {
-    storage::ChpEntry mine;
-    bool found = false;
-    if (auto s = store.get(key, &mine, &found); !s.ok()) return s;
-    // The same update (a client re-sent it after a failover): taken again
-    // only when the peer published it later than we did, so that the key's
-    // sequence is not below one a client of the peer saw for it.
-    bool same = found && !kv.uuid.empty() && mine.uuid == kv.uuid;
-    if (same && mine.sequence >= kv.sequence) continue;
-    if (!found && kv.body.empty()) continue;  // already absent
-    std::uint64_t expires = 0;
-    std::uint64_t written = 0;
-    std::string properties = chp::take_expires_at(kv.properties, &expires, &written);
-    Written peer{kv.sequence, written};
-    if (same) {
-      // no conflict to weigh: both sides hold this update
-    } else if (complete) {
-      if (auto o = ours.find(key); o != ours.end() && !peer_wins(peer, o->second)) continue;
-    } else if (found && mine.sequence > after_ && !peer_wins(peer, {mine.sequence, 0})) {
-      continue;
-    }
-    if (expires == 0) {  // a peer that sent only the ttl in seconds
-      auto ttl = chp::ttl_seconds(properties, limits_);
-      if (ttl.ok() && *ttl > 0) expires = now_ms_() + *ttl * 1000;
-    }
-    if (kv.body.empty()) expires = 0;
-    // A delete without UUID here is a superseded set (on_socket() dropped
-    // expiries): applied as a plain delete, without the marker.
-    if (kv.body.empty() && kv.uuid.empty()) properties.clear();
-    out->push_back({key, std::move(kv.uuid), std::move(properties), std::move(kv.body), expires, 0, written});
+storage::Status ChpReconciler::weigh(storage::ChpStore& store, chp::KvMsg& kv, std::vector<storage::ChpWrite>* out) {
+  if (noted_.contains(kv.key)) return storage::Status::Ok();  // a client's update during the hand-over: later
+  storage::ChpEntry mine;
+  bool found = false;
+  if (auto s = store.get(kv.key, &mine, &found); !s.ok()) return s;
+  // The same update (a client re-sent it after a failover): taken again
+  // only when the peer published it later than we did, so that the key's
+  // sequence is not below one a client of the peer saw for it.
+  bool same = found && !kv.uuid.empty() && mine.uuid == kv.uuid;
+  if (same && mine.sequence >= kv.sequence) return storage::Status::Ok();
+  if (!found && kv.body.empty()) return storage::Status::Ok();  // already absent
+  std::uint64_t expires = 0;
+  std::uint64_t written = 0;
+  std::string properties = chp::take_expires_at(kv.properties, &expires, &written);
+  Written peer{kv.sequence, written};
+  if (same) {
+    // no conflict to weigh: both sides hold this update
+  } else if (ours_complete_) {
+    if (auto o = ours_.find(kv.key); o != ours_.end() && !peer_wins(peer, o->second)) return storage::Status::Ok();
+  } else if (found && mine.sequence > after_ && !peer_wins(peer, {mine.sequence, 0})) {
+    return storage::Status::Ok();
   }
-  latest_.clear();
+  if (expires == 0) {  // a peer that sent only the ttl in seconds
+    auto ttl = chp::ttl_seconds(properties, limits_);
+    if (ttl.ok() && *ttl > 0) expires = now_ms_() + *ttl * 1000;
+  }
+  if (kv.body.empty()) expires = 0;
+  // A delete without UUID here is a superseded set (on_socket() dropped
+  // expiries): applied as a plain delete, without the marker.
+  if (kv.body.empty() && kv.uuid.empty()) properties.clear();
+  out->push_back({kv.key, std::move(kv.uuid), std::move(properties), std::move(kv.body), expires, 0, written});
+  ++given_;
   return storage::Status::Ok();
 }
 

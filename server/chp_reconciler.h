@@ -6,22 +6,26 @@
 // sequence order (an empty body is a delete) and a KTHXBAI carrying the
 // peer's last sequence and "complete=1" (its history reached back) or
 // "complete=0" (it sent its whole map instead: its deletes are unknown).
-// result() then gives the updates we lack, one per key, to apply under new
-// sequences: the peer's latest update of a key wins unless our own client
-// update of it after the common point is later (last writer wins, by the
-// time each update reached the pair, kept in the history; by sequence when
-// a side does not know it) or the same one (same UUID) that we published
-// at a sequence no lower than the peer's: one a client re-sent after a
-// failover is applied again when the peer's copy is the later one, so no
-// key's sequence goes below one a client saw. The peer's expiries are not
-// taken: we expire what we hold ourselves.
+// step() then gives, a bounded part per call, the updates we lack, one per
+// key, to apply under new sequences: the peer's latest update of a key
+// wins unless our own client update of it after the common point is later
+// (last writer wins, by the time each update reached the pair, kept in the
+// history; by sequence when a side does not know it), a client wrote the
+// key while the hand-over ran, or it is the same one (same UUID) that we
+// published at a sequence no lower than the peer's: one a client re-sent
+// after a failover is applied again when the peer's copy is the later one,
+// so no key's sequence goes below one a client saw. The peer's expiries
+// are not taken: we expire what we hold ourselves.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include <zmq.hpp>
@@ -50,16 +54,34 @@ class ChpReconciler {
 
   enum class Progress { kRunning, kDone, kFailed };
   // Reads what arrived. kFailed: malformed, too large or timed out (why()).
+  // kDone: the peer's side is in; step() works it out.
   Progress on_socket();
-  Progress on_timer();
+  Progress on_timer();  // kFailed after 5 s without a message from the peer
   const std::string& why() const { return why_; }
+  bool received() const { return received_; }
+
+  // A client's update of key, applied by us after start(): ours then wins
+  // over the peer's (it reached the pair later). Past kMaxNoted keys the
+  // hand-over fails (step()) and is retried from the top.
+  static constexpr std::size_t kMaxNoted = 1'000'000;
+  void note_client_write(std::string_view key);
+
+  // After on_socket() gave kDone: appends to *out the next writes we lack
+  // (store: our map, for the comparison), reading at most kStepRecords of
+  // our history records or kStepKeys of the peer's keys, so a reactor turn
+  // stays short however much is handed over. kRunning: call again (the
+  // writes given must be applied first); kDone: all given; kFailed: a read
+  // error (why()).
+  static constexpr std::size_t kStepRecords = 4096;
+  static constexpr std::size_t kStepKeys = 1024;
+  Progress step(storage::ChpStore& store, std::vector<storage::ChpWrite>* out);
 
   // After kDone: the peer's last sequence, whether its history was
-  // complete, and the writes we lack (store: our map, for the comparison).
+  // complete, and how many writes step() gave.
   std::uint64_t peer_last() const { return peer_last_; }
+  std::size_t given() const { return given_; }
   bool complete() const { return complete_; }
   std::uint64_t after() const { return after_; }
-  storage::Status result(storage::ChpStore& store, std::vector<storage::ChpWrite>* out);
 
  private:
   Progress fail(std::string why);
@@ -67,7 +89,8 @@ class ChpReconciler {
     std::uint64_t sequence = 0;
     std::uint64_t ms = 0;  // when it reached the pair; 0 unknown
   };
-  storage::Status own_updates(storage::ChpStore& store, std::map<std::string, Written>* out, bool* complete);
+  bool read_own_updates();  // false: more to read
+  storage::Status weigh(storage::ChpStore& store, protocol::chp::KvMsg& kv, std::vector<storage::ChpWrite>* out);
   static bool peer_wins(Written peer, Written ours);
 
   zmq::context_t& ctx_;
@@ -82,7 +105,18 @@ class ChpReconciler {
   std::map<std::string, protocol::chp::KvMsg> latest_;  // the peer's latest update per key
   std::uint64_t peer_last_ = 0;
   bool complete_ = false;
+  bool received_ = false;
   std::string why_;
+  std::unordered_set<std::string> noted_;  // note_client_write()
+  // step()'s progress: our history after the common point (null once read,
+  // or when it does not reach back: ours_complete_), the keys a client
+  // updated through us there, the next peer key.
+  bool stepping_ = false;
+  std::unique_ptr<storage::ChpSnapshotCursor> own_cursor_;
+  bool ours_complete_ = false;
+  std::map<std::string, Written> ours_;
+  std::map<std::string, protocol::chp::KvMsg>::iterator next_;
+  std::size_t given_ = 0;
 };
 
 }  // namespace zstore::server

@@ -94,6 +94,7 @@ void ChpServer::stop() {
 int ChpServer::poll_timeout_ms() const {
   if (expiry_backlog_) return 0;
   if (snapshots_.ready()) return 0;   // more to send: only look for input
+  if (reconciler_ && reconciler_->received()) return 0;  // a hand-over's next step
   if (endpoint_unbound()) return 5;   // bound again soon (follow_reloads)
   if (snapshots_.active()) return 1;  // paused sessions retry soon
   // The timers that are due on this server: HUGZ and expiry only while it
@@ -149,7 +150,7 @@ bool ChpServer::turn() {
   }
   if (config_.acl && (items.back().revents & ZMQ_POLLIN)) serve_subscriptions();
   if (reconciler && reconciler == reconciler_.get() && (items[reconciler_item].revents & ZMQ_POLLIN)) {
-    if (reconciler->on_socket() != ChpReconciler::Progress::kRunning) finish_reconcile();
+    if (reconciler->on_socket() == ChpReconciler::Progress::kFailed) drop_reconcile(reconciler->why());
   }
   if (ha_link_) ha_tick();
   pump_snapshots();
@@ -186,7 +187,10 @@ void ChpServer::drain_collector() {
   backlog_vote_.drained(got);
   std::span<storage::ChpWrite> writes(writes_.data(), n);
   if (serving()) {
-    commit_and_publish(writes, std::span<ReceivedMessage>(inbox_.data(), n));
+    bool applied = commit_and_publish(writes, std::span<ReceivedMessage>(inbox_.data(), n));
+    if (applied && reconciler_) {
+      for (const auto& w : writes) reconciler_->note_client_write(w.key);  // ours wins over the peer's
+    }
   } else {
     for (auto& w : writes) pending_.add(std::move(w));  // applied at takeover unless the active republishes
   }
@@ -211,14 +215,14 @@ bool ChpServer::take_kvset(const ReceivedMessage& msg, storage::ChpWrite* w) {
   return true;
 }
 
-void ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received) {
-  if (writes.empty()) return;
+bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received) {
+  if (writes.empty()) return true;
   storage::Status s = store_.apply(writes);
   if (!s.ok()) {
     metrics_.write_failures.fetch_add(writes.size(), std::memory_order_relaxed);
     refused_since_ok_ += writes.size();
     write_error_log_.log(spdlog::level::err, "refused {} update(s), not published: {}", writes.size(), s.message());
-    return;
+    return false;
   }
   if (refused_since_ok_ > 0) {
     spdlog::warn("writes resumed at sequence {}; {} update(s) were refused meanwhile", store_.last_sequence(),
@@ -235,6 +239,7 @@ void ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::spa
   metrics_.updates_applied.fetch_add(writes.size(), std::memory_order_relaxed);
   metrics_.batches.fetch_add(1, std::memory_order_relaxed);
   metrics_.last_sequence = store_.last_sequence();
+  return true;
 }
 
 // PUB never blocks: a subscriber past its high-water mark loses messages

@@ -135,7 +135,10 @@ class ChpServer {
   void ha_tick();
   bool handed_over() const;
   void maybe_reconcile();
-  void finish_reconcile();
+  // Applies the next part of what the peer's side of a hand-over gives us
+  // (ChpReconciler::step), once per turn until it is all in.
+  void step_reconcile();
+  void drop_reconcile(const std::string& why);  // logs; retried after kReconcileRetry
   void serve_reconcile(const std::string& identity, const ReceivedMessage& msg);
   // epochs, history-from, and resumed=1 for a resume (docs/chp-extensions.md).
   std::string kthxbai_properties(bool resumed = false) const;
@@ -145,7 +148,8 @@ class ChpServer {
   // Persists writes and, only if that succeeded, publishes them. received[i],
   // when given, is the KVSET writes[i] came from: its parts are published as
   // the KVPUB (zero-copy, a new sequence frame), so they are moved from.
-  void commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received = {});
+  // False when nothing was persisted (counted, logged).
+  bool commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received = {});
   void publish(const storage::ChpWrite& w);
   void publish_received(ReceivedMessage& msg, std::uint64_t sequence);
   void report_malformed(const char* where, const protocol::DecodeError& error);

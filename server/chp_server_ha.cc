@@ -131,7 +131,8 @@ void ChpServer::ha_tick() {
                                               config_.now_ms, config_.security, config_.receive_budget_bytes);
     follower_->start();
   }
-  if (reconciler_ && reconciler_->on_timer() == ChpReconciler::Progress::kFailed) finish_reconcile();
+  if (reconciler_ && reconciler_->on_timer() == ChpReconciler::Progress::kFailed) drop_reconcile(reconciler_->why());
+  if (reconciler_ && reconciler_->received()) step_reconcile();
   maybe_reconcile();
 }
 
@@ -147,39 +148,37 @@ void ChpServer::maybe_reconcile() {
   reconciler_->start();
 }
 
-void ChpServer::finish_reconcile() {
+void ChpServer::drop_reconcile(const std::string& why) {
+  reconciler_.reset();
+  next_reconcile_ = Clock::now() + kReconcileRetry;
+  spdlog::warn("HA: hand-over from the peer failed, retrying: {}", why);
+}
+
+void ChpServer::step_reconcile() {
+  std::vector<storage::ChpWrite> writes;
+  auto progress = reconciler_->step(store_, &writes);
+  if (progress == ChpReconciler::Progress::kFailed) return drop_reconcile(reconciler_->why());
+  std::uint64_t before = metrics_.updates_applied;
+  for (std::size_t i = 0; i < writes.size(); i += config_.max_batch) {
+    auto first = writes.begin() + static_cast<std::ptrdiff_t>(i);
+    auto end = writes.begin() + static_cast<std::ptrdiff_t>(std::min(writes.size(), i + config_.max_batch));
+    std::span<storage::ChpWrite> part(first, end);
+    commit_and_publish(part);
+  }
+  if (metrics_.updates_applied - before != writes.size()) return drop_reconcile("not fully written");
+  metrics_.handed_over.fetch_add(writes.size(), std::memory_order_relaxed);
+  expire_all_due();  // what ran out while the peer held it, before any snapshot serves it
+  if (progress == ChpReconciler::Progress::kRunning) return;
   auto r = std::move(reconciler_);
   next_reconcile_ = Clock::now() + kReconcileRetry;
-  if (!r->why().empty()) {
-    spdlog::warn("HA: hand-over from the peer failed, retrying: {}", r->why());
-    return;
-  }
-  std::vector<storage::ChpWrite> writes;
-  if (auto s = r->result(store_, &writes); !s.ok()) {
-    spdlog::error("HA: hand-over from the peer failed, retrying: {}", s.message());
-    return;
-  }
   if (!r->complete()) {
     metrics_.handovers_incomplete.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("HA: the peer's history did not reach back to sequence {}: its deletes after it are not taken over",
                  r->after());
   }
-  std::uint64_t before = metrics_.updates_applied;
-  for (std::size_t i = 0; i < writes.size(); i += config_.max_batch) {
-    auto first = writes.begin() + static_cast<std::ptrdiff_t>(i);
-    auto end = writes.begin() + static_cast<std::ptrdiff_t>(std::min(writes.size(), i + config_.max_batch));
-    std::vector<storage::ChpWrite> part(std::make_move_iterator(first), std::make_move_iterator(end));
-    commit_and_publish(part);
-  }
-  if (metrics_.updates_applied - before != writes.size()) {
-    spdlog::error("HA: hand-over from the peer not fully written, retrying");
-    return;
-  }
-  metrics_.handed_over.fetch_add(writes.size(), std::memory_order_relaxed);
-  expire_all_due();  // what ran out while the peer held it, before any snapshot serves it
   reconciled_ = r->peer_last();
-  spdlog::info("HA: took over {} update(s) from the peer up to its sequence {}; now at {}", writes.size(),
-               reconciled_, store_.last_sequence());
+  spdlog::info("HA: took over {} update(s) from the peer up to its sequence {}; now at {}", r->given(), reconciled_,
+               store_.last_sequence());
   next_ha_beat_ = Clock::now();  // the peer waits for this to resync
 }
 
