@@ -134,3 +134,30 @@ BOOST_FIXTURE_TEST_CASE(a_hand_over_is_given_in_bounded_steps_and_client_writes_
   BOOST_CHECK_MESSAGE(!given.contains("k2999"), "a client's set during the hand-over was overwritten");
   BOOST_CHECK_MESSAGE(!given.contains("k2998"), "a client's delete during the hand-over was undone");
 }
+
+// The peer's deletes without UUID: an expiry is not taken (we expire what
+// we hold ourselves, at its own time), a superseded set (a client's set of
+// the peer whose key was deleted or expired since) is a client's update,
+// taken as a plain delete.
+BOOST_FIXTURE_TEST_CASE(a_superseded_set_is_taken_as_a_delete_and_an_expiry_is_not, Fixture) {
+  apply({write("x", uuid_of(1), "ours"), write("y", uuid_of(2), "ours")});  // seq 1, 2: the common point
+  std::vector<chp::KvMsg> updates;
+  updates.push_back({"x", 5, "", std::string(chp::kSupersededProperty) + "=1\n", ""});
+  updates.push_back({"y", 6, "", "", ""});
+  ChpReconciler r(ctx, endpoint, 2, {}, [] { return 0; });
+  r.start();
+  answer(r, updates, 6);
+
+  std::vector<ChpWrite> given;
+  for (int steps = 0;; ++steps) {
+    BOOST_REQUIRE_LT(steps, 10);
+    auto progress = r.step(*store, &given);
+    BOOST_REQUIRE_MESSAGE(progress != ChpReconciler::Progress::kFailed, r.why());
+    if (progress == ChpReconciler::Progress::kDone) break;
+  }
+  BOOST_REQUIRE_EQUAL(given.size(), 1u);
+  BOOST_CHECK_EQUAL(given[0].key, "x");
+  BOOST_CHECK(given[0].value.empty());
+  BOOST_CHECK(given[0].uuid.empty());
+  BOOST_CHECK_MESSAGE(given[0].properties.empty(), "the marker is not applied: " + given[0].properties);
+}
