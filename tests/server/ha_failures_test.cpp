@@ -8,8 +8,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
+#include <vector>
 
+#include <zmq_addon.hpp>
+
+#include "protocol/byte_order.h"
 #include "protocol/chp_codec.h"
 #include "tests/support/chp_peer.h"
 #include "tests/support/zstored_fixtures.h"
@@ -231,4 +237,87 @@ BOOST_AUTO_TEST_CASE(the_same_update_on_both_sides_keeps_the_later_sequence) {
   BOOST_CHECK_EQUAL(kv.uuid, update.uuid);
   BOOST_CHECK_MESSAGE(kv.sequence >= on_backup, "the key went back to seq " + std::to_string(kv.sequence) +
                                                     " after a client saw " + std::to_string(on_backup));
+}
+
+namespace {
+
+// The sequence the latest "took over ... now at N" line of server's log names.
+std::uint64_t handed_over_at(const Zstored& server) {
+  std::string log = server.log();
+  auto at = log.rfind("took over");
+  if (at == std::string::npos) return 0;
+  at = log.find("now at ", at);
+  return at == std::string::npos ? 0 : std::stoull(log.substr(at + 7));
+}
+
+}  // namespace
+
+// A hand-over of many keys runs over many loop turns while the active
+// serves. A client's update of a key the peer also updated, applied before
+// the hand-over reached that key, keeps the client's value: it is the
+// later one.
+BOOST_AUTO_TEST_CASE(a_client_update_during_a_long_hand_over_stands) {
+  Pair pair;
+  pair.cut(true);
+  BOOST_REQUIRE_MESSAGE(pair.snapshot_from(pair.backup, 10s), "backup did not take over in the partition");
+  constexpr int kKeys = 200'000;
+  auto key = [](int i) {
+    char k[16];
+    std::snprintf(k, sizeof k, "/h/%06d", i);
+    return std::string(k);
+  };
+  {
+    ChpPeer writer(pair.ctx, "tcp://127.0.0.1", pair.backup.chp_port());
+    BOOST_REQUIRE(writer.wait_connected());
+    for (int i = 0; i < kKeys; i += 500) {  // in rounds: a PUB drops what its queue cannot hold
+      for (int j = i; j < i + 500; ++j) writer.set(key(j), "peer");
+      BOOST_REQUIRE_MESSAGE(writer.wait_kvpub(key(i + 499), scaled(10s)), "the backup did not publish " + key(i + 499));
+    }
+  }
+  ChpPeer client(pair.ctx, "tcp://127.0.0.1", pair.primary.chp_port());
+  BOOST_REQUIRE(client.wait_connected());
+  // Only the first key the hand-over applies, the last one it weighs, and
+  // a probe (the hand-over publishes 200k KVPUBs: a SUB of all would drop).
+  const std::string last = key(kKeys - 1);
+  const std::string probe = "/probe";
+  zmq::socket_t watch(pair.ctx, zmq::socket_type::sub);
+  for (const auto& k : {key(0), last, probe}) watch.set(zmq::sockopt::subscribe, k);
+  watch.connect("tcp://127.0.0.1:" + std::to_string(pair.primary.chp_port() + 1));
+  auto next_kvpub = [&](std::chrono::milliseconds timeout) -> std::optional<chp::KvMsg> {
+    std::vector<zmq::message_t> parts;
+    zmq::pollitem_t item{watch.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, timeout) <= 0 || !zmq::recv_multipart(watch, std::back_inserter(parts))) return {};
+    if (parts.size() != 5 || parts[1].size() != 8) return chp::KvMsg{};
+    return chp::KvMsg{parts[0].to_string(), zstore::protocol::get_be<std::uint64_t>(parts[1].to_string_view()),
+                      parts[2].to_string(), parts[3].to_string(), parts[4].to_string()};
+  };
+  auto wait_for_kvpub = [&](const std::string& k, const std::string& body) -> std::optional<chp::KvMsg> {
+    auto deadline = std::chrono::steady_clock::now() + scaled(30s);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (k == probe) client.set(probe, body);
+      auto kv = next_kvpub(100ms);
+      if (kv && kv->key == k && kv->body == body) return kv;
+    }
+    return std::nullopt;
+  };
+  BOOST_REQUIRE_MESSAGE(wait_for_kvpub(probe, "1"), "the watching subscriber did not connect");
+  pair.cut(false);
+
+  // A client updates the last key once the hand-over has applied its first
+  // part (its own history read, the peer's first keys weighed).
+  BOOST_REQUIRE_MESSAGE(wait_for_kvpub(key(0), "peer"), "the hand-over did not start");
+  client.set(last, "client");
+  auto kv = wait_for_kvpub(last, "client");
+  BOOST_REQUIRE_MESSAGE(kv, "the primary did not publish the client's update during the hand-over");
+  BOOST_REQUIRE(wait_until([&] { return handed_over_at(pair.primary) > kv->sequence; }, 30s));
+
+  // Subtree snapshots of the two keys (the whole map takes long to send).
+  auto value_of = [&](const std::string& k) -> std::string {
+    auto snap = client.snapshot(k, scaled(10s));
+    if (!snap) return "(no snapshot)";
+    auto it = snap->entries.find(k);
+    return it == snap->entries.end() ? "(absent)" : it->second.body;
+  };
+  BOOST_CHECK_EQUAL(value_of(key(0)), "peer");
+  BOOST_CHECK_MESSAGE(value_of(last) == "client", "the hand-over put the peer's older value over the client's update");
 }
