@@ -84,11 +84,12 @@ ChpReconciler::Progress ChpReconciler::on_socket() {
 }
 
 void ChpReconciler::note_client_write(std::string_view key) {
-  if (noted_.size() <= kMaxNoted) noted_.emplace(key);
+  if (noted_bytes_ > kMaxNotedBytes) return;  // step() fails
+  if (noted_.emplace(key).second) noted_bytes_ += key.size() + kNotedKeyOverhead;
 }
 
 ChpReconciler::Progress ChpReconciler::step(storage::ChpStore& store, std::vector<storage::ChpWrite>* out) {
-  if (noted_.size() > kMaxNoted) return fail("clients wrote more than 1M keys during the hand-over");
+  if (noted_bytes_ > kMaxNotedBytes) return fail("clients wrote more than 256 MiB of keys during the hand-over");
   if (!stepping_) {
     stepping_ = true;
     own_cursor_ = store.history_updates_after(after_);
@@ -109,6 +110,7 @@ ChpReconciler::Progress ChpReconciler::step(storage::ChpStore& store, std::vecto
   latest_.clear();
   ours_.clear();
   noted_.clear();
+  noted_bytes_ = 0;
   return Progress::kDone;
 }
 

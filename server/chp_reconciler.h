@@ -61,9 +61,12 @@ class ChpReconciler {
   bool received() const { return received_; }
 
   // A client's update of key, applied by us after start(): ours then wins
-  // over the peer's (it reached the pair later). Past kMaxNoted keys the
-  // hand-over fails (step()) and is retried from the top.
-  static constexpr std::size_t kMaxNoted = 1'000'000;
+  // over the peer's (it reached the pair later). Past kMaxNotedBytes of
+  // such keys (each counted with kNotedKeyOverhead) the hand-over fails
+  // (step()) and is retried from the top, where these updates are in our
+  // history.
+  static constexpr std::size_t kMaxNotedBytes = std::size_t{256} << 20;
+  static constexpr std::size_t kNotedKeyOverhead = 64;
   void note_client_write(std::string_view key);
 
   // After on_socket() gave kDone: appends to *out the next writes we lack
@@ -108,6 +111,7 @@ class ChpReconciler {
   bool received_ = false;
   std::string why_;
   std::unordered_set<std::string> noted_;  // note_client_write()
+  std::size_t noted_bytes_ = 0;
   // step()'s progress: our history after the common point (null once read,
   // or when it does not reach back: ours_complete_), the keys a client
   // updated through us there, the next peer key.

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -160,4 +161,28 @@ BOOST_FIXTURE_TEST_CASE(a_superseded_set_is_taken_as_a_delete_and_an_expiry_is_n
   BOOST_CHECK(given[0].value.empty());
   BOOST_CHECK(given[0].uuid.empty());
   BOOST_CHECK_MESSAGE(given[0].properties.empty(), "the marker is not applied: " + given[0].properties);
+}
+
+// What clients write during a hand-over is remembered by key, within a
+// memory budget: past it the hand-over fails (and is retried from the top),
+// whatever the number of keys.
+BOOST_FIXTURE_TEST_CASE(the_keys_noted_during_a_hand_over_are_bounded_in_bytes, Fixture) {
+  ChpReconciler r(ctx, endpoint, 0, {}, [] { return 0; });
+  r.start();
+  answer(r, {{"a", 1, uuid_of(1), "", "peer"}}, 1);
+  const std::size_t key_bytes = 64 << 10;
+  const std::size_t fit = ChpReconciler::kMaxNotedBytes / (key_bytes + ChpReconciler::kNotedKeyOverhead);
+  std::string key(key_bytes, 'k');
+  for (std::size_t i = 0; i < fit; ++i) {
+    std::memcpy(key.data(), &i, sizeof i);
+    r.note_client_write(key);
+  }
+  std::vector<ChpWrite> out;
+  r.note_client_write(key);  // the same key again: no more memory
+  BOOST_CHECK(r.step(*store, &out) != ChpReconciler::Progress::kFailed);
+  std::size_t i = fit;
+  std::memcpy(key.data(), &i, sizeof i);
+  r.note_client_write(key);  // one more
+  BOOST_CHECK(r.step(*store, &out) == ChpReconciler::Progress::kFailed);
+  BOOST_CHECK_NE(r.why().find("256 MiB"), std::string::npos);
 }
