@@ -74,7 +74,7 @@ class ChpReconciler {
   // our history records or kStepKeys of the peer's keys, so a reactor turn
   // stays short however much is handed over. kRunning: call again (the
   // writes given must be applied first); kDone: all given; kFailed: a read
-  // error (why()).
+  // error, or past kMaxNotedBytes (why()).
   static constexpr std::size_t kStepRecords = 4096;
   static constexpr std::size_t kStepKeys = 1024;
   Progress step(storage::ChpStore& store, std::vector<storage::ChpWrite>* out);
