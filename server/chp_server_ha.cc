@@ -148,10 +148,11 @@ void ChpServer::maybe_reconcile() {
   reconciler_->start();
 }
 
+// why may be the reconciler's own why(): logged before it is destroyed.
 void ChpServer::drop_reconcile(const std::string& why) {
+  spdlog::warn("HA: hand-over from the peer failed, retrying: {}", why);
   reconciler_.reset();
   next_reconcile_ = Clock::now() + kReconcileRetry;
-  spdlog::warn("HA: hand-over from the peer failed, retrying: {}", why);
 }
 
 void ChpServer::step_reconcile() {
