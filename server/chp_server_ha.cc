@@ -159,14 +159,11 @@ void ChpServer::step_reconcile() {
   std::vector<storage::ChpWrite> writes;
   auto progress = reconciler_->step(store_, &writes);
   if (progress == ChpReconciler::Progress::kFailed) return drop_reconcile(reconciler_->why());
-  std::uint64_t before = metrics_.updates_applied;
   for (std::size_t i = 0; i < writes.size(); i += config_.max_batch) {
     auto first = writes.begin() + static_cast<std::ptrdiff_t>(i);
     auto end = writes.begin() + static_cast<std::ptrdiff_t>(std::min(writes.size(), i + config_.max_batch));
-    std::span<storage::ChpWrite> part(first, end);
-    commit_and_publish(part);
+    if (!commit_and_publish(std::span<storage::ChpWrite>(first, end))) return drop_reconcile("not fully written");
   }
-  if (metrics_.updates_applied - before != writes.size()) return drop_reconcile("not fully written");
   metrics_.handed_over.fetch_add(writes.size(), std::memory_order_relaxed);
   expire_all_due();  // what ran out while the peer held it, before any snapshot serves it
   if (progress == ChpReconciler::Progress::kRunning) return;
