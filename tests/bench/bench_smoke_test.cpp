@@ -115,6 +115,41 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   BOOST_TEST(run.last["server_hwm_mib"].get<double>() >= run.last["server_rss_mib"].get<double>());
 }
 
+// --vs-floor: the floor relay (the relay plus each turn's chp_map write)
+// with the same load, saturated and at the paced run's rate, beside
+// zstored; its database is removed after the run.
+BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_floor) {
+  TempDir logs;
+  Process process(bin_path("zstore-bench"),
+                  with({"chp", "--rate-fraction", "0.5", "--vs-floor", "--value-bytes", "64"}),
+                  logs.path() / "bench.log");
+  Run run;
+  run.code = process.wait(std::chrono::seconds(90));
+  run.output = process.log();
+  run.last = json::parse(run.output.substr(run.output.rfind('{')), nullptr, false);
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  double rate = run.last["per_s"].get<double>();
+  double floor = run.last["floor_per_s"].get<double>();
+  BOOST_TEST(floor > 100.0);
+  BOOST_TEST(run.last["ratio_vs_floor"].get<double>() == rate / floor, boost::test_tools::tolerance(0.01));
+  check_latency(run.last, "floor_paced_");
+  BOOST_TEST(run.last["floor_paced_per_s"].get<double>() < rate * 0.5 * 1.2);
+  check_ratio(run.last, "paced_p99_vs_floor", "paced_p99_ms", "floor_paced_p99_ms");
+  for (std::string prefix : {"floor_", "floor_paced_"}) {
+    double cpu = run.last[prefix + "cpu_us_per_msg"].get<double>();
+    BOOST_TEST(cpu > 0.0, prefix);
+    BOOST_TEST(cpu <= 1e6 / run.last[prefix + "per_s"].get<double>() * 1.01, prefix);
+  }
+  BOOST_TEST(!run.last.contains("relay_per_s"));  // no --vs-relay
+  // Its two runs' databases (zstore-bench-floor-PID-N) are gone.
+  for (int n : {0, 1}) {
+    auto dir = std::filesystem::temp_directory_path() /
+               ("zstore-bench-floor-" + std::to_string(process.pid()) + "-" + std::to_string(n));
+    BOOST_TEST(!std::filesystem::exists(dir), dir);
+  }
+}
+
 // --rate with --vs-relay: the relay runs at the same rate, so its latency
 // is the floor beside zstored's at equal load.
 BOOST_AUTO_TEST_CASE(chp_mode_at_a_fixed_rate_vs_relay) {
@@ -315,6 +350,9 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {
   BOOST_TEST(dafka_curve.code == 2);
   BOOST_TEST(dafka_curve.output.find("cannot use --server or --dafka-server") != std::string::npos, dafka_curve.output);
   BOOST_TEST(bench({"snapshot", "--curve"}).code == 2);
+  Run floor_snapshot = bench({"snapshot", "--vs-floor"});
+  BOOST_TEST(floor_snapshot.code == 2);
+  BOOST_TEST(floor_snapshot.output.find("--vs-floor is for the chp mode") != std::string::npos, floor_snapshot.output);
   BOOST_TEST(bench({"chp", "--curve", "--server", "127.0.0.1:5556"}).code == 2);
   Run missing = bench({"chp", "--zstored", "/nonexistent/zstored", "--duration", "1"});
   BOOST_TEST(missing.code == 1);

@@ -1,19 +1,24 @@
 // zstore-bench pieces: percentiles, the report, the message body, the
-// command line, memory reading, the relay with the load generator, and the
-// read limits with the snapshot and replay probes.
+// command line, memory reading, the relay and the floor relay with the load
+// generator, and the read limits with the snapshot and replay probes.
 #include <boost/test/unit_test.hpp>
 
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include <rocksdb/db.h>
+
+#include "storage/database.h"
 #include "tools/bench/cpu_busy.h"
+#include "tools/bench/floor_relay.h"
 #include "tools/bench/latency.h"
 #include "tools/bench/load.h"
 #include "tools/bench/options.h"
@@ -226,6 +231,38 @@ BOOST_AUTO_TEST_CASE(relay_carries_a_windowed_and_a_bounded_load) {
   LoadResult bounded = run_load(spec, transport);
   BOOST_TEST(bounded.completed == 1001u);
   BOOST_TEST(bounded.sent == 1001u);
+}
+
+// The floor relay stores each KVSET's chp_map entry before it forwards it:
+// every key the load wrote is in its database (read while it runs: a
+// read-only open takes no lock), and the database is gone after it.
+BOOST_AUTO_TEST_CASE(floor_relay_persists_what_it_forwards_and_removes_its_database) {
+  zstore::testing::TempDir parent;
+  auto dir = parent.path() / "floor";
+  LoadSpec spec;
+  spec.writers = 2;
+  spec.window = 50;
+  spec.total = 1001;  // keys 0..1000, each new (no key space)
+  {
+    zmq::context_t context(1);
+    FloorRelay floor(-1, dir);
+    PubSubTransport transport(context, floor.input(), floor.output());
+    LoadResult result = run_load(spec, transport);
+    BOOST_TEST(result.completed == 1001u);
+    zstore::storage::DatabaseOptions options;
+    options.read_only = true;
+    std::unique_ptr<zstore::storage::Database> db;
+    auto status = zstore::storage::Database::Open(dir.string(), options, &db);
+    BOOST_TEST_REQUIRE(status.ok(), status.message());
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->db()->NewIterator(rocksdb::ReadOptions(), db->handle(zstore::storage::Column::kChpMap)));
+    std::size_t keys = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++keys;
+    BOOST_TEST(keys == 1001u);
+    it.reset();
+    BOOST_TEST(db->close().ok());
+  }
+  BOOST_TEST(!std::filesystem::exists(dir));
 }
 
 // The storm's writer (tools/bench/storm.cc): KVSETs with a UUID, to every

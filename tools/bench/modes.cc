@@ -1,6 +1,10 @@
 #include "tools/bench/modes.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -9,6 +13,7 @@
 #include "protocol/endpoint.h"
 #include "tools/bench/bench_curve.h"
 #include "tools/bench/cpu_busy.h"
+#include "tools/bench/floor_relay.h"
 #include "tools/bench/load.h"
 #include "tools/bench/modes_common.h"
 #include "tools/bench/probes.h"
@@ -66,53 +71,75 @@ void report_run(Report& report, const std::string& prefix, const LoadResult& res
 }
 
 
-// relay_per_s and ratio_vs_relay: per_s against the physical limit.
-void set_ratio(Report& report, double limit_per_s, const std::string& unit) {
-  report.set("relay_per_s", limit_per_s, unit);
+// A limit zstored is compared with in the same run: the relay (relay.h),
+// or with --vs-floor the floor relay (floor_relay.h). Its fields carry
+// its name: relay_per_s, ratio_vs_relay, relay_paced_p99_ms,
+// paced_p99_vs_relay; floor_per_s, ratio_vs_floor, ...
+enum class LimitKind { kRelay, kFloor };
+
+std::string name_of(LimitKind kind) { return kind == LimitKind::kRelay ? "relay" : "floor"; }
+
+LoadResult floor_run(const Options& o, const LoadSpec& spec) {
+  static std::atomic<int> runs{0};
+  auto dir = std::filesystem::temp_directory_path() /
+             ("zstore-bench-floor-" + std::to_string(getpid()) + "-" + std::to_string(runs++));
+  FloorRelay floor(o.server_cpu, dir);  // as relay_run: it outlives the load's context
+  zmq::context_t context(1);
+  PubSubTransport transport(context, floor.input(), floor.output());
+  return run_load(spec, transport);
+}
+
+// name + "_per_s" and "ratio_vs_" + name: per_s against the limit.
+void set_ratio(Report& report, const std::string& name, double limit_per_s, const std::string& unit) {
+  report.set(name + "_per_s", limit_per_s, unit);
   double measured = report.number("per_s");
-  report.set("ratio_vs_relay", limit_per_s > 0 ? measured / limit_per_s : 0);
+  report.set("ratio_vs_" + name, limit_per_s > 0 ? measured / limit_per_s : 0);
 }
 
-// prefix + "p99_vs_relay": a run's p99 over the relay's at the same rate.
-void set_p99_ratio(Report& report, const std::string& prefix, const std::string& relay_prefix) {
-  double relay_p99 = report.number(relay_prefix + "p99_ms");
-  report.set(prefix + "p99_vs_relay", relay_p99 > 0 ? report.number(prefix + "p99_ms") / relay_p99 : 0);
+// prefix + "p99_vs_" + name: a run's p99 over the limit's at the same rate.
+void set_p99_ratio(Report& report, const std::string& prefix, const std::string& name,
+                   const std::string& limit_prefix) {
+  double limit_p99 = report.number(limit_prefix + "p99_ms");
+  report.set(prefix + "p99_vs_" + name, limit_p99 > 0 ? report.number(prefix + "p99_ms") / limit_p99 : 0);
 }
 
-// A relay run at spec's load, and prefix + "cpu_us_per_msg": the CPU its
-// core spent per message (how busy --server-cpu was over the window, from
-// /proc/stat, times the wall time per message), the relay's counterpart of
-// zstored's server_cpu_us_per_msg. Not reported without --server-cpu or for
-// a window too short to read.
-LoadResult measured_relay_run(Report& report, const std::string& prefix, const Options& o, const LoadSpec& spec) {
+// A run of the limit at spec's load, and prefix + "cpu_us_per_msg": the CPU
+// its core spent per message (how busy --server-cpu was over the window,
+// from /proc/stat, times the wall time per message), the limit's
+// counterpart of zstored's server_cpu_us_per_msg. Not reported without
+// --server-cpu or for a window too short to read.
+LoadResult measured_limit_run(Report& report, const std::string& prefix, const Options& o, const LoadSpec& spec,
+                              LimitKind kind) {
   CpuBusySampler sampler(o.server_cpu);
-  LoadResult relay = relay_run(o, spec);
-  auto busy = sampler.busy(relay.window_start_ns, relay.window_end_ns);
-  if (busy && relay.rate() > 0) report.set(prefix + "cpu_us_per_msg", *busy * 1e6 / relay.rate(), "us");
-  return relay;
+  LoadResult limit = kind == LimitKind::kRelay ? relay_run(o, spec) : floor_run(o, spec);
+  auto busy = sampler.busy(limit.window_start_ns, limit.window_end_ns);
+  if (busy && limit.rate() > 0) report.set(prefix + "cpu_us_per_msg", *busy * 1e6 / limit.rate(), "us");
+  return limit;
 }
 
-// The relay with the same load: its rate is the limit of a saturating run.
-// A --rate run is paced, so the relay's latency at that rate is reported
+// The limit with the same load: its rate is the limit of a saturating run.
+// A --rate run is paced, so the limit's latency at that rate is reported
 // beside it (relay_p99_ms, p99_vs_relay); a paced run after a saturating
-// one gets the relay at its pace too (relay_paced_*, paced_p99_vs_relay).
-// That is the latency floor of the machine beside ours; the relay's CPU per
+// one gets the limit at its pace too (relay_paced_*, paced_p99_vs_relay).
+// The relay's is the latency floor of the machine beside ours, the floor
+// relay's that of any server persisting before it publishes; their CPU per
 // message (relay_cpu_us_per_msg, relay_paced_cpu_us_per_msg) is the CPU
 // floor beside server_cpu_us_per_msg.
-void add_relay(Report& report, const Options& o, const LoadSpec& spec, std::ostream& log) {
-  log << "relay with the same load...\n";
-  LoadResult relay = measured_relay_run(report, "relay_", o, spec);
-  set_ratio(report, relay.rate(), "msg/s");
+void add_limit(Report& report, const Options& o, const LoadSpec& spec, LimitKind kind, std::ostream& log) {
+  const std::string name = name_of(kind);
+  log << (kind == LimitKind::kRelay ? "relay" : "floor relay") << " with the same load...\n";
+  LoadResult limit = measured_limit_run(report, name + "_", o, spec, kind);
+  set_ratio(report, name, limit.rate(), "msg/s");
   if (spec.rate > 0) {
-    report_latency(report, "relay_", relay.latencies.window(relay.window_start_ns, relay.window_end_ns));
-    set_p99_ratio(report, "", "relay_");
+    report_latency(report, name + "_", limit.latencies.window(limit.window_start_ns, limit.window_end_ns));
+    set_p99_ratio(report, "", name, name + "_");
   }
   if (o.rate_fraction > 0) {
     LoadSpec paced = spec;
     paced.rate = report.number("paced_target_per_s");
-    log << "relay at " << paced.rate << " messages/s...\n";
-    report_run(report, "relay_paced_", measured_relay_run(report, "relay_paced_", o, paced));
-    set_p99_ratio(report, "paced_", "relay_paced_");
+    log << name << " at " << paced.rate << " messages/s...\n";
+    report_run(report, name + "_paced_", measured_limit_run(report, name + "_paced_", o, paced, kind));
+    set_p99_ratio(report, "paced_", name, name + "_paced_");
   }
 }
 
@@ -204,7 +231,8 @@ void streaming_runs(Report& report, const Options& o, const LoadSpec& spec, Tran
     measured_run(report, "paced_", paced, transport, server.pid());
   }
   report_memory(report, server.pid());
-  if (o.vs_relay) add_relay(report, o, spec, log);
+  if (o.vs_relay) add_limit(report, o, spec, LimitKind::kRelay, log);
+  if (o.vs_floor) add_limit(report, o, spec, LimitKind::kFloor, log);
 }
 
 // --curve: a plaintext client must get nothing from the server, or the
@@ -306,7 +334,7 @@ Report replay_mode(const Options& o, std::ostream& log) {
     FetchSource source(o.server_cpu, o.value_bytes);
     ReplayTiming limit = time_replay(context, source.tower(), source.publisher(), transport.partitions_, counts);
     report.set("relay_refetches", static_cast<double>(limit.refetches));
-    set_ratio(report, limit.seconds > 0 ? static_cast<double>(limit.records) / limit.seconds : 0, "rec/s");
+    set_ratio(report, "relay", limit.seconds > 0 ? static_cast<double>(limit.records) / limit.seconds : 0, "rec/s");
   }
   return report;
 }
@@ -375,7 +403,7 @@ Report snapshot_mode(const Options& o, std::ostream& log) {
     stop_before_limit(server);
     SnapshotSource source(o.server_cpu, full.keys, o.value_bytes);
     SnapshotTiming limit = time_snapshot(context, source.endpoint(), "");
-    set_ratio(report, limit.seconds > 0 ? static_cast<double>(limit.keys) / limit.seconds : 0, "keys/s");
+    set_ratio(report, "relay", limit.seconds > 0 ? static_cast<double>(limit.keys) / limit.seconds : 0, "keys/s");
   }
   return report;
 }

@@ -1,0 +1,123 @@
+#include "tools/bench/floor_relay.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include <rocksdb/write_batch.h>
+
+#include "storage/chp_store.h"
+#include "storage/database.h"
+#include "transport/zmq_frames.h"
+
+namespace zstore::bench {
+namespace {
+
+using Ready = SourceThread::Ready;
+
+// KVSETs a turn takes at most: zstored's default (ChpServerConfig::max_batch).
+constexpr std::size_t kMaxBatch = 4096;
+
+void require(const storage::Status& s, const char* what) {
+  if (!s.ok()) throw std::runtime_error(std::string("floor relay: ") + what + ": " + s.message());
+}
+
+// One turn's messages and the writes made from them; reused turn to turn
+// so that a turn allocates nothing once they have grown.
+class Turn {
+ public:
+  explicit Turn(std::size_t max) : messages_(max), writes_(max) {}
+
+  // Receives every message waiting on sub, up to the drain limit.
+  void drain(zmq::socket_t& sub) {
+    count_ = 0;
+    while (count_ < messages_.size() && transport::try_recv(sub, &messages_[count_])) ++count_;
+  }
+
+  // Writes the chp_map entry of each KVSET (key, sequence, uuid,
+  // properties, body) in one batch, each under a new sequence.
+  void persist(storage::Database& db, rocksdb::WriteBatch& batch, std::uint64_t* sequence) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < count_; ++i) {
+      const auto& v = messages_[i].views;
+      if (v.size() != 5) continue;  // not a KVSET: forwarded, not stored
+      storage::ChpWrite& w = writes_[n++];
+      w.key.assign(v[0]);
+      w.uuid.assign(v[2]);
+      w.properties.assign(v[3]);
+      w.value.assign(v[4]);
+      w.sequence = ++*sequence;
+    }
+    batch.Clear();
+    storage::put_map_in_key_order(batch, db.handle(storage::Column::kChpMap), std::span(writes_.data(), n));
+    require(db.write(batch), "write");
+  }
+
+  // Forwards the turn's messages, their parts moved (no copy).
+  void forward(zmq::socket_t& pub) {
+    for (std::size_t i = 0; i < count_; ++i) {
+      auto& parts = messages_[i].parts;
+      for (std::size_t p = 0; p < parts.size(); ++p) {
+        auto flags = p + 1 < parts.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
+        (void)pub.send(parts[p], flags);
+      }
+    }
+  }
+
+  std::size_t count() const { return count_; }
+
+ private:
+  std::vector<transport::Message> messages_;
+  std::vector<storage::ChpWrite> writes_;
+  std::size_t count_ = 0;
+};
+
+void serve(zmq::context_t& context, const std::atomic<bool>& stop, const Ready& ready, const std::string& dir) {
+  std::unique_ptr<storage::Database> db;
+  require(storage::Database::Open(dir, {}, &db), "open database");
+  zmq::socket_t sub(context, zmq::socket_type::sub);
+  zmq::socket_t pub(context, zmq::socket_type::pub);
+  for (zmq::socket_t* s : {&sub, &pub}) s->set(zmq::sockopt::linger, 0);
+  sub.set(zmq::sockopt::rcvhwm, 0);
+  pub.set(zmq::sockopt::sndhwm, 0);
+  sub.set(zmq::sockopt::subscribe, "");
+  sub.bind("tcp://127.0.0.1:*");
+  pub.bind("tcp://127.0.0.1:*");
+  ready({sub.get(zmq::sockopt::last_endpoint), pub.get(zmq::sockopt::last_endpoint)});
+  Turn turn(kMaxBatch);
+  rocksdb::WriteBatch batch;
+  std::uint64_t sequence = 0;
+  while (!stop.load(std::memory_order_relaxed)) {
+    zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(50));
+    if (!(item.revents & ZMQ_POLLIN)) continue;
+    turn.drain(sub);
+    if (turn.count() == 0) continue;
+    turn.persist(*db, batch, &sequence);
+    turn.forward(pub);
+  }
+  require(db->close(), "close database");
+}
+
+}  // namespace
+
+FloorRelay::RemovedDir::~RemovedDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
+}
+
+FloorRelay::FloorRelay(int cpu, std::filesystem::path dir)
+    : dir_{std::move(dir)},
+      thread_("floor relay", cpu, [this](zmq::context_t& context, const std::atomic<bool>& stop, const Ready& ready) {
+        if (std::filesystem::exists(dir_.path)) {
+          throw std::runtime_error("floor relay: " + dir_.path.string() + " exists");
+        }
+        serve(context, stop, ready, dir_.path.string());
+      }) {}
+
+}  // namespace zstore::bench
