@@ -24,6 +24,7 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> resumes_declined{0};    // resume requests answered with a full snapshot
   std::atomic<std::uint64_t> handed_over{0};         // updates taken over from the HA peer
   std::atomic<std::uint64_t> handovers_incomplete{0};  // hand-overs without the peer's deletes
+  std::atomic<std::uint64_t> snapshot_keys_expired{0};  // left out of snapshots: expired, not yet swept
   MalformedCounts malformed;
   // --acl denials by kind: KVSETs dropped, snapshot keys withheld,
   // subscriptions narrowed or refused, HA peer requests from non-peers.

@@ -316,6 +316,7 @@ void ChpServer::pump_snapshots() {
   auto r = snapshots_.pump(router_, config_.snapshot_slice, config_.now_ms());
   metrics_.snapshot_keys_sent.fetch_add(r.keys_sent, std::memory_order_relaxed);
   metrics_.acl_withheld_snapshot_keys.fetch_add(r.withheld, std::memory_order_relaxed);
+  metrics_.snapshot_keys_expired.fetch_add(r.expired, std::memory_order_relaxed);
   metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
   if (r.stalled > 0) {
     metrics_.snapshots_stalled.fetch_add(r.stalled, std::memory_order_relaxed);
@@ -361,13 +362,9 @@ void ChpServer::trim_history_by_age() {
   if (!s.ok()) write_error_log_.log(spdlog::level::err, "history trim failed: {}", s.message());
 }
 
-void ChpServer::expire_all_due() {
-  std::uint64_t before = 0;
-  do {  // stops when nothing is left or a sweep deletes nothing (a failing disk)
-    before = metrics_.expiries;
-    next_expiry_ = Clock::time_point{};
-    expire_due();
-  } while (expiry_backlog_ && serving() && metrics_.expiries != before);
+void ChpServer::sweep_expiries_now() {
+  next_expiry_ = Clock::time_point{};
+  expiry_backlog_ = true;  // the next turns sweep, kLimit keys each, until nothing is due
 }
 
 // HUGZ go out every interval even while updates flow: a client mirroring a

@@ -115,8 +115,9 @@ class ChpServer {
   void serve_snapshot_requests();
   void pump_snapshots();
   void expire_due();
-  // Sweeps until nothing due is left (after a takeover or a hand-over).
-  void expire_all_due();
+  // Sweeps at once and on every turn until nothing due is left (after a
+  // takeover or a hand-over), one bounded batch a turn.
+  void sweep_expiries_now();
   void trim_history_by_age();
   void heartbeat();
   // High availability (no-ops when standalone).

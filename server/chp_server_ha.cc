@@ -83,9 +83,9 @@ bool ChpServer::become_active() {
   auto writes = pending_.take_all();
   spdlog::info("HA: active from sequence {}, applying {} pending update(s)", store_.last_sequence(), writes.size());
   commit_and_publish(writes);
-  // What expired while the old active was gone goes now, before the
-  // snapshot of the request that voted for us is taken (same turn).
-  expire_all_due();
+  // What expired while the old active was gone is deleted over the next
+  // turns, in bounded batches; snapshots leave it out meanwhile.
+  sweep_expiries_now();
   last_hugz_ = Clock::time_point{};  // HUGZ now: clients looking for the active find us
   reconciled_ = 0;
   return true;
@@ -165,7 +165,7 @@ void ChpServer::step_reconcile() {
     if (!commit_and_publish(std::span<storage::ChpWrite>(first, end))) return drop_reconcile("not fully written");
   }
   metrics_.handed_over.fetch_add(writes.size(), std::memory_order_relaxed);
-  expire_all_due();  // what ran out while the peer held it, before any snapshot serves it
+  sweep_expiries_now();  // what ran out while the peer held it (snapshots leave it out meanwhile)
   if (progress == ChpReconciler::Progress::kRunning) return;
   auto r = std::move(reconciler_);
   next_reconcile_ = Clock::now() + kReconcileRetry;

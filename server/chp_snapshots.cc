@@ -41,6 +41,10 @@ std::string sent_properties(const storage::ChpRecordView& r, std::uint64_t now_m
   return chp::format_properties(parsed.value());
 }
 
+bool has_expired(const storage::ChpRecordView& r, std::uint64_t now_ms) {
+  return r.entry.expires_at_ms != 0 && r.entry.expires_at_ms <= now_ms && !r.entry.value.empty();
+}
+
 }  // namespace
 
 bool SnapshotPump::start(std::string identity, std::string subtree,
@@ -79,10 +83,24 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
       ++result->withheld;
       continue;
     }
-    std::string props = sent_properties(r, now_ms, s.exact_expiry);
-    chp::KvMsgFrames frames(r.key, r.entry.sequence, r.entry.uuid,
-                            props.empty() ? std::string_view(r.entry.properties) : std::string_view(props),
-                            r.entry.value);
+    // A set whose expiry has passed, not yet deleted by the sweep (which
+    // runs in bounded batches, e.g. after a restart or a takeover): not in
+    // the map a client is given. An HA peer gets the exact expiry instead.
+    bool expired = !s.exact_expiry && has_expired(r, now_ms);
+    if (expired && !s.cursor->updates()) {  // counts toward the quota, as withheld keys do
+      s.pending = false;
+      ++result->expired;
+      continue;
+    }
+    // In a resume, such an update comes as a delete without UUID at its
+    // sequence, as one whose key was deleted since (HistoryValues::
+    // kResolved); the sweep's delete follows as a KVPUB.
+    std::string props = expired ? std::string() : sent_properties(r, now_ms, s.exact_expiry);
+    chp::KvMsgFrames frames =
+        expired ? chp::KvMsgFrames(r.key, r.entry.sequence, {}, {}, {})
+                : chp::KvMsgFrames(r.key, r.entry.sequence, r.entry.uuid,
+                                   props.empty() ? std::string_view(r.entry.properties) : std::string_view(props),
+                                   r.entry.value);
     switch (try_send(router, frames.frames(), s.identity)) {
       case SendOutcome::kWouldBlock: return Step::kBlocked;
       case SendOutcome::kUnroutable: return Step::kAborted;

@@ -51,9 +51,11 @@ class SnapshotPump {
     std::size_t stalled = 0;    // dropped: nothing could be sent for the stall time
     bool blocked = false;       // some session waits for its pipe to drain
     std::size_t withheld = 0;   // keys a session's filter kept back
+    std::size_t expired = 0;    // keys left out of a client's snapshot: their expiry passed, not yet swept
   };
   // Sends up to budget KVSYNCs round-robin over sessions. now_ms: the wall
-  // clock, to send each TTL as the seconds remaining (rounded up).
+  // clock, to send each TTL as the seconds remaining (rounded up) and to
+  // leave out of a client's snapshot the keys whose expiry has passed.
   Result pump(zmq::socket_t& router, std::size_t budget, std::uint64_t now_ms) {
     return pump(router, budget, now_ms, Clock::now());
   }

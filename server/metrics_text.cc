@@ -49,6 +49,9 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
   counter(w, "zstore_chp_snapshots_stalled_total", "CHP snapshots dropped: the client read nothing for --snapshot-stall-ms",
           get(m.snapshots_stalled));
   counter(w, "zstore_chp_expiries_total", "CHP keys deleted because their ttl lapsed", get(m.expiries));
+  counter(w, "zstore_chp_snapshot_keys_expired_total",
+          "CHP keys left out of client snapshots because their ttl had lapsed before the sweep deleted them",
+          get(m.snapshot_keys_expired));
   counter(w, "zstore_chp_write_failures_total", "CHP updates the database refused (not published)",
           get(m.write_failures));
   counter(w, "zstore_chp_loop_errors_total", "CHP reactor events that failed, were logged and skipped",

@@ -68,6 +68,7 @@ class HistoryCursor final : public ChpSnapshotCursor {
 
   bool paused() const override { return paused_; }
   Status status() const override { return status_; }
+  bool updates() const override { return true; }
 
  private:
   // *out from one update; false when it is to be skipped (a set

@@ -101,6 +101,9 @@ class ChpSnapshotCursor {
   virtual bool paused() const { return false; }
   // Ok unless iteration stopped on a read error or a corrupt entry.
   virtual Status status() const = 0;
+  // Whether the records are the updates after a sequence (a history
+  // cursor: a resume, a catch-up) rather than the keys of the map.
+  virtual bool updates() const { return false; }
 
  private:
   ChpRecord copied_;  // next_view()'s record for cursors that only copy

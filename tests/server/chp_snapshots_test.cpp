@@ -1,14 +1,19 @@
 // SnapshotPump over an inproc ROUTER: the reactor may poll without waiting
 // exactly while some session can send (ready()), a session paused on a
 // full pipe resumes once the client reads, and one paused for the stall
-// time is dropped with its cursor.
+// time is dropped with its cursor; a client's snapshot leaves out keys
+// whose expiry has passed, a resume gives them as deletes.
 #include "server/chp_snapshots.h"
 
 #include <boost/test/unit_test.hpp>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <zmq.hpp>
+#include <zmq_addon.hpp>
 
 #include "protocol/chp_codec.h"
 
@@ -39,6 +44,31 @@ class FakeCursor final : public zstore::storage::ChpSnapshotCursor {
   bool* destroyed_;
 };
 
+// A cursor over given (key, expires_at_ms) sets, sequences 1, 2, ...,
+// uuid "u<key>", properties "ttl=5\n", value "v<key>"; updates() as told
+// (a history cursor's records, or the map's keys).
+class ExpiringCursor final : public zstore::storage::ChpSnapshotCursor {
+ public:
+  ExpiringCursor(std::vector<std::pair<std::string, std::uint64_t>> sets, bool updates)
+      : sets_(std::move(sets)), updates_(updates) {}
+  std::uint64_t sequence() const override { return sets_.size(); }
+  bool next(zstore::storage::ChpRecord* out) override {
+    if (i_ == sets_.size()) return false;
+    const auto& [key, expires_at] = sets_[i_];
+    out->key = key;
+    out->entry = {i_ + 1, expires_at, "u" + key, "ttl=5\n", "v" + key};
+    ++i_;
+    return true;
+  }
+  zstore::storage::Status status() const override { return zstore::storage::Status::Ok(); }
+  bool updates() const override { return updates_; }
+
+ private:
+  std::vector<std::pair<std::string, std::uint64_t>> sets_;
+  bool updates_;
+  std::size_t i_ = 0;
+};
+
 struct Sockets {
   zmq::context_t ctx;
   zmq::socket_t router{ctx, zmq::socket_type::router};
@@ -54,6 +84,21 @@ struct Sockets {
     zmq::message_t m;
     (void)router.recv(m);  // identity
     (void)router.recv(m);  // body
+  }
+  // Reads the KVSYNCs waiting at the client up to KTHXBAI, by key: its
+  // sequence, uuid, properties and value.
+  std::map<std::string, std::vector<std::string>> kvsyncs() {
+    std::map<std::string, std::vector<std::string>> out;
+    while (true) {
+      std::vector<zmq::message_t> parts;
+      BOOST_REQUIRE(zmq::recv_multipart(client, std::back_inserter(parts), zmq::recv_flags::dontwait));
+      BOOST_REQUIRE_EQUAL(parts.size(), zstore::protocol::chp::kKvFrames);
+      if (parts[0].to_string_view() == zstore::protocol::chp::kKthxbai) return out;
+      std::uint64_t sequence = 0;
+      for (char c : parts[1].to_string_view()) sequence = sequence << 8 | static_cast<unsigned char>(c);
+      out[parts[0].to_string()] = {std::to_string(sequence), parts[2].to_string(), parts[3].to_string(),
+                                   parts[4].to_string()};
+    }
   }
   // Reads every message waiting at the client; returns how many were KVSYNCs
   // and sets *done on KTHXBAI.
@@ -162,4 +207,43 @@ BOOST_AUTO_TEST_CASE(a_priority_session_is_never_refused_and_gets_the_whole_budg
   BOOST_CHECK_EQUAL(s.drain(&done), 10u);  // an ordinary session's share would be 5
   BOOST_CHECK_EQUAL(r.aborted, 1u);        // "elsewhere" has no connection
   BOOST_CHECK(!done);
+}
+
+// Keys whose expiry has passed but that the sweep has not deleted yet
+// (after a restart or a takeover it deletes a bounded batch a turn).
+BOOST_AUTO_TEST_CASE(a_client_snapshot_leaves_out_expired_keys_and_a_resume_gives_them_as_deletes) {
+  constexpr std::uint64_t kNow = 100000;
+  const std::vector<std::pair<std::string, std::uint64_t>> sets = {
+      {"forever", 0}, {"later", kNow + 10000}, {"due", kNow}, {"past", kNow - 5000}};
+  using Seen = std::map<std::string, std::vector<std::string>>;
+
+  Sockets s;
+  SnapshotPump pump;
+  BOOST_REQUIRE(pump.start("client", "", std::make_unique<ExpiringCursor>(sets, false)));
+  auto r = pump.pump(s.router, 100, kNow);
+  BOOST_CHECK_EQUAL(r.completed, 1u);
+  BOOST_CHECK_EQUAL(r.expired, 2u);
+  BOOST_CHECK_EQUAL(r.keys_sent, 2u);
+  BOOST_CHECK((s.kvsyncs() == Seen{{"forever", {"1", "uforever", "ttl=5\n", "vforever"}},
+                                   {"later", {"2", "ulater", "ttl=10\n", "vlater"}}}));
+
+  // A resume: the updates after a sequence; an expired one comes as a
+  // delete without UUID at its sequence.
+  BOOST_REQUIRE(pump.start("client", "", std::make_unique<ExpiringCursor>(sets, true)));
+  r = pump.pump(s.router, 100, kNow);
+  BOOST_CHECK_EQUAL(r.expired, 0u);
+  BOOST_CHECK_EQUAL(r.keys_sent, 4u);
+  BOOST_CHECK((s.kvsyncs() == Seen{{"forever", {"1", "uforever", "ttl=5\n", "vforever"}},
+                                   {"later", {"2", "ulater", "ttl=10\n", "vlater"}},
+                                   {"due", {"3", "", "", ""}},
+                                   {"past", {"4", "", "", ""}}}));
+
+  // An HA peer (exact expiry) gets every key with its expiry, expired or not.
+  BOOST_REQUIRE(pump.start("client", "", std::make_unique<ExpiringCursor>(sets, false), "", true));
+  r = pump.pump(s.router, 100, kNow);
+  BOOST_CHECK_EQUAL(r.expired, 0u);
+  auto seen = s.kvsyncs();
+  BOOST_CHECK_EQUAL(seen.size(), 4u);
+  BOOST_CHECK_EQUAL(seen["past"][3], "vpast");
+  BOOST_CHECK_NE(seen["past"][2].find("ttl=1\n"), std::string::npos);
 }
