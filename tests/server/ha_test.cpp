@@ -197,8 +197,8 @@ BOOST_AUTO_TEST_CASE(a_key_that_expired_during_the_failover_is_not_in_the_voting
 // active's next loop turns, 1024 a turn, not all in the turn of the vote
 // (a cost that grows with the map): the voting snapshot, taken in that
 // turn, leaves them out by their expiry (counted in
-// zstore_chp_snapshot_keys_expired_total), and every one's delete is
-// published afterwards.
+// zstore_chp_snapshot_keys_expired_total), and the sweep deletes every one
+// afterwards.
 BOOST_AUTO_TEST_CASE(keys_that_expired_during_the_failover_are_left_out_then_swept_in_batches) {
   Zstored primary;
   Zstored backup;
@@ -244,7 +244,9 @@ BOOST_AUTO_TEST_CASE(keys_that_expired_during_the_failover_are_left_out_then_swe
   BOOST_REQUIRE(snap);
   BOOST_CHECK_EQUAL(snap->entries.size(), 1u);
   BOOST_CHECK_EQUAL(snap->entries.count("forever"), 1u);
-  BOOST_CHECK_EQUAL(backup_metric("zstore_chp_snapshot_keys_expired_total"), kKeys);
+  // Every expired key was in the voting snapshot's view (more if a retried
+  // request got a second snapshot while the sweep ran).
+  BOOST_CHECK_GE(backup_metric("zstore_chp_snapshot_keys_expired_total"), kKeys);
   BOOST_CHECK(wait_until([&] { return backup_metric("zstore_chp_expiries_total") == kKeys; }));
   BOOST_CHECK_EQUAL(backup_metric("zstore_chp_keys"), 1.0);
 }
