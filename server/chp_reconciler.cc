@@ -40,6 +40,10 @@ void ChpReconciler::start() {
   last_progress_ = Clock::now();
 }
 
+std::uint64_t ChpReconciler::held_size(const chp::KvMsg& kv) {
+  return kv.key.size() + kv.uuid.size() + kv.properties.size() + kv.body.size() + kHeldKeyOverhead;
+}
+
 ChpReconciler::Progress ChpReconciler::fail(std::string why) {
   why_ = std::move(why);
   return Progress::kFailed;
@@ -75,9 +79,15 @@ ChpReconciler::Progress ChpReconciler::on_socket() {
     auto it = latest_.find(kv.key);
     if (it == latest_.end()) {
       if (latest_.size() >= kMaxKeys) return fail("more than 4M keys to hand over");
+      held_bytes_ += held_size(kv);
       latest_.emplace(kv.key, std::move(kv));
     } else if (kv.sequence > it->second.sequence) {
+      held_bytes_ += held_size(kv) - held_size(it->second);
       it->second = std::move(kv);
+    }
+    if (held_bytes_ > receive_budget_) {
+      return fail("the peer's side of the hand-over exceeds --receive-buffer-bytes (" +
+                  std::to_string(receive_budget_) + " bytes); raise it so that the peer can resync");
     }
   }
   return Progress::kRunning;
@@ -108,6 +118,7 @@ ChpReconciler::Progress ChpReconciler::step(storage::ChpStore& store, std::vecto
   }
   if (next_ != latest_.end()) return Progress::kRunning;
   latest_.clear();
+  held_bytes_ = 0;
   ours_.clear();
   noted_.clear();
   noted_bytes_ = 0;

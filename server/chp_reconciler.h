@@ -44,7 +44,10 @@ class ChpReconciler {
   using Clock = std::chrono::steady_clock;
 
   // peer_chp: "tcp://host:P" of the peer's CHP ports; after: the common point.
-  // receive_budget: the bytes its receive queue may hold (receive_budget.h).
+  // receive_budget: the bytes its receive queue may hold (receive_budget.h),
+  // and the bytes of the peer's updates it holds until step() has given
+  // them (each counted with kHeldKeyOverhead): past that the hand-over
+  // fails (on_socket()), is retried, and the peer does not resync.
   ChpReconciler(zmq::context_t& ctx, std::string peer_chp, std::uint64_t after, protocol::chp::Limits limits,
                 std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {},
                 std::uint64_t receive_budget = kDefaultReceiveBudgetBytes);
@@ -53,7 +56,8 @@ class ChpReconciler {
   zmq::socket_t& socket() { return dealer_; }
 
   enum class Progress { kRunning, kDone, kFailed };
-  // Reads what arrived. kFailed: malformed, too large or timed out (why()).
+  // Reads what arrived. kFailed: malformed, too large (the receive budget
+  // above) or timed out (why()).
   // kDone: the peer's side is in; step() works it out.
   Progress on_socket();
   Progress on_timer();  // kFailed after 5 s without a message from the peer
@@ -67,6 +71,7 @@ class ChpReconciler {
   // history.
   static constexpr std::size_t kMaxNotedBytes = std::size_t{256} << 20;
   static constexpr std::size_t kNotedKeyOverhead = 64;
+  static constexpr std::size_t kHeldKeyOverhead = 200;  // a map node and a KvMsg
   void note_client_write(std::string_view key);
 
   // After on_socket() gave kDone: appends to *out the next writes we lack
@@ -88,6 +93,7 @@ class ChpReconciler {
 
  private:
   Progress fail(std::string why);
+  static std::uint64_t held_size(const protocol::chp::KvMsg& kv);
   struct Written {
     std::uint64_t sequence = 0;
     std::uint64_t ms = 0;  // when it reached the pair; 0 unknown
@@ -106,6 +112,7 @@ class ChpReconciler {
   zmq::socket_t dealer_;
   Clock::time_point last_progress_{};
   std::map<std::string, protocol::chp::KvMsg> latest_;  // the peer's latest update per key
+  std::uint64_t held_bytes_ = 0;                        // latest_'s, by held_size()
   std::uint64_t peer_last_ = 0;
   bool complete_ = false;
   bool received_ = false;

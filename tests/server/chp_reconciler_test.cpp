@@ -68,6 +68,12 @@ struct Fixture {
 
   // The peer answers the reconciler's request with updates and its KTHXBAI.
   void answer(ChpReconciler& r, const std::vector<chp::KvMsg>& updates, std::uint64_t last) {
+    BOOST_REQUIRE(send_answer(r, updates, last) == ChpReconciler::Progress::kDone);
+    BOOST_REQUIRE(r.received());
+  }
+
+  // Sends the answer; returns what on_socket() gave once it stopped running.
+  ChpReconciler::Progress send_answer(ChpReconciler& r, const std::vector<chp::KvMsg>& updates, std::uint64_t last) {
     zstore::server::ReceivedMessage request;
     auto deadline = std::chrono::steady_clock::now() + 10s;
     while (!zstore::server::try_recv(peer, &request)) {
@@ -78,12 +84,13 @@ struct Fixture {
     BOOST_REQUIRE_EQUAL(std::string(request.views[1]), std::string(zstore::server::kReconcileCommand));
     for (const auto& kv : updates) (void)zstore::server::try_send(peer, chp::encode_kvmsg(kv), identity);
     (void)zstore::server::try_send(peer, chp::encode_kthxbai({last, "", "complete=1\n"}), identity);
-    while (r.on_socket() != ChpReconciler::Progress::kDone) {
+    for (;;) {
+      auto progress = r.on_socket();
+      if (progress != ChpReconciler::Progress::kRunning) return progress;
       BOOST_REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, "the answer did not arrive");
       zmq::pollitem_t item{r.socket().handle(), 0, ZMQ_POLLIN, 0};
       zmq::poll(&item, 1, std::chrono::milliseconds(50));
     }
-    BOOST_REQUIRE(r.received());
   }
 };
 
@@ -185,4 +192,23 @@ BOOST_FIXTURE_TEST_CASE(the_keys_noted_during_a_hand_over_are_bounded_in_bytes, 
   r.note_client_write(key);  // one more
   BOOST_CHECK(r.step(*store, &out) == ChpReconciler::Progress::kFailed);
   BOOST_CHECK_NE(r.why().find("256 MiB"), std::string::npos);
+}
+
+// The peer's side is held until step() has given it: within the receive
+// budget in bytes (values included), else the hand-over fails (and is
+// retried, the peer keeping its map) instead of growing without bound.
+BOOST_FIXTURE_TEST_CASE(the_peers_side_of_a_hand_over_is_bounded_in_bytes, Fixture) {
+  std::vector<chp::KvMsg> updates;
+  for (int i = 0; i < 1000; ++i) updates.push_back({key_of(i), 10u + i, uuid_of(i), "", std::string(1024, 'v')});
+  {
+    // About 1.2 MiB held.
+    ChpReconciler fits(ctx, endpoint, 0, {}, [] { return 0; }, {}, 4u << 20);
+    fits.start();
+    BOOST_CHECK(send_answer(fits, updates, 1009) == ChpReconciler::Progress::kDone);
+  }
+  ChpReconciler r(ctx, endpoint, 0, {}, [] { return 0; }, {}, 512u << 10);
+  r.start();
+  BOOST_REQUIRE(send_answer(r, updates, 1009) == ChpReconciler::Progress::kFailed);
+  BOOST_CHECK_NE(r.why().find("--receive-buffer-bytes (524288 bytes)"), std::string::npos);
+  BOOST_CHECK(!r.received());
 }
