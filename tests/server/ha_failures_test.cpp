@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include <zmq_addon.hpp>
@@ -39,7 +40,14 @@ struct CutFile {
 };
 
 struct Pair : CutFile, zstore::testing::HaPair {
-  Pair() : HaPair({"--ha-test-cut-file", cut_file}) { wait_active_and_synced(); }
+  // extra: flags of both members.
+  explicit Pair(const std::vector<std::string>& extra = {}) : HaPair(flags(cut_file, extra)) {
+    wait_active_and_synced();
+  }
+  static std::vector<std::string> flags(const std::string& cut_file, std::vector<std::string> extra) {
+    extra.insert(extra.begin(), {"--ha-test-cut-file", cut_file});
+    return extra;
+  }
 
   // Sets each key on server (its collector only, as a client talking to
   // the active does) and returns the KVPUBs it published: what clients saw.
@@ -199,6 +207,40 @@ BOOST_AUTO_TEST_CASE(partition_with_both_active_then_healed_loses_nothing) {
   BOOST_CHECK(wait_until([&] { return pair.backup.log().find("handed over") != std::string::npos; }, 20s));
   ChpPeer probe(pair.ctx, "tcp://127.0.0.1", pair.backup.chp_port());
   BOOST_CHECK(!probe.snapshot("", 1s));
+}
+
+// A hand-over larger than the active's --receive-buffer-bytes fails and is
+// retried: the active does not hold it, and the peer keeps its map (it
+// does not resync), so what it published in the partition survives, as
+// it serves again once the primary is gone.
+BOOST_AUTO_TEST_CASE(a_hand_over_over_the_memory_budget_fails_and_the_peer_keeps_its_map) {
+  Pair pair({"--receive-buffer-bytes", "65536"});
+  pair.cut(true);
+  BOOST_REQUIRE_MESSAGE(pair.snapshot_from(pair.backup, 10s), "backup did not take over in the partition");
+  std::map<std::string, std::string> b_side;  // 100 KiB of values: more than the budget
+  for (int i = 0; i < 100; ++i) b_side["/b/" + std::to_string(i)] = std::string(1024, static_cast<char>('a' + i % 26));
+  pair.publish(pair.backup, b_side);
+  auto follows = [&] {  // "HA: following the active ...": the passive replaces its map
+    std::string log = pair.backup.log();
+    std::size_t n = 0;
+    for (auto at = log.find("following the active"); at != std::string::npos;
+         at = log.find("following the active", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  std::size_t follows_before = follows();
+  pair.cut(false);
+
+  const std::string refused = "the peer's side of the hand-over exceeds --receive-buffer-bytes (65536 bytes)";
+  auto hand_over_refused = [&] { return pair.primary.log().find(refused) != std::string::npos; };
+  BOOST_REQUIRE_MESSAGE(wait_until(hand_over_refused, 20s), "the hand-over did not fail: " + pair.primary.log());
+  std::this_thread::sleep_for(scaled(1500ms));   // a retry (every second) fails the same way
+  BOOST_CHECK_EQUAL(follows(), follows_before);  // the backup did not resync
+
+  pair.primary.kill(SIGKILL);
+  pair.primary.wait_exit();
+  BOOST_CHECK_MESSAGE(pair.wait_for(pair.backup, b_side), "the backup lost what it published in the partition");
 }
 
 // A client re-sends an update after a failover: both sides of a partition
