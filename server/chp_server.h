@@ -182,6 +182,9 @@ class ChpServer {
   IoBatching::BacklogVote backlog_vote_;  // on the collector
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
+  // A hand-over that fails is retried every second and may fail the same
+  // way for as long as the cause lasts (the memory budget): once a minute.
+  RateLimiter handover_failure_log_{1, std::chrono::minutes(1)};
   RateLimiter loop_error_log_;
   RateLimiter acl_log_;
   // --acl: the rules the publisher's subscriptions were set under, from

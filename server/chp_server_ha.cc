@@ -150,7 +150,7 @@ void ChpServer::maybe_reconcile() {
 
 // why may be the reconciler's own why(): logged before it is destroyed.
 void ChpServer::drop_reconcile(const std::string& why) {
-  spdlog::warn("HA: hand-over from the peer failed, retrying: {}", why);
+  handover_failure_log_.log(spdlog::level::warn, "HA: hand-over from the peer failed, retrying: {}", why);
   reconciler_.reset();
   next_reconcile_ = Clock::now() + kReconcileRetry;
 }
