@@ -24,11 +24,6 @@ struct DafkaStore::Turn {
   std::vector<dafka::Message> later;  // handled once the records are on disk
 };
 
-namespace {
-
-constexpr std::int64_t kMaxMessageBytes = (64 << 20) + (64 << 10);
-
-}  // namespace
 
 DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address,
                        DafkaStoreConfig config, DafkaMetrics& metrics)
@@ -50,14 +45,24 @@ void DafkaStore::start() {
   xpub_.set(zmq::sockopt::maxmsgsize, std::int64_t{1024});  // subscriptions only
   xpub_.set(zmq::sockopt::linger, 0);
   sub_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
-  sub_.set(zmq::sockopt::maxmsgsize, kMaxMessageBytes);
-  sub_.set(zmq::sockopt::rcvhwm, 100000);
+  sub_.set(zmq::sockopt::maxmsgsize, largest_dafka_frame(config_.limits));
+  sub_.set(zmq::sockopt::rcvhwm, receive_hwm(config_.receive_budget_bytes, largest_dafka_message(config_.limits)));
   sub_.set(zmq::sockopt::linger, 0);
   for (auto id : {dafka::MsgId::kRecord, dafka::MsgId::kHead, dafka::MsgId::kFetch, dafka::MsgId::kGetHeads}) {
     sub_.set(zmq::sockopt::subscribe, dafka::subscription(id, ""));
   }
   sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kDirectRecord, address_));
   sub_.set(zmq::sockopt::subscribe, dafka::subscription(dafka::MsgId::kConsumerHello, address_));
+  // A frame over the SUB's ZMQ_MAXMSGSIZE ends that publisher's session
+  // for good (libzmq treats it as a protocol error and does not reconnect):
+  // the reactor watches disconnections and connects again.
+  const std::string monitor_endpoint = "inproc://zstore-dafka-sub-monitor-" + address_;
+  if (zmq_socket_monitor(sub_.handle(), monitor_endpoint.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
+    throw zmq::error_t();
+  }
+  sub_monitor_ = zmq::socket_t(ctx_, zmq::socket_type::pair);
+  sub_monitor_.set(zmq::sockopt::linger, 0);
+  sub_monitor_.connect(monitor_endpoint);
   config_.security.as_server(xpub_, "dafka-store");
   xpub_.bind(endpoint());
   xpub_ep_ = BoundEndpoint(&xpub_, "Dafka store publisher", &metrics_.ports_unbound);
@@ -71,6 +76,8 @@ void DafkaStore::stop() {
   fetches_.clear();
   discovery_.close();
   xpub_.close();
+  (void)zmq_socket_monitor(sub_.handle(), nullptr, 0);
+  sub_monitor_.close();
   sub_.close();
 }
 
@@ -346,6 +353,10 @@ void DafkaStore::on_timer() {
   discovery_.on_timer(&changes);
   apply(changes);
   auto now = Clock::now();
+  if (now >= next_monitor_check_) {  // not polled: a busy loop would pay for it every turn
+    next_monitor_check_ = now + kMonitorInterval;
+    on_sub_events();
+  }
   if (now < next_retry_) return;
   next_retry_ = now + config_.fetch_retry;
   for (const auto& key : gaps_.keys()) request_missing(key, true);

@@ -42,6 +42,7 @@
 #include "server/key_revocations.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
+#include "server/receive_budget.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"
 
@@ -61,7 +62,10 @@ struct DafkaStoreConfig {
   std::size_t fetch_slice = 1024;                // DIRECT-RECORDs sent per loop turn
   std::uint32_t max_fetch_count = 1000000;       // larger FETCH counts are capped
   std::size_t max_fetch_sessions = 256;
+  // What decode() accepts; with receive_budget_bytes it sets the SUB's
+  // largest frame and receive high-water mark (receive_budget.h).
   protocol::dafka::Limits limits;
+  std::uint64_t receive_budget_bytes = kDefaultReceiveBudgetBytes;
   std::vector<protocol::Cidr> peers;  // where the SUB may connect (host in one); empty: anywhere
   security::SocketSecurity security;  // plain without a certificate; server_key: the towers' key
   // With CURVE: the allowed name of a peer's Z85 key, empty when it is not
@@ -122,6 +126,12 @@ class DafkaStore {
   void connect_peer(const PeerChange& change);
   void disconnect_peer(const PeerChange& change);
   void follow_revocations();
+  // The SUB's monitor, read every kMonitorInterval (or the idle poll's
+  // second): a publisher whose connection ended is connected again
+  // (dafka_store_peers.cc).
+  static constexpr std::chrono::milliseconds kMonitorInterval{100};
+  void on_sub_events();
+  void reconnect_peer(const std::string& endpoint);
   void request_missing(const Key& key, bool from_timer);
   void give_up(const Key& key, GapTracker::Range missing);
   void pump_fetches();
@@ -139,6 +149,8 @@ class DafkaStore {
 
   zmq::socket_t xpub_;
   zmq::socket_t sub_;
+  zmq::socket_t sub_monitor_;  // PAIR: sub_'s ZMQ_EVENT_DISCONNECTED events
+  Clock::time_point next_monitor_check_{};
   BoundEndpoint xpub_ep_;
   KeyRevocations::Watch revocations_;
   ReactorThread reactor_{metrics_.loop_heartbeat_ms, &metrics_.loop_turns};

@@ -1,5 +1,8 @@
 // DafkaStore: connecting the SUB to the publishers discovery announces,
 // within --dafka-peers and, with CURVE, to allowed keys only.
+#include <cstdint>
+#include <cstring>
+
 #include <spdlog/spdlog.h>
 
 #include "protocol/endpoint.h"
@@ -53,6 +56,48 @@ void DafkaStore::connect_peer(const PeerChange& c) {
   }
   ++conn.refs;
   conn.key = c.key;
+}
+
+// The SUB's monitor reports each ended connection: a first frame of the
+// event number (16 bits) and value (32 bits), then the endpoint.
+void DafkaStore::on_sub_events() {
+  for (int i = 0; i < 64; ++i) {
+    zmq::message_t event;
+    zmq::message_t endpoint;
+    if (!sub_monitor_.recv(event, zmq::recv_flags::dontwait)) return;
+    if (!event.more() || !sub_monitor_.recv(endpoint)) continue;
+    std::uint16_t id = 0;
+    if (event.size() >= sizeof id) std::memcpy(&id, event.data(), sizeof id);
+    if (id == ZMQ_EVENT_DISCONNECTED) reconnect_peer(endpoint.to_string());
+  }
+}
+
+// A publisher we still follow lost its connection: by a network error,
+// which libzmq retries itself, or by a frame over the SUB's largest
+// (--dafka-max-message-bytes), which ends the session for good. Either way
+// a new connection replaces it, so one oversized record (skipped as a gap
+// once its FETCHes fail) does not cut the publisher off.
+void DafkaStore::reconnect_peer(const std::string& endpoint) {
+  auto it = connected_.find(endpoint);
+  if (it == connected_.end()) return;  // left on purpose (disconnect_peer, revocations)
+  peer_log_.log(spdlog::level::info, "Dafka: the connection to {} ended; connecting again", endpoint);
+  try {
+    sub_.disconnect(endpoint);
+  } catch (const zmq::error_t&) {
+    // The session already ended: nothing to leave.
+  }
+  if (config_.security.curve()) {
+    security::SocketSecurity peer = config_.security;
+    peer.server_key = it->second.key;
+    peer.as_client(sub_);
+  }
+  try {
+    sub_.connect(endpoint);
+  } catch (const zmq::error_t& e) {
+    spdlog::warn("Dafka: cannot connect to {} again: {}", endpoint, e.what());
+    connected_.erase(it);
+    metrics_.peers.store(connected_.size(), std::memory_order_relaxed);
+  }
 }
 
 void DafkaStore::disconnect_peer(const PeerChange& c) {

@@ -58,8 +58,8 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("max-batch-bytes", po::value(&o.max_batch_bytes)->default_value(o.max_batch_bytes),
        "bytes of CHP updates or Dafka messages read per loop turn into one write batch (at least one message)")
       ("receive-buffer-bytes", po::value(&o.receive_buffer_bytes)->default_value(o.receive_buffer_bytes),
-       "bytes one CHP connection's receive queue may hold (collector, HA follower); with --max-value-bytes it sets "
-       "the queues' high-water marks, see docs/operations.md")
+       "bytes one connection's receive queue may hold (CHP collector and HA follower, Dafka store); with "
+       "--max-value-bytes and --dafka-max-message-bytes it sets the queues' high-water marks, see docs/operations.md")
       ("snapshot-stall-ms", po::value(&o.snapshot_stall_ms)->default_value(o.snapshot_stall_ms),
        "a CHP snapshot whose client reads nothing for this long is dropped and its RocksDB snapshot released; 0 = never")
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error")
@@ -98,7 +98,10 @@ void describe_dafka(po::options_description& d, ServerOptions& o, Raw& raw) {
       ("dafka-fetch-retry-ms", po::value(&o.dafka_fetch_retry_ms)->default_value(o.dafka_fetch_retry_ms),
        "interval at which an unanswered FETCH for a Dafka gap is sent again")
       ("dafka-fetch-retries", po::value(&o.dafka_fetch_retries)->default_value(o.dafka_fetch_retries),
-       "FETCHes for one Dafka gap before it is skipped (the head moves over it)");
+       "FETCHes for one Dafka gap before it is skipped (the head moves over it)")
+      ("dafka-max-message-bytes", po::value(&o.dafka_max_message_bytes)->default_value(o.dafka_max_message_bytes),
+       "largest Dafka record content, and any other frame, the store accepts (65536..67108864); a publisher "
+       "sending a larger frame is disconnected");
 }
 
 // Binary Star (CHP high availability) and the CHP history it hands over.
@@ -298,6 +301,9 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   if (o.dafka_retention_interval_ms == 0) return std::string("--dafka-retention-interval-ms must be positive");
   if (o.dafka_fetch_retries == 0 || o.dafka_fetch_retries > 1000000) {
     return std::string("--dafka-fetch-retries must be 1..1000000");
+  }
+  if (o.dafka_max_message_bytes < (64u << 10) || o.dafka_max_message_bytes > (64u << 20)) {
+    return std::string("--dafka-max-message-bytes must be 65536..67108864");
   }
   if (auto e = check_ha(o)) return e;
   if (auto e = check_security(o)) return e;

@@ -23,7 +23,7 @@ struct ServerOptions {
   std::size_t max_value_bytes = 16u << 20;
   std::uint32_t hugz_interval_ms = 1000;
   std::uint32_t snapshot_stall_ms = 30000;          // a snapshot client reading nothing this long is dropped; 0 = never
-  std::uint64_t receive_buffer_bytes = 4ull << 30;  // per CHP receive queue (server/receive_budget.h)
+  std::uint64_t receive_buffer_bytes = 4ull << 30;  // per CHP or Dafka receive queue (server/receive_budget.h)
   std::uint64_t max_batch_bytes = 64ull << 20;      // bytes drained per loop turn (CHP updates, Dafka messages)
   std::string log_level = "info";
   std::uint64_t min_free_bytes = 1ull << 30;  // below it writes are refused; 0 = no watermark
@@ -38,6 +38,7 @@ struct ServerOptions {
   std::uint32_t beacon_timeout_ms = 4000;
   std::uint32_t dafka_fetch_retry_ms = 1000;  // an unanswered gap FETCH is sent again
   std::uint32_t dafka_fetch_retries = 10;     // then the gap is skipped
+  std::uint64_t dafka_max_message_bytes = 1u << 20;  // a record's content, and any other frame
   // Retention per partition (defaults: 7 days, 1 GiB, no record limit) and
   // per topic prefix ([dafka-topic PREFIX] sections of the config file).
   storage::DafkaRetentionRules dafka_retention{{7ull * 24 * 3600 * 1000, 1ull << 30, 0}, {}};

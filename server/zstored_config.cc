@@ -59,6 +59,9 @@ DafkaStoreConfig dafka_config(const ServerOptions& o, const security::SocketSecu
   c.max_fetch_retries = static_cast<int>(o.dafka_fetch_retries);
   c.max_batch_bytes = o.max_batch_bytes;
   c.peers = o.dafka_peers;
+  c.limits.max_content_bytes = o.dafka_max_message_bytes;
+  c.limits.max_frame_bytes = o.dafka_max_message_bytes;
+  c.receive_budget_bytes = o.receive_buffer_bytes;
   return c;
 }
 

@@ -151,6 +151,27 @@ BOOST_AUTO_TEST_CASE(records_are_acked_cumulatively_after_they_are_stored) {
   BOOST_CHECK_EQUAL(ack->sequence, 2u);
 }
 
+// --dafka-max-message-bytes bounds a record's content (and every frame): a
+// record within it is stored and ACKed, a larger one never is (the SUB
+// drops the publisher's connection at such a frame), and the producer's
+// next record within it is stored once the store has connected again.
+BOOST_AUTO_TEST_CASE(a_record_larger_than_the_message_limit_is_not_stored) {
+  Env env({"--dafka-max-message-bytes", "65536"});
+  auto p = env.producer();
+  auto sized = [&](std::uint64_t seq, std::size_t bytes) {
+    return dafka::Record{kTopic, p->address(), kTopic, seq, std::string(bytes, 'r')};
+  };
+  auto acked = [&](std::uint64_t seq, std::size_t bytes, std::chrono::milliseconds within) {
+    return p
+        ->wait_for(is<dafka::Ack>([&](const dafka::Ack& a) { return a.sequence >= seq; }), within,
+                   [&] { p->send(sized(seq, bytes)); })
+        .has_value();
+  };
+  BOOST_REQUIRE_MESSAGE(acked(0, 65536, 15s), env.store.zstored.log());
+  BOOST_CHECK(!acked(1, 65537 + 64, 2s));
+  BOOST_CHECK_MESSAGE(acked(1, 100, 15s), env.store.zstored.log());
+}
+
 BOOST_AUTO_TEST_CASE(gap_is_fetched_and_the_ack_covers_the_records_kept_after_it) {
   Env env;
   auto p = env.producer();

@@ -44,6 +44,17 @@ BOOST_AUTO_TEST_CASE(dafka_fetch_retry_flags) {
   expect_refused({"--dafka-fetch-retries", "x"}, "dafka-fetch-retries");
 }
 
+BOOST_AUTO_TEST_CASE(dafka_max_message_bytes_flag) {
+  auto d = parse({});
+  BOOST_REQUIRE(d.options);
+  BOOST_TEST(d.options->dafka_max_message_bytes == (1u << 20));
+  auto o = parse({"--dafka-max-message-bytes", "65536"});
+  BOOST_REQUIRE(o.options);
+  BOOST_TEST(o.options->dafka_max_message_bytes == 65536u);
+  expect_refused({"--dafka-max-message-bytes", "65535"}, "--dafka-max-message-bytes must be 65536..67108864");
+  expect_refused({"--dafka-max-message-bytes", "67108865"}, "--dafka-max-message-bytes must be 65536..67108864");
+}
+
 BOOST_AUTO_TEST_CASE(min_free_bytes_flag) {
   auto d = parse({});
   BOOST_REQUIRE(d.options);
