@@ -206,6 +206,15 @@ BOOST_AUTO_TEST_CASE(snapshot_mode) {
   BOOST_TEST(run.last["ratio_vs_relay"].get<double>() > 0.0);
 }
 
+// Records over zstored's default Dafka frame limit (1 MiB): the bench
+// starts its zstored with a limit that fits them.
+BOOST_AUTO_TEST_CASE(dafka_mode_with_records_over_a_mebibyte) {
+  Run run = bench(with({"dafka", "--writers", "1", "--value-bytes", "1100000"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["per_s"].get<double>() > 0.0);
+}
+
 BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {
   Run run = bench(with({"dafka", "--writers", "1"}));
   BOOST_TEST_REQUIRE(run.code == 0, run.output);

@@ -157,6 +157,12 @@ std::pair<std::string, std::uint16_t> split_host_port(const std::string& value, 
   return {std::move(parsed->host), parsed->port};
 }
 
+// zstored's --dafka-max-message-bytes for records of --value-bytes: its
+// default (1 MiB), or the value size and room for the record's header.
+std::size_t dafka_frame_limit(const Options& o) {
+  return std::max<std::size_t>(std::size_t{1} << 20, o.value_bytes + (std::size_t{64} << 10));
+}
+
 // curve: our zstored runs with these keys, and clients use them.
 Server open_server(const Options& o, std::ostream& log, const BenchCurve* curve = nullptr) {
   Server server;
@@ -176,8 +182,11 @@ Server open_server(const Options& o, std::ostream& log, const BenchCurve* curve 
     return server;
   }
   auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
-  server.process = std::make_unique<ServerProcess>(path, o.server_cpu,
-                                                   curve ? curve->server_args() : std::vector<std::string>{});
+  std::vector<std::string> args = curve ? curve->server_args() : std::vector<std::string>{};
+  // Records (and FETCH answers) of --value-bytes within zstored's Dafka
+  // frame limit (default 1 MiB).
+  if (dafka) args.insert(args.end(), {"--dafka-max-message-bytes", std::to_string(dafka_frame_limit(o))});
+  server.process = std::make_unique<ServerProcess>(path, o.server_cpu, args);
   if (curve) server.process->set_client_security(curve->client());
   server.process->start();
   server.ports = server.process->ports();
