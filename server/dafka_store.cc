@@ -24,7 +24,6 @@ struct DafkaStore::Turn {
   std::vector<dafka::Message> later;  // handled once the records are on disk
 };
 
-
 DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address,
                        DafkaStoreConfig config, DafkaMetrics& metrics)
     : ctx_(ctx), log_(log), address_(std::move(address)), config_(std::move(config)), metrics_(metrics),

@@ -100,8 +100,8 @@ void describe_dafka(po::options_description& d, ServerOptions& o, Raw& raw) {
       ("dafka-fetch-retries", po::value(&o.dafka_fetch_retries)->default_value(o.dafka_fetch_retries),
        "FETCHes for one Dafka gap before it is skipped (the head moves over it)")
       ("dafka-max-message-bytes", po::value(&o.dafka_max_message_bytes)->default_value(o.dafka_max_message_bytes),
-       "largest Dafka record content, and any other frame, the store accepts (65536..67108864); a publisher "
-       "sending a larger frame is disconnected");
+       "largest Dafka record content, and any other frame, the store accepts (65536..67108864); a larger frame "
+       "ends the publisher's connection (connected again at once) and its record is not stored");
 }
 
 // Binary Star (CHP high availability) and the CHP history it hands over.
