@@ -13,6 +13,7 @@
 
 #include "storage/chp_store.h"
 #include "storage/database.h"
+#include "tools/bench/relay.h"
 #include "transport/zmq_frames.h"
 
 namespace zstore::bench {
@@ -82,13 +83,7 @@ void serve(zmq::context_t& context, const std::atomic<bool>& stop, const Ready& 
   require(storage::Database::Open(dir, {}, &db), "open database");
   zmq::socket_t sub(context, zmq::socket_type::sub);
   zmq::socket_t pub(context, zmq::socket_type::pub);
-  for (zmq::socket_t* s : {&sub, &pub}) s->set(zmq::sockopt::linger, 0);
-  sub.set(zmq::sockopt::rcvhwm, 0);
-  pub.set(zmq::sockopt::sndhwm, 0);
-  sub.set(zmq::sockopt::subscribe, "");
-  sub.bind("tcp://127.0.0.1:*");
-  pub.bind("tcp://127.0.0.1:*");
-  ready({sub.get(zmq::sockopt::last_endpoint), pub.get(zmq::sockopt::last_endpoint)});
+  ready(bind_relay_sockets(sub, pub));
   Turn turn(kMaxBatch);
   rocksdb::WriteBatch batch;
   std::uint64_t sequence = 0;

@@ -5,12 +5,18 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <zmq.hpp>
 
 #include "tools/bench/source_thread.h"
 
 namespace zstore::bench {
+
+// The relay's two sockets, bound on loopback: sub takes every message
+// (no receive limit), pub sends without a limit. Returns their endpoints
+// (writers', subscriber's). The floor relay (floor_relay.h) binds the same.
+std::vector<std::string> bind_relay_sockets(zmq::socket_t& sub, zmq::socket_t& pub);
 
 class Relay {
  public:
