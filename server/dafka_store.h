@@ -123,6 +123,7 @@ class DafkaStore {
   void apply(const std::vector<PeerChange>& changes);
   bool key_allowed(const std::string& key) const;  // by config.peer_name; every key without it
   bool peer_allowed(const PeerChange& change);  // --dafka-peers and CURVE keys; logs and counts a refusal
+  void connect_sub(const std::string& endpoint, const std::string& key);  // throws zmq::error_t
   void connect_peer(const PeerChange& change);
   void disconnect_peer(const PeerChange& change);
   void follow_revocations();

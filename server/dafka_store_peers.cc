@@ -31,9 +31,19 @@ bool DafkaStore::peer_allowed(const PeerChange& change) {
   return true;
 }
 
-// Connects with the peer's key as the server key (libzmq reads the CURVE
-// options at connect()). A known endpoint announced with another key (a
-// node restarted there) is connected again with the new one.
+// Connects the SUB with the peer's key as the server key (libzmq reads the
+// CURVE options at connect()).
+void DafkaStore::connect_sub(const std::string& endpoint, const std::string& key) {
+  if (config_.security.curve()) {
+    security::SocketSecurity peer = config_.security;
+    peer.server_key = key;
+    peer.as_client(sub_);
+  }
+  sub_.connect(endpoint);
+}
+
+// A known endpoint announced with another key (a node restarted there) is
+// connected again with the new one.
 void DafkaStore::connect_peer(const PeerChange& c) {
   auto it = connected_.find(c.endpoint);
   if (it != connected_.end() && it->second.key == c.key) {
@@ -42,14 +52,9 @@ void DafkaStore::connect_peer(const PeerChange& c) {
   }
   if (!peer_allowed(c)) return;
   if (it != connected_.end()) sub_.disconnect(c.endpoint);
-  if (config_.security.curve()) {
-    security::SocketSecurity peer = config_.security;
-    peer.server_key = c.key;
-    peer.as_client(sub_);
-  }
   Connection& conn = connected_[c.endpoint];
   try {
-    sub_.connect(c.endpoint);
+    connect_sub(c.endpoint, c.key);
   } catch (const zmq::error_t&) {
     connected_.erase(c.endpoint);
     throw;
@@ -86,13 +91,8 @@ void DafkaStore::reconnect_peer(const std::string& endpoint) {
   } catch (const zmq::error_t&) {
     // The session already ended: nothing to leave.
   }
-  if (config_.security.curve()) {
-    security::SocketSecurity peer = config_.security;
-    peer.server_key = it->second.key;
-    peer.as_client(sub_);
-  }
   try {
-    sub_.connect(endpoint);
+    connect_sub(endpoint, it->second.key);
   } catch (const zmq::error_t& e) {
     spdlog::warn("Dafka: cannot connect to {} again: {}", endpoint, e.what());
     connected_.erase(it);
