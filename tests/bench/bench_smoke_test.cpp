@@ -19,6 +19,7 @@ using nlohmann::json;
 namespace {
 
 struct Run {
+  pid_t pid = -1;  // the bench's (names its temporary directories)
   int code = -1;
   std::string output;
   json last;  // the last line parsed as JSON (null when it is not JSON)
@@ -29,6 +30,7 @@ Run bench(std::vector<std::string> args) {
   auto log = dir.path() / "bench.log";
   Process process(bin_path("zstore-bench"), std::move(args), log);
   Run run;
+  run.pid = process.pid();
   run.code = process.wait(std::chrono::seconds(90));
   run.output = process.log();
   std::istringstream lines(run.output);
@@ -57,6 +59,28 @@ void check_ratio(const json& j, const std::string& ratio, const std::string& num
   double expected = j.at(num).get<double>() / j.at(den).get<double>();
   double got = j.at(ratio).get<double>();
   BOOST_TEST(std::abs(got - expected) <= 0.0006 + 0.02 * expected, ratio << " = " << got << ", expected " << expected);
+}
+
+// A limit's CPU per message on the server core: positive, and at most its
+// wall time per message (its core at most fully busy).
+void check_limit_cpu(const json& j, const std::string& prefix) {
+  double cpu = j.at(prefix + "cpu_us_per_msg").get<double>();
+  BOOST_TEST(cpu > 0.0, prefix);
+  BOOST_TEST(cpu <= 1e6 / j.at(prefix + "per_s").get<double>() * 1.01, prefix);
+}
+
+// The runs of a limit (name: relay or floor) beside a saturated run and a
+// paced one at `fraction` of its rate: its rate and ratio, its paced run's
+// latency, rate and p99 ratio, and its CPU per message in both.
+void check_limit_runs(const json& j, const std::string& name, double fraction) {
+  double rate = j.at("per_s").get<double>();
+  BOOST_TEST(j.at("ratio_vs_" + name).get<double>() == rate / j.at(name + "_per_s").get<double>(),
+             boost::test_tools::tolerance(0.01));
+  check_latency(j, name + "_paced_");
+  BOOST_TEST(j.at(name + "_paced_per_s").get<double>() < rate * fraction * 1.2, name);
+  check_ratio(j, "paced_p99_vs_" + name, "paced_p99_ms", name + "_paced_p99_ms");
+  check_limit_cpu(j, name + "_");
+  check_limit_cpu(j, name + "_paced_");
 }
 
 const std::vector<std::string> kShort = {"--duration", "1", "--warmup", "0.2", "--json"};
@@ -92,25 +116,14 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
   // on the machine's other load: not checked).
   BOOST_TEST(run.last["paced_per_s"].get<double>() < rate * 0.5 * 1.2);
   BOOST_TEST(run.last["paced_per_s"].get<double>() > 0.0);
-  double relay = run.last["relay_per_s"].get<double>();
-  BOOST_TEST(relay > 0.0);
-  BOOST_TEST(run.last["ratio_vs_relay"].get<double>() == rate / relay, boost::test_tools::tolerance(0.01));
+  BOOST_TEST(run.last["relay_per_s"].get<double>() > 0.0);
   // The relay again, at the paced run's rate: the latency floor beside it.
-  check_latency(run.last, "relay_paced_");
-  BOOST_TEST(run.last["relay_paced_per_s"].get<double>() < rate * 0.5 * 1.2);
-  check_ratio(run.last, "paced_p99_vs_relay", "paced_p99_ms", "relay_paced_p99_ms");
+  check_limit_runs(run.last, "relay", 0.5);
   // A saturating run has no latency to compare with the relay's.
   BOOST_TEST(!run.last.contains("relay_p99_ms"));
   BOOST_TEST(!run.last.contains("p99_vs_relay"));
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() > 0.0);
   BOOST_TEST(run.last["server_cpu_us_per_msg"].get<double>() < 100000.0);
-  // The relay's CPU per message beside zstored's, saturated and paced: at
-  // most its wall time per message (its core at most fully busy).
-  for (std::string prefix : {"relay_", "relay_paced_"}) {
-    double cpu = run.last[prefix + "cpu_us_per_msg"].get<double>();
-    BOOST_TEST(cpu > 0.0, prefix);
-    BOOST_TEST(cpu <= 1e6 / run.last[prefix + "per_s"].get<double>() * 1.01, prefix);
-  }
   BOOST_TEST(run.last["server_rss_mib"].get<double>() > 1.0);
   BOOST_TEST(run.last["server_hwm_mib"].get<double>() >= run.last["server_rss_mib"].get<double>());
 }
@@ -119,33 +132,16 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
 // with the same load, saturated and at the paced run's rate, beside
 // zstored; its database is removed after the run.
 BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_floor) {
-  TempDir logs;
-  Process process(bin_path("zstore-bench"),
-                  with({"chp", "--rate-fraction", "0.5", "--vs-floor", "--value-bytes", "64"}),
-                  logs.path() / "bench.log");
-  Run run;
-  run.code = process.wait(std::chrono::seconds(90));
-  run.output = process.log();
-  run.last = json::parse(run.output.substr(run.output.rfind('{')), nullptr, false);
+  Run run = bench(with({"chp", "--rate-fraction", "0.5", "--vs-floor", "--value-bytes", "64"}));
   BOOST_TEST_REQUIRE(run.code == 0, run.output);
   BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
-  double rate = run.last["per_s"].get<double>();
-  double floor = run.last["floor_per_s"].get<double>();
-  BOOST_TEST(floor > 100.0);
-  BOOST_TEST(run.last["ratio_vs_floor"].get<double>() == rate / floor, boost::test_tools::tolerance(0.01));
-  check_latency(run.last, "floor_paced_");
-  BOOST_TEST(run.last["floor_paced_per_s"].get<double>() < rate * 0.5 * 1.2);
-  check_ratio(run.last, "paced_p99_vs_floor", "paced_p99_ms", "floor_paced_p99_ms");
-  for (std::string prefix : {"floor_", "floor_paced_"}) {
-    double cpu = run.last[prefix + "cpu_us_per_msg"].get<double>();
-    BOOST_TEST(cpu > 0.0, prefix);
-    BOOST_TEST(cpu <= 1e6 / run.last[prefix + "per_s"].get<double>() * 1.01, prefix);
-  }
+  BOOST_TEST(run.last["floor_per_s"].get<double>() > 100.0);
+  check_limit_runs(run.last, "floor", 0.5);
   BOOST_TEST(!run.last.contains("relay_per_s"));  // no --vs-relay
   // Its two runs' databases (zstore-bench-floor-PID-N) are gone.
   for (int n : {0, 1}) {
     auto dir = std::filesystem::temp_directory_path() /
-               ("zstore-bench-floor-" + std::to_string(process.pid()) + "-" + std::to_string(n));
+               ("zstore-bench-floor-" + std::to_string(run.pid) + "-" + std::to_string(n));
     BOOST_TEST(!std::filesystem::exists(dir), dir);
   }
 }
