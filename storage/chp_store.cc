@@ -1,6 +1,7 @@
 #include "storage/chp_store.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <unordered_map>
 
@@ -48,6 +49,44 @@ void name_keys(std::span<const Item> items, const ChpKeyIndex& index, std::vecto
   }
 }
 
+// A batch's key with the first 16 bytes loaded as two numbers that order
+// as the bytes do (zero-padded), so that most comparisons of a sort are
+// two integer compares, with no load through the key's pointer.
+struct OrderedKey {
+  std::uint64_t high = 0;
+  std::uint64_t low = 0;
+  std::string_view key;
+  std::uint32_t index = 0;  // the write's place in its batch: later wins
+
+  static constexpr std::size_t kPrefix = 16;
+
+  OrderedKey(std::string_view k, std::uint32_t i) : key(k), index(i) {
+    char padded[kPrefix] = {};
+    std::memcpy(padded, k.data(), std::min(k.size(), kPrefix));
+    high = load_ordered(padded);
+    low = load_ordered(padded + 8);
+  }
+
+  // The order of the keys (compare_bytes), then of their places.
+  friend bool operator<(const OrderedKey& a, const OrderedKey& b) {
+    if (a.high != b.high) return a.high < b.high;
+    if (a.low != b.low) return a.low < b.low;
+    int rest = a.rest_vs(b);
+    return rest != 0 ? rest < 0 : a.index < b.index;
+  }
+  bool same_key(const OrderedKey& b) const { return high == b.high && low == b.low && rest_vs(b) == 0; }
+
+  // Equal prefixes: a key of at most kPrefix bytes is then a prefix of
+  // the other (its padding zeros match), so length decides; else the bytes
+  // past the prefix do.
+  int rest_vs(const OrderedKey& b) const {
+    if (key.size() <= kPrefix || b.key.size() <= kPrefix) {
+      return key.size() == b.key.size() ? 0 : (key.size() < b.key.size() ? -1 : 1);
+    }
+    return compare_bytes(key.data() + kPrefix, key.size() - kPrefix, b.key.data() + kPrefix, b.key.size() - kPrefix);
+  }
+};
+
 }  // namespace
 
 // Only each key's last write of the batch goes to the map, in key order:
@@ -55,22 +94,13 @@ void name_keys(std::span<const Item> items, const ChpKeyIndex& index, std::vecto
 // after the batch's earlier ones, which moves fewer entries.
 void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* map,
                           std::span<const ChpWrite> writes) {
-  // The keys themselves beside their writes' places: the sort compares
-  // them without a load of each write's string first.
-  struct Named {
-    std::string_view key;
-    std::uint32_t index;
-  };
-  std::vector<Named> order(writes.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = {writes[i].key, i};
-  auto compare = [](std::string_view a, std::string_view b) {
-    return compare_bytes(a.data(), a.size(), b.data(), b.size());
-  };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](const Named& a, const Named& b) { return compare(a.key, b.key) < 0; });
+  std::vector<OrderedKey> order;
+  order.reserve(writes.size());
+  for (std::uint32_t i = 0; i < writes.size(); ++i) order.emplace_back(writes[i].key, i);
+  std::sort(order.begin(), order.end());
   for (std::size_t n = 0; n < order.size(); ++n) {
+    if (n + 1 < order.size() && order[n + 1].same_key(order[n])) continue;  // a later write replaces it
     const ChpWrite& w = writes[order[n].index];
-    if (n + 1 < order.size() && compare(order[n + 1].key, order[n].key) == 0) continue;  // a later write replaces it
     if (w.value.empty()) {
       batch.Delete(map, slice(w.key));
     } else {

@@ -835,3 +835,41 @@ BOOST_AUTO_TEST_CASE(map_side_of_a_batch_is_in_key_order_with_last_writes_only) 
   BOOST_CHECK_EQUAL(d.sequence, 6u);
   BOOST_CHECK_EQUAL(d.value, "6");
 }
+
+// The sort compares the keys' first 16 bytes as numbers: keys around that
+// length, sharing it, holding zero and 0xff bytes, prefixes of each other,
+// must come out in std::string's order, the last write of each winning.
+BOOST_AUTO_TEST_CASE(map_side_orders_keys_around_the_sorts_prefix_as_bytes_do) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  auto* map = s.db->handle(Column::kChpMap);
+  std::uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(state >> 33);
+  };
+  const std::string stem = "0123456789abcdef";  // the sort's prefix exactly
+  const char tails[] = {'\0', '\x01', 'a', '\x7f', '\x80', '\xff'};
+  std::vector<ChpWrite> writes;
+  std::map<std::string, std::uint64_t> expected;  // key -> the sequence of its last write
+  for (std::uint64_t seq = 1; seq <= 3000; ++seq) {
+    std::string key = stem.substr(0, 8 + next() % 9);  // 8..16 bytes of the stem
+    for (std::uint32_t extra = next() % 4; extra > 0; --extra) key += tails[next() % sizeof tails];
+    if (next() % 5 == 0) key[next() % key.size()] = tails[next() % sizeof tails];
+    writes.push_back(put(key, "v" + std::to_string(seq), 0, seq));
+    expected[key] = seq;
+  }
+  rocksdb::WriteBatch batch;
+  zstore::storage::put_map_in_key_order(batch, map, writes);
+  Recorder recorder;
+  BOOST_REQUIRE(batch.Iterate(&recorder).ok());
+  BOOST_REQUIRE_EQUAL(recorder.ops.size(), expected.size());
+  auto want = expected.begin();
+  for (const auto& r : recorder.ops) {
+    BOOST_REQUIRE(r.key == want->first);
+    ChpEntry e;
+    BOOST_REQUIRE(zstore::storage::decode_chp_entry(r.value, &e));
+    BOOST_CHECK_EQUAL(e.sequence, want->second);
+    ++want;
+  }
+}
