@@ -175,6 +175,7 @@ void ChpServer::drain_collector() {
   std::size_t n = 0;
   std::size_t bytes = 0;
   std::size_t got = 0;
+  const std::uint64_t now = config_.now_ms();  // one clock read per turn: its updates arrived together
   for (; got < config_.max_batch && bytes < config_.max_batch_bytes; ++got) {
     if (n == inbox_.size()) {
       inbox_.emplace_back();
@@ -182,7 +183,7 @@ void ChpServer::drain_collector() {
     }
     if (!try_recv(collector_, &inbox_[n])) break;
     bytes += inbox_[n].bytes();
-    if (take_kvset(inbox_[n], &writes_[n])) ++n;
+    if (take_kvset(inbox_[n], now, &writes_[n])) ++n;
   }
   backlog_vote_.drained(got);
   std::span<storage::ChpWrite> writes(writes_.data(), n);
@@ -197,14 +198,13 @@ void ChpServer::drain_collector() {
   for (std::size_t i = 0; i < n; ++i) inbox_[i].parts.clear();  // unpublished ones hold no buffer until reused
 }
 
-bool ChpServer::take_kvset(const ReceivedMessage& msg, storage::ChpWrite* w) {
+bool ChpServer::take_kvset(const ReceivedMessage& msg, std::uint64_t now, storage::ChpWrite* w) {
   auto kv = chp::decode_kvset_view(msg.frames(), config_.limits);
   if (!kv) {
     report_malformed("KVSET", kv.error());
     return false;
   }
   if (!may_write(msg, kv->key)) return false;
-  std::uint64_t now = config_.now_ms();
   w->key.assign(kv->key);
   w->uuid.assign(kv->uuid);
   w->properties.assign(kv->properties);

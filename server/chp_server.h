@@ -143,9 +143,10 @@ class ChpServer {
   void serve_reconcile(const std::string& identity, const ReceivedMessage& msg);
   // epochs, history-from, and resumed=1 for a resume (docs/chp-extensions.md).
   std::string kthxbai_properties(bool resumed = false) const;
-  // Reads a received KVSET into *w (reusing its strings' buffers); false
-  // (counted, logged) when it is malformed or the ACL refuses it.
-  bool take_kvset(const ReceivedMessage& msg, storage::ChpWrite* w);
+  // Reads a received KVSET into *w (reusing its strings' buffers), as
+  // received at now (ms, the turn's clock); false (counted, logged) when
+  // it is malformed or the ACL refuses it.
+  bool take_kvset(const ReceivedMessage& msg, std::uint64_t now, storage::ChpWrite* w);
   // Persists writes and, only if that succeeded, publishes them. received[i],
   // when given, is the KVSET writes[i] came from: its parts are published as
   // the KVPUB (zero-copy, a new sequence frame), so they are moved from.
