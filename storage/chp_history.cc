@@ -11,6 +11,7 @@
 #include "storage/database.h"
 #include "storage/packed_values.h"
 #include "storage/slice.h"
+#include "storage/varint.h"
 
 namespace zstore::storage {
 
@@ -19,9 +20,10 @@ namespace {
 constexpr char kFullUpdate = 0;
 constexpr char kSetReference = 1;
 
-// The key of a block of updates (layout 2 or 3), not of one update.
+// The key of a block of updates (layout 2, 3 or 4), not of one update.
 bool is_block_key(std::string_view key) {
-  return key.size() == 9 && (key[8] == kHistoryBlockTag || key[8] == kHistoryRefBlockTag);
+  return key.size() == 9 &&
+         (key[8] == kHistoryBlockTag || key[8] == kHistoryRefBlockTag || key[8] == kHistoryCompactBlockTag);
 }
 
 class HistoryCursor final : public ChpSnapshotCursor {
@@ -49,15 +51,13 @@ class HistoryCursor final : public ChpSnapshotCursor {
 
   bool next(ChpRecord* out) override {
     paused_ = false;
-    std::string_view bytes;
     HistoryUpdate update;
     for (std::size_t skipped = 0; status_.ok(); ++skipped) {
       if (skipped == kMaxSkipped) {
         paused_ = true;
         return false;
       }
-      if (!next_update(&bytes)) break;
-      if (!decode_history_update(bytes, tagged_, &update)) return corrupt();
+      if (!next_update(&update)) break;
       if (update.entry.sequence <= after_) continue;  // in the block holding after + 1, before it
       if (!update.key.starts_with(prefix_)) continue;
       if (fill(update, out)) return true;
@@ -108,38 +108,24 @@ class HistoryCursor final : public ChpSnapshotCursor {
     return true;
   }
 
-  // The next update's bytes, moving to the next entry when the current one
-  // is used up (its views stay valid until then); false at the end or on
-  // an error (then in status_).
-  bool next_update(std::string_view* update) {
-    while (left_ == 0) {
-      if (advance_) it_->Next();
+  // The next update, moving to the next entry when the current one is
+  // used up (its views stay valid until then); false at the end or on an
+  // error (then in status_).
+  bool next_update(HistoryUpdate* update) {
+    while (reader_.left() == 0) {
+      if (advance_) {
+        if (!reader_.done()) return corrupt();
+        it_->Next();
+      }
       advance_ = false;  // set again below only on a valid entry: no Next() past the end
       if (!it_->Valid()) return false;
       advance_ = true;
-      if (!start_entry(std::string_view(it_->key().data(), it_->key().size()),
-                       std::string_view(it_->value().data(), it_->value().size()))) {
+      if (!reader_.open(std::string_view(it_->key().data(), it_->key().size()),
+                        std::string_view(it_->value().data(), it_->value().size()))) {
         return corrupt();
       }
     }
-    --left_;
-    if (!single_) return block_.next(update) || corrupt();
-    *update = entry_;
-    return true;
-  }
-
-  bool start_entry(std::string_view key, std::string_view value) {
-    single_ = key.size() == 8;
-    tagged_ = false;
-    if (single_) {
-      entry_ = value;
-      left_ = 1;
-      return true;
-    }
-    if (!is_block_key(key) || !block_.open(value)) return false;
-    tagged_ = key[8] == kHistoryRefBlockTag;
-    left_ = block_.left();
-    return true;
+    return reader_.next(update) || corrupt();
   }
 
   bool corrupt() {
@@ -155,12 +141,8 @@ class HistoryCursor final : public ChpSnapshotCursor {
   std::string prefix_;
   HistoryValues values_;
   std::unique_ptr<rocksdb::Iterator> it_;
-  bool advance_ = false;     // the iterator is at the entry last started
-  bool single_ = false;      // that entry is one update
-  bool tagged_ = false;      // its updates carry a kind byte (layout 3)
-  std::uint64_t left_ = 0;   // updates left in it
-  std::string_view entry_;   // its value, when it is one update
-  PackedValues block_;       // its updates, when it is a block
+  bool advance_ = false;            // the iterator is at the entry last started
+  HistoryEntryReader reader_;       // its updates
   rocksdb::PinnableSlice current_;  // a referenced key's chp_map entry
   Status status_ = Status::Ok();
   bool paused_ = false;
@@ -172,43 +154,137 @@ class HistoryCursor final : public ChpSnapshotCursor {
 void HistoryWriter::add(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::uint64_t written_ms,
                         std::string_view key, const ChpEntryPieces& entry) {
   const bool reference = !entry.value().empty();
-  std::size_t size = 13 + key.size();
-  if (reference) {
-    size += 9 + entry.uuid().size();
-  } else {
-    for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) size += entry.pieces()[i].size();
+  std::size_t entry_size = 0;
+  if (!reference) {
+    for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) entry_size += entry.pieces()[i].size();
   }
-  if (count_ > 0 && (count_ >= max_updates_ || block_.size() + 4 + size > kMaxHistoryBlockBytes)) finish(batch, db);
-  if (count_ == 0) block_.assign(4, '\0');  // the count, written by finish()
-  char header[17];  // length, written_ms, key length
-  protocol::store_be<std::uint32_t>(header, static_cast<std::uint32_t>(size));
-  protocol::store_be<std::uint64_t>(header + 4, written_ms);
-  protocol::store_be<std::uint32_t>(header + 12, static_cast<std::uint32_t>(key.size()));
-  block_.append(header, 16);
+  constexpr std::size_t kMaxNumbers = 1 + 10 + 10 + 5 + 5;  // kind and varints, at their longest
+  std::size_t size = kMaxNumbers + key.size() + entry_size;
+  if (count_ > 0 && (count_ >= max_updates_ || block_.size() + size > kMaxHistoryBlockBytes)) finish(batch, db);
+  if (count_ == 0) {
+    block_.assign(4, '\0');  // the count, written by finish()
+    last_sequence_ = 0;
+    last_ms_ = 0;
+  }
+  block_.push_back(reference ? kSetReference : kFullUpdate);
+  put_varint(block_, sequence - last_sequence_);
+  put_varint(block_, zigzag_delta(last_ms_, written_ms));
+  put_varint(block_, key.size());
   block_.append(key);
-  if (reference) {
-    header[0] = kSetReference;
-    protocol::store_be<std::uint64_t>(header + 1, sequence);
-    header[9] = static_cast<char>(entry.uuid().size());
-    block_.append(header, 10);
-    block_.append(entry.uuid());
-  } else {
-    block_.push_back(kFullUpdate);
+  if (!reference) {
+    put_varint(block_, entry_size);
     for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) block_.append(entry.pieces()[i]);
   }
   ++count_;
   last_sequence_ = sequence;
+  last_ms_ = written_ms;
 }
 
 void HistoryWriter::finish(rocksdb::WriteBatch& batch, Database* db) {
   if (count_ == 0) return;
   char key[9];
   protocol::store_be<std::uint64_t>(key, last_sequence_);
-  key[8] = kHistoryRefBlockTag;
+  key[8] = kHistoryCompactBlockTag;
   protocol::store_be<std::uint32_t>(block_.data(), count_);
   batch.Put(db->handle(Column::kChpHistory), rocksdb::Slice(key, 9), slice(block_));
   count_ = 0;
   block_.clear();
+}
+
+bool HistoryEntryReader::open(std::string_view key, std::string_view value) {
+  broken_ = false;
+  if (key.size() == 8) {  // layout 1: one update
+    layout_ = Layout::kSingle;
+    last_ = protocol::get_be<std::uint64_t>(key);
+    rest_ = value;
+    left_ = 1;
+    return true;
+  }
+  if (!is_block_key(key)) return false;
+  last_ = protocol::get_be<std::uint64_t>(key);
+  if (key[8] != kHistoryCompactBlockTag) {
+    layout_ = key[8] == kHistoryRefBlockTag ? Layout::kTagged : Layout::kPacked;
+    if (!packed_.open(value)) return false;
+    left_ = packed_.left();
+    return true;
+  }
+  layout_ = Layout::kCompact;
+  if (value.size() < 4) return false;
+  left_ = protocol::get_be<std::uint32_t>(value);
+  rest_ = value.substr(4);
+  sequence_ = 0;
+  ms_ = 0;
+  return left_ > 0;
+}
+
+bool HistoryEntryReader::next(HistoryUpdate* out) {
+  if (left_ == 0) return false;
+  std::string_view bytes;
+  switch (layout_) {
+    case Layout::kCompact:
+      if (!next_compact(out)) {
+        broken_ = true;
+        return false;
+      }
+      --left_;
+      return true;
+    case Layout::kSingle:
+      bytes = rest_;
+      rest_ = {};
+      break;
+    case Layout::kPacked:
+    case Layout::kTagged:
+      if (!packed_.next(&bytes)) {
+        broken_ = true;
+        return false;
+      }
+      break;
+  }
+  --left_;
+  if (decode_history_update(bytes, layout_ == Layout::kTagged, out)) return true;
+  broken_ = true;
+  return false;
+}
+
+bool HistoryEntryReader::next_compact(HistoryUpdate* out) {
+  if (rest_.empty()) return false;
+  char kind = rest_.front();
+  rest_.remove_prefix(1);
+  std::uint64_t step = 0, ms = 0, key_size = 0;
+  if (!get_varint(&rest_, &step) || step == 0 || !get_varint(&rest_, &ms) || !get_varint(&rest_, &key_size) ||
+      key_size > rest_.size()) {
+    return false;
+  }
+  sequence_ += step;
+  ms_ = apply_zigzag_delta(ms_, ms);
+  out->written_ms = ms_;
+  out->key = rest_.substr(0, key_size);
+  rest_.remove_prefix(key_size);
+  if (kind == kSetReference) {
+    out->reference = true;
+    out->entry = ChpEntryView{sequence_, 0, {}, {}, {}};
+    return true;
+  }
+  std::uint64_t entry_size = 0;
+  if (kind != kFullUpdate || !get_varint(&rest_, &entry_size) || entry_size > rest_.size()) return false;
+  out->reference = false;
+  if (!decode_chp_entry(rest_.substr(0, entry_size), &out->entry) || out->entry.sequence != sequence_) return false;
+  rest_.remove_prefix(entry_size);
+  return true;
+}
+
+bool HistoryEntryReader::done() const {
+  if (left_ != 0 || broken_) return false;
+  switch (layout_) {
+    case Layout::kSingle:
+      return true;
+    case Layout::kPacked:
+    case Layout::kTagged:
+      return packed_.done();
+    case Layout::kCompact:
+      return rest_.empty() && sequence_ == last_;
+  }
+  return false;
 }
 
 bool history_entry_info(std::string_view key, std::string_view value, bool newest, HistoryEntryInfo* out) {
@@ -216,16 +292,13 @@ bool history_entry_info(std::string_view key, std::string_view value, bool newes
     *out = {1, protocol::get_be<std::uint64_t>(key), value.size() >= 8 ? protocol::get_be<std::uint64_t>(value) : 0};
     return true;
   }
-  PackedValues block;
-  if (!is_block_key(key) || !block.open(value)) return false;
-  *out = {block.left(), protocol::get_be<std::uint64_t>(key), 0};
+  HistoryEntryReader reader;
+  if (!reader.open(key, value)) return false;
+  *out = {reader.left(), protocol::get_be<std::uint64_t>(key), 0};
   if (!newest) return true;
-  std::string_view update;
-  while (block.next(&update)) {  // every layout starts an update with its written_ms
-    if (update.size() < 8) return false;
-    out->newest_ms = std::max(out->newest_ms, protocol::get_be<std::uint64_t>(update));
-  }
-  return block.done();
+  HistoryUpdate update;
+  while (reader.next(&update)) out->newest_ms = std::max(out->newest_ms, update.written_ms);
+  return reader.done();
 }
 
 bool decode_history_update(std::string_view bytes, bool tagged, HistoryUpdate* out) {

@@ -219,7 +219,8 @@ Status Database::check_layout(bool fresh) {
   if (version.empty() && !fresh) {
     return Status::Error("'" + dir_ + "' has no zstore layout version: not a zstore database");
   }
-  bool older = version == kLayoutVersionBeforeRuns || version == kLayoutVersionBeforeHistoryReferences;
+  bool older = version == kLayoutVersionBeforeRuns || version == kLayoutVersionBeforeHistoryReferences ||
+               version == kLayoutVersionBeforeCompactHistory;
   if (version.empty() || (older && !options_.read_only)) {
     rocksdb::WriteBatch batch;
     batch.Put(handle(Column::kMeta), std::string(kMetaLayoutVersion), std::string(kLayoutVersion));

@@ -49,12 +49,14 @@ std::string_view column_name(Column column);
 // The layout this build writes. Version 2: dafka_records may hold runs of
 // records (dafka_log_internal.h) and chp_history blocks of updates.
 // Version 3: chp_history sets refer to their chp_map entries instead of
-// holding a copy (chp_history.h). An older database is read as it is and
-// marked 3 at its first writable open, so an older zstore refuses it
-// instead of missing records or misreading the history.
-inline constexpr std::string_view kLayoutVersion = "3";
+// holding a copy. Version 4: chp_history blocks with compact numbers
+// (chp_history.h). An older database is read as it is and marked 4 at its
+// first writable open, so an older zstore refuses it instead of missing
+// records or misreading the history.
+inline constexpr std::string_view kLayoutVersion = "4";
 inline constexpr std::string_view kLayoutVersionBeforeRuns = "1";
 inline constexpr std::string_view kLayoutVersionBeforeHistoryReferences = "2";
+inline constexpr std::string_view kLayoutVersionBeforeCompactHistory = "3";
 
 // Bound of the write-ahead log's total size (RocksDB max_total_wal_size):
 // beyond it the families pinning the oldest log are flushed. It bounds what

@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(stats_json_counts_columns_and_lists_heads) {
   auto lines = w.json({"stats"});
   BOOST_REQUIRE_EQUAL(lines.size(), 1u);
   const auto& s = lines[0];
-  BOOST_TEST(s["layout_version"] == "3");
+  BOOST_TEST(s["layout_version"] == "4");
   BOOST_TEST(s["chp_last_sequence"] == 3);
   BOOST_TEST(s["node_address"].is_null());
   BOOST_TEST(s["chp_synced"] == true);
@@ -238,10 +238,11 @@ BOOST_AUTO_TEST_CASE(unknown_layout_version_exits_2) {
   TempDir dir;
   {
     auto db = open_rw(dir.str());
-    BOOST_REQUIRE(db->db()->Put(rocksdb::WriteOptions(), db->handle(Column::kMeta), std::string(kMetaLayoutVersion), "4").ok());
+    BOOST_REQUIRE(
+        db->db()->Put(rocksdb::WriteOptions(), db->handle(Column::kMeta), std::string(kMetaLayoutVersion), "5").ok());
     BOOST_REQUIRE(db->close().ok());
   }
-  expect_usage_error(run_dump({"--data-dir", dir.str(), "chp"}), "layout version 4");
+  expect_usage_error(run_dump({"--data-dir", dir.str(), "chp"}), "layout version 5");
 }
 
 BOOST_AUTO_TEST_CASE(bad_flags_exit_2_with_a_message) {

@@ -6,6 +6,7 @@
 
 #include "protocol/byte_order.h"
 #include "storage/chp_history.h"
+#include "storage/varint.h"
 #include "tests/storage/chp_store_fixture.h"
 #include "tests/support/test_support.h"
 
@@ -167,6 +168,64 @@ BOOST_AUTO_TEST_CASE(a_damaged_block_is_an_error_for_readers_and_trims) {
   BOOST_CHECK(!o->trim_history_older_than(10'000).ok());
 }
 
+// Layout 4 packs numbers as varints and steps: a block cut short, a step
+// of 0, a key or entry longer than what is left, an unknown kind, or a last
+// sequence other than its key's is an error, never a misread update.
+BOOST_AUTO_TEST_CASE(a_damaged_compact_block_is_an_error_for_readers_and_trims) {
+  TempDir dir;
+  auto o = open_with_history(dir.str(), 1000);
+  std::vector<ChpWrite> writes = puts(0, 2, 1, 5000);
+  writes.push_back(put("k2", ""));  // a delete: its whole entry is kept
+  writes.back().written_ms = 5000;
+  apply(*o, writes);  // 1, 2, 3: one block
+  std::string key;
+  zstore::protocol::put_be<std::uint64_t>(key, 3);
+  key += zstore::storage::kHistoryCompactBlockTag;
+  std::string good;
+  BOOST_REQUIRE(o.db->db()->Get(rocksdb::ReadOptions(), o.db->handle(Column::kChpHistory), key, &good).ok());
+  // count, then kind 1 | step 1 | time 5000 (2 bytes) | key length 2 | "k0".
+  BOOST_REQUIRE_EQUAL(good.substr(4, 7), std::string("\x01\x01\x90\x4e\x02k0", 7));
+  auto fails = [&](const std::string& label, const std::string& k, const std::string& value) {
+    BOOST_TEST_CONTEXT(label) {
+      TempDir other;
+      auto d = open_with_history(other.str(), 1000);
+      apply(*d, writes);
+      BOOST_REQUIRE(d.db->db()->Delete(rocksdb::WriteOptions(), d.db->handle(Column::kChpHistory), key).ok());
+      BOOST_REQUIRE(d.db->db()->Put(rocksdb::WriteOptions(), d.db->handle(Column::kChpHistory), k, value).ok());
+      auto cursor = d->history_after(0);
+      ChpRecord r;
+      while (cursor->next(&r) || cursor->paused()) {
+      }
+      BOOST_CHECK(!cursor->status().ok());
+      BOOST_CHECK(!d->trim_history_older_than(10'000).ok());
+    }
+  };
+  fails("cut short", key, good.substr(0, good.size() - 1));
+  fails("a byte too many", key, good + '\0');
+  std::string zero_step = good;
+  zero_step[5] = '\0';
+  fails("a step of 0", key, zero_step);
+  std::string long_key = good;
+  long_key[8] = '\x7f';
+  fails("a key past the end", key, long_key);
+  std::string kind = good;
+  kind[4] = '\x05';
+  fails("an unknown kind", key, kind);
+  std::string other_key = key;
+  other_key[7] = '\x04';  // the block ends at 3
+  fails("a key naming another last sequence", other_key, good);
+  std::string count = good;
+  count[3] = '\x04';
+  fails("a count past its updates", key, count);
+  // The same block, whole, reads back as written.
+  auto cursor = o->history_after(0);
+  std::vector<std::pair<std::string, std::uint64_t>> got;
+  ChpRecord r;
+  while (cursor->next(&r)) got.emplace_back(r.key, r.entry.sequence);
+  BOOST_REQUIRE(cursor->status().ok());
+  BOOST_CHECK((got == std::vector<std::pair<std::string, std::uint64_t>>{{"k0", 1}, {"k1", 2}, {"k2", 3}}));
+}
+
 // A trim walks from history_from() (what is below was dropped), and its
 // range delete starts at the smallest key: an entry an older zstore left
 // below history_from() goes with the next trim and is not counted.
@@ -204,4 +263,41 @@ BOOST_AUTO_TEST_CASE(the_count_bound_holds_after_a_batch_of_large_values) {
   BOOST_CHECK_GE(kept, 16u);
   BOOST_CHECK_LE(kept, 17u);
   BOOST_CHECK(drain(o->history_after(o->history_from())) == expected(static_cast<int>(o->history_from()), 40));
+}
+
+// The numbers of layout 4 (varint.h): every width round-trips, a varint
+// cut short or past 64 bits is refused and leaves its input as it was, and
+// zigzag steps go either way across the whole range.
+BOOST_AUTO_TEST_CASE(varints_and_zigzag_steps_round_trip_and_refuse_bad_bytes) {
+  using zstore::storage::apply_zigzag_delta;
+  using zstore::storage::get_varint;
+  using zstore::storage::put_varint;
+  using zstore::storage::zigzag_delta;
+  for (std::uint64_t v : {0ull, 1ull, 127ull, 128ull, 16383ull, 16384ull, 1ull << 40, ~0ull - 1, ~0ull}) {
+    std::string bytes;
+    put_varint(bytes, v);
+    bytes += "rest";
+    std::string_view in = bytes;
+    std::uint64_t got = 0;
+    BOOST_REQUIRE(get_varint(&in, &got));
+    BOOST_CHECK_EQUAL(got, v);
+    BOOST_CHECK_EQUAL(in, "rest");
+    std::string_view cut(bytes.data(), bytes.size() - 5);  // its last byte gone
+    BOOST_CHECK(!get_varint(&cut, &got));
+    BOOST_CHECK_EQUAL(cut.size(), bytes.size() - 5);
+  }
+  std::string too_long(9, '\xff');
+  too_long += '\x02';  // bit 64
+  std::string_view in = too_long;
+  std::uint64_t got = 0;
+  BOOST_CHECK(!get_varint(&in, &got));
+  std::string endless(11, '\x80');
+  in = endless;
+  BOOST_CHECK(!get_varint(&in, &got));
+  for (auto [a, b] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+           {0, 0}, {5, 6}, {6, 5}, {0, ~0ull}, {~0ull, 0}, {1ull << 63, 3}, {1000, 1000 + (1ull << 62)}}) {
+    BOOST_CHECK_EQUAL(apply_zigzag_delta(a, zigzag_delta(a, b)), b);
+  }
+  BOOST_CHECK_EQUAL(zigzag_delta(6, 5), 1u);  // one back
+  BOOST_CHECK_EQUAL(zigzag_delta(5, 6), 2u);  // one on
 }

@@ -71,6 +71,20 @@ std::string old_update(std::uint64_t written_ms, const std::string& key, const C
   return out;
 }
 
+// A set as layout 3 stores it: a reference to chp_map, with its uuid.
+std::string reference(std::uint64_t written_ms, const std::string& key, std::uint64_t sequence,
+                      const std::string& uuid) {
+  std::string out;
+  zstore::protocol::put_be<std::uint64_t>(out, written_ms);
+  zstore::protocol::put_be<std::uint32_t>(out, static_cast<std::uint32_t>(key.size()));
+  out += key;
+  out += '\x01';
+  zstore::protocol::put_be<std::uint64_t>(out, sequence);
+  out += static_cast<char>(uuid.size());
+  out += uuid;
+  return out;
+}
+
 std::string packed(const std::vector<std::string>& items) {
   std::string out;
   zstore::protocol::put_be<std::uint32_t>(out, static_cast<std::uint32_t>(items.size()));
@@ -94,8 +108,10 @@ BOOST_AUTO_TEST_CASE(sets_keep_their_values_in_the_map_only_and_come_back_whole)
     writes.push_back(std::move(w));
   }
   apply(*o, writes);
-  // 50 x (key, sequence, uuid, written time): nowhere near the 50 KB of values.
-  BOOST_CHECK_LT(history_bytes(*o.db), 50u * 60);
+  // One entry (9-byte key, count) of 50 x (kind, sequence step, time step,
+  // key length: a byte each here; the 11-byte key): no value, uuid,
+  // properties or expiry, nowhere near the 50 KB of values.
+  BOOST_CHECK_LE(history_bytes(*o.db), 9 + 4 + 50u * (4 + 11) + 1);
   auto cursor = o->history_after(0);
   BOOST_REQUIRE(cursor);
   auto records = drain(*cursor);
@@ -171,7 +187,8 @@ BOOST_AUTO_TEST_CASE(an_updates_only_cursor_gives_every_update_without_values) {
     std::uint64_t written_ms;
     bool omitted;
   };
-  std::vector<Want> want{{"a", 2, "u2", 200, true}, {"a", 3, "u3", 300, false}, {"b", 4, "u4", 400, true}};
+  // A set's uuid stays in chp_map (layout 4): an omitted value omits it too.
+  std::vector<Want> want{{"a", 2, "", 200, true}, {"a", 3, "u3", 300, false}, {"b", 4, "", 400, true}};
   for (std::size_t i = 0; i < want.size(); ++i) {
     BOOST_TEST_CONTEXT("record " << i) {
       BOOST_CHECK_EQUAL(records[i].key, want[i].key);
@@ -184,27 +201,36 @@ BOOST_AUTO_TEST_CASE(an_updates_only_cursor_gives_every_update_without_values) {
   }
 }
 
-// A database upgraded from layout 2 (or 1) keeps its older entries, which
-// hold whole entries, until trims drop them; readers and trims take both.
+// A database upgraded from layout 3, 2 or 1 keeps its older entries
+// (whole entries in layouts 1 and 2, references with their uuid in 3)
+// until trims drop them; readers and trims take every layout.
 BOOST_AUTO_TEST_CASE(entries_of_older_layouts_are_read_beside_references) {
   TempDir dir;
   auto o = open_store(dir.str());
   apply(*o, {set("a", "map-a", "u1")});                         // 1
   apply(*o, {set("b", "map-b", "u2"), set("c", "map-c", "u3")});  // 2, 3
-  // Replace them with what layouts 1 and 2 wrote: values of their own, so
-  // what the cursor gives shows which entries it read.
-  delete_history(*o.db, history_key(1, zstore::storage::kHistoryRefBlockTag));
-  delete_history(*o.db, history_key(3, zstore::storage::kHistoryRefBlockTag));
+  apply(*o, {set("d", "map-d", "u4", 1500)});                     // 4
+  // Replace them with what layouts 1, 2 and 3 wrote: values of their own
+  // in 1 and 2, so what the cursor gives shows which entries it read.
+  for (std::uint64_t last : {1, 3, 4}) {
+    delete_history(*o.db, history_key(last, zstore::storage::kHistoryCompactBlockTag));
+  }
   put_history(*o.db, history_key(1, std::nullopt), old_update(1000, "a", {1, 0, "u1", "", "old-a"}));
   put_history(*o.db, history_key(3, zstore::storage::kHistoryBlockTag),
               packed({old_update(1000, "b", {2, 0, "u2", "", "old-b"}), old_update(1000, "c", {3, 0, "u3", "", ""})}));
-  apply(*o, {set("b", "new-b", "u4", 5000)});  // 4
-  std::vector<Seen> expected{{"a", 1, "u1", "old-a"}, {"b", 2, "u2", "old-b"}, {"c", 3, "u3", ""}, {"b", 4, "u4", "new-b"}};
+  put_history(*o.db, history_key(4, zstore::storage::kHistoryRefBlockTag), packed({reference(1500, "d", 4, "u4")}));
+  apply(*o, {set("b", "new-b", "u5", 5000)});  // 5
+  std::vector<Seen> expected{{"a", 1, "u1", "old-a"}, {"b", 2, "u2", "old-b"}, {"c", 3, "u3", ""},
+                             {"d", 4, "u4", "map-d"}, {"b", 5, "u5", "new-b"}};
   BOOST_CHECK(seen(o->history_after(0)) == expected);
-  BOOST_CHECK_EQUAL(seen(o->history_updates_after(0)).size(), 4u);
+  // Whole entries as stored; references without values, with the uuid in
+  // layout 3 and none in layout 4.
+  std::vector<Seen> updates{
+      {"a", 1, "u1", "old-a"}, {"b", 2, "u2", "old-b"}, {"c", 3, "u3", ""}, {"d", 4, "u4", ""}, {"b", 5, "", ""}};
+  BOOST_CHECK(seen(o->history_updates_after(0)) == updates);
   BOOST_REQUIRE(o->trim_history_older_than(2000).ok());
-  BOOST_CHECK_EQUAL(o->history_from(), 3u);
-  BOOST_CHECK(seen(o->history_after(3)) == std::vector<Seen>({{"b", 4, "u4", "new-b"}}));
+  BOOST_CHECK_EQUAL(o->history_from(), 4u);
+  BOOST_CHECK(seen(o->history_after(4)) == std::vector<Seen>({{"b", 5, "u5", "new-b"}}));
 }
 
 BOOST_AUTO_TEST_CASE(a_damaged_reference_is_an_error) {

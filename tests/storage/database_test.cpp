@@ -178,14 +178,14 @@ void sweep_manifest_cuts(const fs::path& scratch, const fs::path& orig, const st
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(fresh_dir_gets_every_column_family_and_layout_version_3) {
+BOOST_AUTO_TEST_CASE(fresh_dir_gets_every_column_family_and_layout_version_4) {
   TempDir dir;
   std::string path = (dir.path() / "data").string();  // not there yet: created
   auto db = open_db(path);
   for (Column c : kAllColumns) BOOST_CHECK_MESSAGE(db->handle(c) != nullptr, zstore::storage::column_name(c));
   std::string version;
   BOOST_REQUIRE(db->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-  BOOST_CHECK_EQUAL(version, "3");
+  BOOST_CHECK_EQUAL(version, "4");
   BOOST_REQUIRE(db->close().ok());
 
   auto names = column_families(path);
@@ -283,7 +283,7 @@ BOOST_AUTO_TEST_CASE(reopen_keeps_data_in_every_column) {
   for (Column c : kAllColumns) BOOST_CHECK_EQUAL(read(*db, c, "k"), zstore::storage::column_name(c));
   std::string version;
   BOOST_REQUIRE(db->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-  BOOST_CHECK_EQUAL(version, "3");
+  BOOST_CHECK_EQUAL(version, "4");
 }
 
 BOOST_AUTO_TEST_CASE(reopen_without_close_keeps_acknowledged_writes) {
@@ -348,27 +348,28 @@ BOOST_AUTO_TEST_CASE(plain_rocksdb_database_is_refused_as_not_zstore_and_left_un
   BOOST_CHECK(column_families(dir.str()) == std::vector<std::string>{rocksdb::kDefaultColumnFamilyName});
 }
 
-BOOST_AUTO_TEST_CASE(layout_version_4_is_refused_naming_the_version) {
+BOOST_AUTO_TEST_CASE(layout_version_5_is_refused_naming_the_version) {
   TempDir dir;
   {
     auto db = open_db(dir.str());
-    put(*db, Column::kMeta, std::string(zstore::storage::kMetaLayoutVersion), "4");
+    put(*db, Column::kMeta, std::string(zstore::storage::kMetaLayoutVersion), "5");
     BOOST_REQUIRE(db->close().ok());
   }
   for (bool ro : {false, true}) {
     DatabaseOptions options;
     options.read_only = ro;
     std::string error = open_error(dir.str(), options);
-    BOOST_CHECK_MESSAGE(contains(error, "layout version 4"), error);
-    BOOST_CHECK_MESSAGE(contains(error, "versions 1 to 3"), error);
+    BOOST_CHECK_MESSAGE(contains(error, "layout version 5"), error);
+    BOOST_CHECK_MESSAGE(contains(error, "versions 1 to 4"), error);
   }
 }
 
-// A database written before Dafka record runs (1) or before history
-// references (2) is read as it is, and marked version 3 at its first
-// writable open (so an older zstore refuses it).
-BOOST_AUTO_TEST_CASE(older_layout_versions_are_read_and_marked_3_when_opened_writable) {
-  for (std::string older : {"1", "2"}) {
+// A database written before Dafka record runs (1), before history
+// references (2) or before compact history blocks (3) is read as it is,
+// and marked version 4 at its first writable open (so an older zstore
+// refuses it).
+BOOST_AUTO_TEST_CASE(older_layout_versions_are_read_and_marked_4_when_opened_writable) {
+  for (std::string older : {"1", "2", "3"}) {
     TempDir dir;
     {
       auto db = open_db(dir.str());
@@ -387,12 +388,12 @@ BOOST_AUTO_TEST_CASE(older_layout_versions_are_read_and_marked_3_when_opened_wri
     {
       auto db = open_db(dir.str());
       BOOST_REQUIRE(db->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-      BOOST_CHECK_EQUAL(version, "3");
+      BOOST_CHECK_EQUAL(version, "4");
       BOOST_REQUIRE(db->close().ok());
     }
     auto db = open_db(dir.str());
     BOOST_REQUIRE(db->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-    BOOST_CHECK_EQUAL(version, "3");
+    BOOST_CHECK_EQUAL(version, "4");
   }
 }
 
@@ -489,7 +490,7 @@ BOOST_AUTO_TEST_CASE(read_only_open_beside_a_writer_sees_committed_data) {
   BOOST_CHECK_EQUAL(read(*reader, Column::kMeta, "note"), "meta too");
   std::string version;
   BOOST_REQUIRE(reader->get_meta(zstore::storage::kMetaLayoutVersion, &version).ok());
-  BOOST_CHECK_EQUAL(version, "3");
+  BOOST_CHECK_EQUAL(version, "4");
 
   // The writer keeps working while the reader is open.
   put(*writer, Column::kChpMap, "later", "1");
