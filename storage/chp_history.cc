@@ -1,6 +1,7 @@
 #include "storage/chp_history.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
@@ -151,33 +152,37 @@ class HistoryCursor final : public ChpSnapshotCursor {
 
 }  // namespace
 
-void HistoryWriter::add(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::uint64_t written_ms,
-                        std::string_view key, const ChpEntryPieces& entry) {
-  const bool reference = !entry.value().empty();
+void HistoryWriter::add(rocksdb::WriteBatch& batch, Database* db, const ChpWrite& w) {
+  const bool reference = !w.value.empty();
+  std::optional<ChpEntryPieces> entry;  // a delete's or expiry's whole chp_map entry
   std::size_t entry_size = 0;
   if (!reference) {
-    for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) entry_size += entry.pieces()[i].size();
+    entry.emplace(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
+    for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) entry_size += entry->pieces()[i].size();
   }
-  constexpr std::size_t kMaxNumbers = 1 + 10 + 10 + 5 + 5;  // kind and varints, at their longest
-  std::size_t size = kMaxNumbers + key.size() + entry_size;
+  // The kind and the varints: the steps, the key's length, an entry's.
+  char numbers[1 + 4 * kMaxVarintBytes];
+  std::size_t size = sizeof numbers + w.key.size() + entry_size;
   if (count_ > 0 && (count_ >= max_updates_ || block_.size() + size > kMaxHistoryBlockBytes)) finish(batch, db);
   if (count_ == 0) {
     block_.assign(4, '\0');  // the count, written by finish()
     last_sequence_ = 0;
     last_ms_ = 0;
   }
-  block_.push_back(reference ? kSetReference : kFullUpdate);
-  put_varint(block_, sequence - last_sequence_);
-  put_varint(block_, zigzag_delta(last_ms_, written_ms));
-  put_varint(block_, key.size());
-  block_.append(key);
+  std::size_t n = 0;
+  numbers[n++] = reference ? kSetReference : kFullUpdate;
+  n += encode_varint(numbers + n, w.sequence - last_sequence_);
+  n += encode_varint(numbers + n, zigzag_delta(last_ms_, w.written_ms));
+  n += encode_varint(numbers + n, w.key.size());
+  block_.append(numbers, n);
+  block_.append(w.key);
   if (!reference) {
-    put_varint(block_, entry_size);
-    for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) block_.append(entry.pieces()[i]);
+    block_.append(numbers, encode_varint(numbers, entry_size));
+    for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) block_.append(entry->pieces()[i]);
   }
   ++count_;
-  last_sequence_ = sequence;
-  last_ms_ = written_ms;
+  last_sequence_ = w.sequence;
+  last_ms_ = w.written_ms;
 }
 
 void HistoryWriter::finish(rocksdb::WriteBatch& batch, Database* db) {

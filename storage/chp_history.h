@@ -69,18 +69,21 @@ inline constexpr std::size_t kMaxHistoryBlockBytes = 64 << 10;
 // Reusable.
 class HistoryWriter {
  public:
-  explicit HistoryWriter(std::uint64_t max_updates) : max_updates_(max_updates) {}
-  // Adds one update (sequences ascending), putting the block so far first
-  // when it would outgrow kMaxHistoryBlockBytes. A set (non-empty value)
-  // is written as a reference to its chp_map entry, which must be in the
-  // same batch.
-  void add(rocksdb::WriteBatch& batch, Database* db, std::uint64_t sequence, std::uint64_t written_ms,
-           std::string_view key, const ChpEntryPieces& entry);
+  // Blocks of at most max_updates, built in *buffer (kept by the caller so
+  // that its capacity is reused batch to batch; at most a block's).
+  HistoryWriter(std::uint64_t max_updates, std::string* buffer) : max_updates_(max_updates), block_(*buffer) {
+    block_.clear();
+  }
+  // Adds one sequenced update (sequences ascending), putting the block so
+  // far first when it would outgrow kMaxHistoryBlockBytes. A set
+  // (non-empty value) is written as a reference to its chp_map entry,
+  // which must be in the same batch.
+  void add(rocksdb::WriteBatch& batch, Database* db, const ChpWrite& write);
   void finish(rocksdb::WriteBatch& batch, Database* db);
 
  private:
   std::uint64_t max_updates_;
-  std::string block_;  // count placeholder, then the updates
+  std::string& block_;  // count placeholder, then the updates
   std::uint32_t count_ = 0;
   std::uint64_t last_sequence_ = 0;
   std::uint64_t last_ms_ = 0;

@@ -219,7 +219,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   std::vector<std::uint64_t> fps;
   name_keys(std::span<const ChpWrite>(writes), key_index_, &names, &fps);
   BatchPriors priors(db_, key_index_, names, fps);
-  HistoryWriter history(history_slack());
+  HistoryWriter history(history_slack(), &history_block_);
   for (std::size_t i = 0; i < writes.size(); ++i) {
     auto& w = writes[i];
     if (w.sequence == 0) {
@@ -232,8 +232,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
     BatchPriors::Prior old;
     if (Status s = priors.before(i, &old); !s.ok()) return s;
     if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, w.key));
-    ChpEntryPieces pieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
-    if (history_max_ > 0) history.add(batch, db_, w.sequence, w.written_ms, w.key, pieces);
+    if (history_max_ > 0) history.add(batch, db_, w);
     bool exists = !w.value.empty();
     keys = keys + (exists ? 1 : 0) - (old.exists ? 1 : 0);
     priors.written(i, {exists, exists ? w.expires_at_ms : 0});

@@ -10,15 +10,22 @@
 
 namespace zstore::storage {
 
-inline void put_varint(std::string& out, std::uint64_t value) {
-  char bytes[10];
+inline constexpr std::size_t kMaxVarintBytes = 10;
+
+// Writes value at out (room for kMaxVarintBytes); returns the bytes written.
+inline std::size_t encode_varint(char* out, std::uint64_t value) {
   std::size_t n = 0;
   while (value >= 0x80) {
-    bytes[n++] = static_cast<char>(value | 0x80);
+    out[n++] = static_cast<char>(value | 0x80);
     value >>= 7;
   }
-  bytes[n++] = static_cast<char>(value);
-  out.append(bytes, n);
+  out[n++] = static_cast<char>(value);
+  return n;
+}
+
+inline void put_varint(std::string& out, std::uint64_t value) {
+  char bytes[kMaxVarintBytes];
+  out.append(bytes, encode_varint(bytes, value));
 }
 
 // Reads a varint off the front of *in; false (and *in as it was) when
