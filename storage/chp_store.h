@@ -270,7 +270,7 @@ class ChpStore {
   // after a batch over kMaxKeptBatchBytes, so one large batch does not
   // stay allocated.
   rocksdb::WriteBatch apply_batch_;
-  std::string history_block_;  // apply()'s HistoryWriter's buffer, kept (at most a block)
+  std::string history_block_;             // apply()'s HistoryWriter's buffer, kept (at most a block)
   std::unique_ptr<ChpKeyScan> key_scan_;  // last: stopped before the rest goes
   // Since clear(), only load()s in ascending key order: the map holds no key
   // above last_loaded_ (none at all while !loaded_any_).
