@@ -26,6 +26,7 @@ struct DafkaMetrics {
   std::atomic<std::uint64_t> invalid{0};         // decoded but unusable (bad address, ...)
   std::atomic<std::uint64_t> peers{0};           // publishers our SUB is connected to
   std::atomic<std::uint64_t> peers_refused{0};   // announced publishers outside --dafka-peers or (CURVE) without an allowed key
+  std::atomic<std::uint64_t> peer_reconnects{0};  // connections to publishers opened again after they ended
   MalformedCounts malformed;
   std::atomic<std::uint64_t> loop_errors{0};  // events that failed and were skipped
   std::atomic<std::uint64_t> loop_turns{0};   // reactor turns (an idle store makes a few per second)

@@ -85,6 +85,7 @@ void DafkaStore::on_sub_events() {
 void DafkaStore::reconnect_peer(const std::string& endpoint) {
   auto it = connected_.find(endpoint);
   if (it == connected_.end()) return;  // left on purpose (disconnect_peer, revocations)
+  metrics_.peer_reconnects.fetch_add(1, std::memory_order_relaxed);
   peer_log_.log(spdlog::level::info, "Dafka: the connection to {} ended; connecting again", endpoint);
   try {
     sub_.disconnect(endpoint);

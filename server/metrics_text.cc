@@ -126,6 +126,10 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog
   counter(w, "zstore_dafka_peers_refused_total",
           "announced publishers not connected to: outside --dafka-peers, or with CURVE a key not allowed",
           get(m.peers_refused));
+  counter(w, "zstore_dafka_peer_reconnects_total",
+          "connections to publishers opened again after they ended: a network error, or a frame over "
+          "--dafka-max-message-bytes",
+          get(m.peer_reconnects));
   if (log) dafka_log_metrics(w, *log);
   gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));
 }

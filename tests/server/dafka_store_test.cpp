@@ -19,6 +19,7 @@
 #include <zmq.hpp>
 
 #include "protocol/dafka_codec.h"
+#include "tests/ops/ops_support.h"
 #include "tests/support/dafka_node.h"
 #include "tests/support/zstored.h"
 
@@ -154,9 +155,16 @@ BOOST_AUTO_TEST_CASE(records_are_acked_cumulatively_after_they_are_stored) {
 // --dafka-max-message-bytes bounds a record's content (and every frame): a
 // record within it is stored and ACKed, a larger one never is (the SUB
 // drops the publisher's connection at such a frame), and the producer's
-// next record within it is stored once the store has connected again.
+// next record within it is stored once the store has connected again,
+// which /metrics counts.
 BOOST_AUTO_TEST_CASE(a_record_larger_than_the_message_limit_is_not_stored) {
-  Env env({"--dafka-max-message-bytes", "65536"});
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-max-message-bytes", "65536", "--http-port", std::to_string(http)});
+  auto reconnects = [&] {
+    auto reply = zstore::testing::http_request(http, "GET", "/metrics");
+    BOOST_REQUIRE_EQUAL(reply.status, 200);
+    return zstore::testing::metric(zstore::testing::parse_prometheus(reply.body), "zstore_dafka_peer_reconnects_total");
+  };
   auto p = env.producer();
   auto sized = [&](std::uint64_t seq, std::size_t bytes) {
     return dafka::Record{kTopic, p->address(), kTopic, seq, std::string(bytes, 'r')};
@@ -168,8 +176,10 @@ BOOST_AUTO_TEST_CASE(a_record_larger_than_the_message_limit_is_not_stored) {
         .has_value();
   };
   BOOST_REQUIRE_MESSAGE(acked(0, 65536, 15s), env.store.zstored.log());
+  BOOST_CHECK_EQUAL(reconnects(), 0);
   BOOST_CHECK(!acked(1, 65537 + 64, 2s));
   BOOST_CHECK_MESSAGE(acked(1, 100, 15s), env.store.zstored.log());
+  BOOST_CHECK_GE(reconnects(), 1);
 }
 
 BOOST_AUTO_TEST_CASE(gap_is_fetched_and_the_ack_covers_the_records_kept_after_it) {
