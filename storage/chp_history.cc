@@ -150,6 +150,31 @@ class HistoryCursor final : public ChpSnapshotCursor {
   static constexpr std::size_t kMaxSkipped = 4096;
 };
 
+// Decodes an update of a layout-3 block (tagged) or of a layout 1 or 2
+// entry; false when malformed.
+bool decode_history_update(std::string_view bytes, bool tagged, HistoryUpdate* out) {
+  if (bytes.size() < 12) return false;
+  out->written_ms = protocol::get_be<std::uint64_t>(bytes);
+  std::uint32_t len = protocol::get_be<std::uint32_t>(bytes.substr(8));
+  if (bytes.size() - 12 < len) return false;
+  out->key = bytes.substr(12, len);
+  bytes.remove_prefix(12 + len);
+  out->reference = false;
+  if (tagged) {
+    if (bytes.empty()) return false;
+    char kind = bytes.front();
+    bytes.remove_prefix(1);
+    if (kind == kSetReference) {
+      if (bytes.size() < 9 || bytes.size() - 9 != static_cast<unsigned char>(bytes[8])) return false;
+      out->reference = true;
+      out->entry = ChpEntryView{protocol::get_be<std::uint64_t>(bytes), 0, bytes.substr(9), {}, {}};
+      return true;
+    }
+    if (kind != kFullUpdate) return false;
+  }
+  return decode_chp_entry(bytes, &out->entry);
+}
+
 }  // namespace
 
 void HistoryWriter::add(rocksdb::WriteBatch& batch, Database* db, const ChpWrite& w) {
@@ -304,29 +329,6 @@ bool history_entry_info(std::string_view key, std::string_view value, bool newes
   HistoryUpdate update;
   while (reader.next(&update)) out->newest_ms = std::max(out->newest_ms, update.written_ms);
   return reader.done();
-}
-
-bool decode_history_update(std::string_view bytes, bool tagged, HistoryUpdate* out) {
-  if (bytes.size() < 12) return false;
-  out->written_ms = protocol::get_be<std::uint64_t>(bytes);
-  std::uint32_t len = protocol::get_be<std::uint32_t>(bytes.substr(8));
-  if (bytes.size() - 12 < len) return false;
-  out->key = bytes.substr(12, len);
-  bytes.remove_prefix(12 + len);
-  out->reference = false;
-  if (tagged) {
-    if (bytes.empty()) return false;
-    char kind = bytes.front();
-    bytes.remove_prefix(1);
-    if (kind == kSetReference) {
-      if (bytes.size() < 9 || bytes.size() - 9 != static_cast<unsigned char>(bytes[8])) return false;
-      out->reference = true;
-      out->entry = ChpEntryView{protocol::get_be<std::uint64_t>(bytes), 0, bytes.substr(9), {}, {}};
-      return true;
-    }
-    if (kind != kFullUpdate) return false;
-  }
-  return decode_chp_entry(bytes, &out->entry);
 }
 
 std::unique_ptr<ChpSnapshotCursor> history_cursor(Database* db, std::uint64_t after, std::uint64_t last,

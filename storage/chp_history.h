@@ -110,10 +110,6 @@ struct HistoryUpdate {
   ChpEntryView entry;
 };
 
-// Decodes an update of a layout-3 block (tagged) or of a layout 1 or 2
-// entry; false when malformed.
-bool decode_history_update(std::string_view bytes, bool tagged, HistoryUpdate* out);
-
 // Reads the updates of one chp_history entry of any layout, in order, as
 // views into the entry's bytes (which must outlive the reader).
 class HistoryEntryReader {
