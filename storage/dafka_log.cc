@@ -56,6 +56,18 @@ AddedOffsets& added_for(std::vector<AddedOffsets>& added, std::string_view subje
   return added.back();
 }
 
+// One partition's records as runs of consecutive offsets (one entry each).
+void put_partition_runs(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* column, std::string_view prefix,
+                        std::span<const std::uint64_t> offsets, std::span<const std::string_view> contents,
+                        dafka_internal::RunWriter& writer) {
+  std::size_t first = 0;
+  while (first < offsets.size()) {
+    std::size_t end = dafka_internal::run_end(offsets, contents, first);
+    writer.put(batch, column, prefix, offsets.subspan(first, end - first), contents.subspan(first, end - first));
+    first = end;
+  }
+}
+
 }  // namespace
 
 struct DafkaLog::AppendPlan {
@@ -218,15 +230,13 @@ void DafkaLog::plan_records(std::span<const DafkaRecordRef> records, AppendPlan*
 void DafkaLog::put_runs(AppendPlan* plan) {
   auto* column = db_->handle(Column::kDafkaRecords);
   dafka_internal::RunWriter writer;
-  for (const auto& a : plan->added) {
-    std::size_t first = 0;
-    while (first < a.offsets.size()) {
-      std::size_t end = dafka_internal::run_end(a.offsets, a.contents, first);
-      writer.put(plan->batch, column, a.prefix, std::span(a.offsets).subspan(first, end - first),
-                 std::span(a.contents).subspan(first, end - first));
-      first = end;
-    }
-  }
+  for (const auto& a : plan->added) put_partition_runs(plan->batch, column, a.prefix, a.offsets, a.contents, writer);
+}
+
+void put_dafka_records(rocksdb::WriteBatch& batch, Database& db, std::string_view prefix,
+                       std::span<const std::uint64_t> offsets, std::span<const std::string_view> contents) {
+  dafka_internal::RunWriter writer;
+  put_partition_runs(batch, db.handle(Column::kDafkaRecords), prefix, offsets, contents, writer);
 }
 
 // New heads (walking up over stored offsets, old and new), head entries

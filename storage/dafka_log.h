@@ -255,6 +255,12 @@ bool decode_dafka_head(std::string_view bytes, DafkaHeadValue* out);
 // partition prefix = len8(subject) subject len8(partition) partition
 std::string dafka_partition_prefix(std::string_view subject, std::string_view partition);
 std::string dafka_record_key(std::string_view subject, std::string_view partition, std::uint64_t offset);
+// Adds the records of one partition (prefix: dafka_partition_prefix), at
+// ascending offsets, to batch as DafkaLog::append stores them (runs of
+// consecutive offsets, one entry each), with no head, time mark or check:
+// what a tool measuring the least a Dafka store writes puts.
+void put_dafka_records(rocksdb::WriteBatch& batch, Database& db, std::string_view prefix,
+                       std::span<const std::uint64_t> offsets, std::span<const std::string_view> contents);
 // Splits a partition prefix (a kDafkaHeads key) into (subject, partition);
 // false when key is not exactly one.
 bool parse_dafka_partition_prefix(std::string_view key, DafkaPartitionKey* out);

@@ -211,6 +211,17 @@ BOOST_AUTO_TEST_CASE(dafka_mode_with_records_over_a_mebibyte) {
   BOOST_TEST(run.last["per_s"].get<double>() > 0.0);
 }
 
+// --vs-floor with Dafka: the floor relay writes each turn's records (runs
+// per partition) before it forwards them, saturated and paced.
+BOOST_AUTO_TEST_CASE(dafka_mode_paced_and_vs_floor) {
+  Run run = bench(with({"dafka", "--writers", "1", "--rate-fraction", "0.5", "--vs-floor"}));
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["floor_per_s"].get<double>() > 100.0);
+  check_limit_runs(run.last, "floor", 0.5);
+  BOOST_TEST(!run.last.contains("relay_per_s"));  // no --vs-relay
+}
+
 BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {
   Run run = bench(with({"dafka", "--writers", "1"}));
   BOOST_TEST_REQUIRE(run.code == 0, run.output);
@@ -357,7 +368,8 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {
   BOOST_TEST(bench({"snapshot", "--curve"}).code == 2);
   Run floor_snapshot = bench({"snapshot", "--vs-floor"});
   BOOST_TEST(floor_snapshot.code == 2);
-  BOOST_TEST(floor_snapshot.output.find("--vs-floor is for the chp mode") != std::string::npos, floor_snapshot.output);
+  BOOST_TEST(floor_snapshot.output.find("--vs-floor is for the chp and dafka modes") != std::string::npos,
+             floor_snapshot.output);
   BOOST_TEST(bench({"chp", "--curve", "--server", "127.0.0.1:5556"}).code == 2);
   Run missing = bench({"chp", "--zstored", "/nonexistent/zstored", "--duration", "1"});
   BOOST_TEST(missing.code == 1);

@@ -118,7 +118,7 @@ class Outlet {
   virtual ~Outlet() = default;
   virtual void send(const protocol::Frames& frames) = 0;
   virtual void tick() {}  // called between sends (beacons, ...)
-  virtual const std::string& partition() const = 0;  // Dafka partition, "" for CHP
+  virtual const std::string& partition() const = 0;  // the writer's Dafka partition (unused by CHP messages)
 };
 
 class Transport {

@@ -83,7 +83,7 @@ LoadResult floor_run(const Options& o, const LoadSpec& spec) {
   static std::atomic<int> runs{0};
   auto dir = std::filesystem::temp_directory_path() /
              ("zstore-bench-floor-" + std::to_string(getpid()) + "-" + std::to_string(runs++));
-  FloorRelay floor(o.server_cpu, dir);  // as relay_run: it outlives the load's context
+  FloorRelay floor(o.server_cpu, dir, spec.shape);  // as relay_run: it outlives the load's context
   zmq::context_t context(1);
   PubSubTransport transport(context, floor.input(), floor.output());
   return run_load(spec, transport);

@@ -58,9 +58,9 @@ po::options_description describe(Options& o) {
        "also run the physical limit with the same load (the relay; for snapshot and replay a ZeroMQ-only "
        "source); adds ratio_vs_relay")
       ("vs-floor", po::bool_switch(&o.vs_floor),
-       "chp: also run the floor relay with the same load (the relay plus the chp_map write of each turn's "
-       "KVSETs before it forwards them: the least a durable server does); adds ratio_vs_floor and, paced, "
-       "paced_p99_vs_floor")
+       "chp, dafka: also run the floor relay with the same load (the relay plus one write of each turn's "
+       "messages before it forwards them: chp_map entries of KVSETs, or Dafka records in runs per partition; "
+       "the least a durable server does); adds ratio_vs_floor and, paced, paced_p99_vs_floor")
       ("curve", po::bool_switch(&o.curve),
        "chp, dafka: zstored with CURVE (--curve-cert, --curve-allow; keys made in a temp dir) and CURVE "
        "clients (chp: writers and subscriber; dafka: producer nodes, whose beacons carry their keys, and the "
@@ -98,7 +98,7 @@ void validate(const Options& o) {
   check(o.resume == "on" || o.resume == "off" || o.resume == "both", "--resume must be on, off or both");
   check(o.deadline_s > 0, "--deadline must be > 0");
   check(o.mode != "storm" || o.server.empty(), "storm kills and restarts its own servers: it cannot use --server");
-  check(!o.vs_floor || o.mode == "chp", "--vs-floor is for the chp mode");
+  check(!o.vs_floor || o.mode == "chp" || o.mode == "dafka", "--vs-floor is for the chp and dafka modes");
   check(o.server_cpu >= -1 && o.client_cpu >= -1, "--server-cpu and --client-cpu must be >= -1");
   bool dafka = o.mode == "dafka" || o.mode == "replay";
   check(!dafka || o.dafka_server.empty() == o.tower.empty(), "--dafka-server and --tower go together");

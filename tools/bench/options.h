@@ -40,7 +40,7 @@ struct Options {
   int server_cpu = 1;
   int client_cpu = 0;
   bool vs_relay = false;
-  bool vs_floor = false;  // chp: also the floor relay (floor_relay.h) with the same load
+  bool vs_floor = false;  // chp, dafka: also the floor relay (floor_relay.h) with the same load
   bool curve = false;  // chp, dafka: CURVE server and clients (fresh keys in a temp dir)
   bool json = false;
 };

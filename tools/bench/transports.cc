@@ -20,7 +20,7 @@ class PubOutlet : public Outlet {
  public:
   PubOutlet(zmq::context_t& context, const std::vector<std::string>& endpoints,
             const security::SocketSecurity& security)
-      : socket_(context, zmq::socket_type::pub) {
+      : socket_(context, zmq::socket_type::pub), partition_(random_address()) {
     socket_.set(zmq::sockopt::sndhwm, 0);
     socket_.set(zmq::sockopt::linger, 0);
     security.as_client(socket_);
@@ -31,7 +31,7 @@ class PubOutlet : public Outlet {
 
  private:
   zmq::socket_t socket_;
-  std::string partition_;
+  std::string partition_;  // a producer node's address: Dafka-shaped records carry it
 };
 
 // Receives one multipart message; false when none came within the poll.

@@ -1,7 +1,9 @@
 // The Transports of the load generator (load.h).
 //
 // PubSubTransport: each writer a PUB connected to every write endpoint (a
-// CHP collector or the relay's SUB; every member's collector of a pair); the
+// CHP collector or the relay's SUB; every member's collector of a pair),
+// with a Dafka partition of its own (a random node address, so that
+// Dafka-shaped records through a relay are those a producer node sends); the
 // receiver one SUB connected to every read endpoint (a CHP publisher or the
 // relay's PUB), reading the body from the last frame of each message (KVPUB
 // value, Dafka content). Every socket is a CURVE client when `security` has
