@@ -83,6 +83,22 @@ void check_limit_runs(const json& j, const std::string& name, double fraction) {
   check_limit_cpu(j, name + "_paced_");
 }
 
+// A run with --vs-floor (no --vs-relay) and --rate-fraction 0.5: the floor
+// relay saturated and at the paced run's rate, and the databases of its two
+// runs (zstore-bench-floor-PID-N) gone after it.
+void check_floor_run(const Run& run) {
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  BOOST_TEST(run.last["floor_per_s"].get<double>() > 100.0);
+  check_limit_runs(run.last, "floor", 0.5);
+  BOOST_TEST(!run.last.contains("relay_per_s"));
+  for (int n : {0, 1}) {
+    auto dir = std::filesystem::temp_directory_path() /
+               ("zstore-bench-floor-" + std::to_string(run.pid) + "-" + std::to_string(n));
+    BOOST_TEST(!std::filesystem::exists(dir), dir);
+  }
+}
+
 const std::vector<std::string> kShort = {"--duration", "1", "--warmup", "0.2", "--json"};
 
 std::vector<std::string> with(std::vector<std::string> args) {
@@ -132,18 +148,7 @@ BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_relay) {
 // with the same load, saturated and at the paced run's rate, beside
 // zstored; its database is removed after the run.
 BOOST_AUTO_TEST_CASE(chp_mode_paced_and_vs_floor) {
-  Run run = bench(with({"chp", "--rate-fraction", "0.5", "--vs-floor", "--value-bytes", "64"}));
-  BOOST_TEST_REQUIRE(run.code == 0, run.output);
-  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
-  BOOST_TEST(run.last["floor_per_s"].get<double>() > 100.0);
-  check_limit_runs(run.last, "floor", 0.5);
-  BOOST_TEST(!run.last.contains("relay_per_s"));  // no --vs-relay
-  // Its two runs' databases (zstore-bench-floor-PID-N) are gone.
-  for (int n : {0, 1}) {
-    auto dir = std::filesystem::temp_directory_path() /
-               ("zstore-bench-floor-" + std::to_string(run.pid) + "-" + std::to_string(n));
-    BOOST_TEST(!std::filesystem::exists(dir), dir);
-  }
+  check_floor_run(bench(with({"chp", "--rate-fraction", "0.5", "--vs-floor", "--value-bytes", "64"})));
 }
 
 // --rate with --vs-relay: the relay runs at the same rate, so its latency
@@ -214,12 +219,7 @@ BOOST_AUTO_TEST_CASE(dafka_mode_with_records_over_a_mebibyte) {
 // --vs-floor with Dafka: the floor relay writes each turn's records (runs
 // per partition) before it forwards them, saturated and paced.
 BOOST_AUTO_TEST_CASE(dafka_mode_paced_and_vs_floor) {
-  Run run = bench(with({"dafka", "--writers", "1", "--rate-fraction", "0.5", "--vs-floor"}));
-  BOOST_TEST_REQUIRE(run.code == 0, run.output);
-  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
-  BOOST_TEST(run.last["floor_per_s"].get<double>() > 100.0);
-  check_limit_runs(run.last, "floor", 0.5);
-  BOOST_TEST(!run.last.contains("relay_per_s"));  // no --vs-relay
+  check_floor_run(bench(with({"dafka", "--writers", "1", "--rate-fraction", "0.5", "--vs-floor"})));
 }
 
 BOOST_AUTO_TEST_CASE(dafka_and_replay_modes) {

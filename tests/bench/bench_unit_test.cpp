@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -236,94 +237,91 @@ BOOST_AUTO_TEST_CASE(relay_carries_a_windowed_and_a_bounded_load) {
   BOOST_TEST(bounded.sent == 1001u);
 }
 
+namespace {
+
+// Runs 1001 messages of shape from 2 writers through a floor relay on dir,
+// then calls check with its database, opened read-only while the relay
+// still runs (a read-only open takes no lock).
+void check_floor_database(const std::filesystem::path& dir, Shape shape,
+                          const std::function<void(zstore::storage::Database&)>& check) {
+  LoadSpec spec;
+  spec.shape = shape;
+  spec.writers = 2;
+  spec.window = 50;
+  spec.total = 1001;
+  FloorRelay floor(-1, dir, shape);
+  zmq::context_t context(1);  // after the relay, so that it ends first (as relay_run)
+  PubSubTransport transport(context, floor.input(), floor.output());
+  BOOST_TEST_REQUIRE(run_load(spec, transport).completed == 1001u);
+  zstore::storage::DatabaseOptions options;
+  options.read_only = true;
+  std::unique_ptr<zstore::storage::Database> db;
+  auto status = zstore::storage::Database::Open(dir.string(), options, &db);
+  BOOST_TEST_REQUIRE(status.ok(), status.message());
+  check(*db);
+  BOOST_TEST(db->close().ok());
+}
+
+}  // namespace
+
 // The floor relay stores each KVSET's chp_map entry before it forwards it:
-// every key the load wrote is in its database (read while it runs: a
-// read-only open takes no lock), and the database is gone after it.
+// every key the load wrote (0..1000, each new) is in its database, and the
+// database is gone after it.
 BOOST_AUTO_TEST_CASE(floor_relay_persists_what_it_forwards_and_removes_its_database) {
   zstore::testing::TempDir parent;
   auto dir = parent.path() / "floor";
-  LoadSpec spec;
-  spec.writers = 2;
-  spec.window = 50;
-  spec.total = 1001;  // keys 0..1000, each new (no key space)
-  {
-    zmq::context_t context(1);
-    FloorRelay floor(-1, dir, Shape::kChp);
-    PubSubTransport transport(context, floor.input(), floor.output());
-    LoadResult result = run_load(spec, transport);
-    BOOST_TEST(result.completed == 1001u);
-    zstore::storage::DatabaseOptions options;
-    options.read_only = true;
-    std::unique_ptr<zstore::storage::Database> db;
-    auto status = zstore::storage::Database::Open(dir.string(), options, &db);
-    BOOST_TEST_REQUIRE(status.ok(), status.message());
+  check_floor_database(dir, Shape::kChp, [](zstore::storage::Database& db) {
     std::unique_ptr<rocksdb::Iterator> it(
-        db->db()->NewIterator(rocksdb::ReadOptions(), db->handle(zstore::storage::Column::kChpMap)));
+        db.db()->NewIterator(rocksdb::ReadOptions(), db.handle(zstore::storage::Column::kChpMap)));
     std::size_t keys = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++keys;
     BOOST_TEST(keys == 1001u);
-    it.reset();
-    BOOST_TEST(db->close().ok());
-  }
+  });
   BOOST_TEST(!std::filesystem::exists(dir));
 }
 
 // The Dafka floor relay stores each RECORD under its partition and offset
-// as zstored's DafkaLog does: every record of both writers reads back
-// through DafkaLog::read with its content (read while the relay runs).
+// as zstored's DafkaLog does: every record of both writers (writer 0
+// offsets 0..500, writer 1 0..499) reads back through DafkaLog::read with
+// its content.
 BOOST_AUTO_TEST_CASE(dafka_floor_relay_stores_every_record_as_the_store_reads_them) {
   zstore::testing::TempDir parent;
-  auto dir = parent.path() / "floor";
-  LoadSpec spec;
-  spec.shape = Shape::kDafka;
-  spec.writers = 2;
-  spec.window = 50;
-  spec.total = 1001;  // writer 0 offsets 0..500, writer 1 0..499
-  zmq::context_t context(1);
-  FloorRelay floor(-1, dir, Shape::kDafka);
-  PubSubTransport transport(context, floor.input(), floor.output());
-  LoadResult result = run_load(spec, transport);
-  BOOST_TEST_REQUIRE(result.completed == 1001u);
-  zstore::storage::DatabaseOptions options;
-  options.read_only = true;
-  std::unique_ptr<zstore::storage::Database> db;
-  BOOST_TEST_REQUIRE(zstore::storage::Database::Open(dir.string(), options, &db).ok());
-  std::set<zstore::storage::DafkaPartitionKey> partitions;
-  std::unique_ptr<rocksdb::Iterator> it(
-      db->db()->NewIterator(rocksdb::ReadOptions(), db->handle(zstore::storage::Column::kDafkaRecords)));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string_view key(it->key().data(), it->key().size());
-    zstore::storage::DafkaPartitionKey p;  // prefix | last offset (| run tag)
-    BOOST_TEST_REQUIRE((zstore::storage::parse_dafka_partition_prefix(key.substr(0, key.size() - 9), &p) ||
-                        zstore::storage::parse_dafka_partition_prefix(key.substr(0, key.size() - 8), &p)));
-    partitions.insert(p);
-  }
-  it.reset();
-  BOOST_TEST_REQUIRE(partitions.size() == 2u);
-  std::unique_ptr<zstore::storage::DafkaLog> log;
-  BOOST_TEST_REQUIRE(zstore::storage::DafkaLog::Open(db.get(), &log).ok());
-  std::vector<std::uint64_t> counts;
-  for (const auto& [subject, partition] : partitions) {
-    BOOST_TEST(subject == kBenchTopic);
-    auto cursor = log->read(subject, partition, 0, 1000);
-    zstore::storage::DafkaRecordView r;
-    std::uint64_t next = 0;
-    while (cursor->next_view(&r)) {
-      std::int64_t sent = 0;
-      std::uint32_t tag = 0;
-      std::uint64_t n = 0;
-      BOOST_TEST_REQUIRE(read_body(r.content, sent, tag, n));
-      BOOST_TEST_REQUIRE(r.offset == next);
-      BOOST_TEST_REQUIRE(n == next);  // the record's own body, in order
-      ++next;
+  check_floor_database(parent.path() / "floor", Shape::kDafka, [](zstore::storage::Database& db) {
+    std::set<zstore::storage::DafkaPartitionKey> partitions;
+    std::unique_ptr<rocksdb::Iterator> it(
+        db.db()->NewIterator(rocksdb::ReadOptions(), db.handle(zstore::storage::Column::kDafkaRecords)));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view key(it->key().data(), it->key().size());
+      zstore::storage::DafkaPartitionKey p;  // prefix | last offset (| run tag)
+      BOOST_TEST_REQUIRE((zstore::storage::parse_dafka_partition_prefix(key.substr(0, key.size() - 9), &p) ||
+                          zstore::storage::parse_dafka_partition_prefix(key.substr(0, key.size() - 8), &p)));
+      partitions.insert(p);
     }
-    BOOST_TEST(cursor->status().ok());
-    counts.push_back(next);
-  }
-  std::sort(counts.begin(), counts.end());
-  BOOST_TEST(counts == (std::vector<std::uint64_t>{500, 501}), boost::test_tools::per_element());
-  log.reset();
-  BOOST_TEST(db->close().ok());
+    it.reset();
+    BOOST_TEST_REQUIRE(partitions.size() == 2u);
+    std::unique_ptr<zstore::storage::DafkaLog> log;
+    BOOST_TEST_REQUIRE(zstore::storage::DafkaLog::Open(&db, &log).ok());
+    std::vector<std::uint64_t> counts;
+    for (const auto& [subject, partition] : partitions) {
+      BOOST_TEST(subject == kBenchTopic);
+      auto cursor = log->read(subject, partition, 0, 1000);
+      zstore::storage::DafkaRecordView r;
+      std::uint64_t next = 0;
+      while (cursor->next_view(&r)) {
+        std::int64_t sent = 0;
+        std::uint32_t tag = 0;
+        std::uint64_t n = 0;
+        BOOST_TEST_REQUIRE(read_body(r.content, sent, tag, n));
+        BOOST_TEST_REQUIRE(r.offset == next);
+        BOOST_TEST_REQUIRE(n == next);  // the record's own body, in order
+        ++next;
+      }
+      BOOST_TEST(cursor->status().ok());
+      counts.push_back(next);
+    }
+    std::sort(counts.begin(), counts.end());
+    BOOST_TEST(counts == (std::vector<std::uint64_t>{500, 501}), boost::test_tools::per_element());
+  });
 }
 
 // The storm's writer (tools/bench/storm.cc): KVSETs with a UUID, to every

@@ -64,11 +64,13 @@ HttpZstored::HttpZstored(std::vector<std::string> extra)
         return extra;
       }()) {}
 
-std::map<std::string, double> HttpZstored::metrics() {
-  HttpReply r = http_request(http_port, "GET", "/metrics");
+std::map<std::string, double> scrape_metrics(std::uint16_t port) {
+  HttpReply r = http_request(port, "GET", "/metrics");
   BOOST_REQUIRE_EQUAL(r.status, 200);
   return parse_prometheus(r.body);
 }
+
+std::map<std::string, double> HttpZstored::metrics() { return scrape_metrics(http_port); }
 
 std::map<std::string, std::map<std::string, std::string>> dump_columns(const std::string& dir) {
   storage::DatabaseOptions o;

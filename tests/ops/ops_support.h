@@ -30,6 +30,10 @@ std::map<std::string, double> parse_prometheus(const std::string& text);
 // Metric by exact sample name; fails the test when absent.
 double metric(const std::map<std::string, double>& m, const std::string& sample);
 
+// The /metrics page of the zstored whose --http-port is port, parsed;
+// fails the test unless it answers 200.
+std::map<std::string, double> scrape_metrics(std::uint16_t port);
+
 // A zstored on free ports with --http-port on.
 struct HttpZstored {
   explicit HttpZstored(std::vector<std::string> extra = {});

@@ -161,9 +161,7 @@ BOOST_AUTO_TEST_CASE(a_record_larger_than_the_message_limit_is_not_stored) {
   const std::uint16_t http = zstore::testing::free_port();
   Env env({"--dafka-max-message-bytes", "65536", "--http-port", std::to_string(http)});
   auto reconnects = [&] {
-    auto reply = zstore::testing::http_request(http, "GET", "/metrics");
-    BOOST_REQUIRE_EQUAL(reply.status, 200);
-    return zstore::testing::metric(zstore::testing::parse_prometheus(reply.body), "zstore_dafka_peer_reconnects_total");
+    return zstore::testing::metric(zstore::testing::scrape_metrics(http), "zstore_dafka_peer_reconnects_total");
   };
   auto p = env.producer();
   auto sized = [&](std::uint64_t seq, std::size_t bytes) {

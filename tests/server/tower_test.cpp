@@ -71,9 +71,7 @@ struct Tower {
   }
 
   double metric(const std::string& name) {
-    auto reply = zstore::testing::http_request(http_port, "GET", "/metrics");
-    BOOST_REQUIRE_EQUAL(reply.status, 200);
-    return zstore::testing::metric(zstore::testing::parse_prometheus(reply.body), name);
+    return zstore::testing::metric(zstore::testing::scrape_metrics(http_port), name);
   }
 };
 

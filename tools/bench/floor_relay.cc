@@ -124,8 +124,8 @@ class Turn {
     for (auto& p : partitions_) {
       if (p.subject == subject && p.partition == name) return p;
     }
-    partitions_.push_back({std::string(subject), std::string(name), storage::dafka_partition_prefix(subject, name),
-                           {}, {}});
+    partitions_.push_back(
+        {std::string(subject), std::string(name), storage::dafka_partition_prefix(subject, name), {}, {}});
     return partitions_.back();
   }
 
@@ -167,11 +167,12 @@ FloorRelay::RemovedDir::~RemovedDir() {
 
 FloorRelay::FloorRelay(int cpu, std::filesystem::path dir, Shape shape)
     : dir_{std::move(dir)},
-      thread_("floor relay", cpu, [this, shape](zmq::context_t& context, const std::atomic<bool>& stop, const Ready& ready) {
-        if (std::filesystem::exists(dir_.path)) {
-          throw std::runtime_error("floor relay: " + dir_.path.string() + " exists");
-        }
-        serve(context, stop, ready, dir_.path.string(), shape);
-      }) {}
+      thread_("floor relay", cpu,
+              [this, shape](zmq::context_t& context, const std::atomic<bool>& stop, const Ready& ready) {
+                if (std::filesystem::exists(dir_.path)) {
+                  throw std::runtime_error("floor relay: " + dir_.path.string() + " exists");
+                }
+                serve(context, stop, ready, dir_.path.string(), shape);
+              }) {}
 
 }  // namespace zstore::bench
