@@ -233,10 +233,10 @@ void DafkaLog::put_runs(AppendPlan* plan) {
   for (const auto& a : plan->added) put_partition_runs(plan->batch, column, a.prefix, a.offsets, a.contents, writer);
 }
 
-void put_dafka_records(rocksdb::WriteBatch& batch, Database& db, std::string_view prefix,
-                       std::span<const std::uint64_t> offsets, std::span<const std::string_view> contents) {
+void put_dafka_records(rocksdb::WriteBatch& batch, Database& db, std::span<const DafkaPartitionRecords> partitions) {
+  auto* column = db.handle(Column::kDafkaRecords);
   dafka_internal::RunWriter writer;
-  put_partition_runs(batch, db.handle(Column::kDafkaRecords), prefix, offsets, contents, writer);
+  for (const auto& p : partitions) put_partition_runs(batch, column, p.prefix, p.offsets, p.contents, writer);
 }
 
 // New heads (walking up over stored offsets, old and new), head entries

@@ -255,14 +255,23 @@ bool decode_dafka_head(std::string_view bytes, DafkaHeadValue* out);
 // partition prefix = len8(subject) subject len8(partition) partition
 std::string dafka_partition_prefix(std::string_view subject, std::string_view partition);
 std::string dafka_record_key(std::string_view subject, std::string_view partition, std::uint64_t offset);
-// Adds the records of one partition (prefix: dafka_partition_prefix), at
-// ascending offsets, to batch as DafkaLog::append stores them (runs of
-// consecutive offsets, one entry each), with no head, time mark or check:
-// what a tool measuring the least a Dafka store writes puts.
-void put_dafka_records(rocksdb::WriteBatch& batch, Database& db, std::string_view prefix,
-                       std::span<const std::uint64_t> offsets, std::span<const std::string_view> contents);
+// One partition's records for put_dafka_records: prefix is
+// dafka_partition_prefix, offsets ascend, contents[i] is offsets[i]'s.
+struct DafkaPartitionRecords {
+  std::string_view prefix;
+  std::span<const std::uint64_t> offsets;
+  std::span<const std::string_view> contents;
+};
+// Adds each partition's records to batch as one DafkaLog::append stores a
+// turn's (runs of consecutive offsets, one entry each, one set of buffers
+// for all partitions), with no head, time mark or check: what a tool
+// measuring the least a Dafka store writes puts.
+void put_dafka_records(rocksdb::WriteBatch& batch, Database& db, std::span<const DafkaPartitionRecords> partitions);
 // Splits a partition prefix (a kDafkaHeads key) into (subject, partition);
 // false when key is not exactly one.
 bool parse_dafka_partition_prefix(std::string_view key, DafkaPartitionKey* out);
+// Splits a kDafkaRecords key (one record's, or a run's) into its partition
+// and the offset of the entry's last record; false when key is not one.
+bool parse_dafka_record_key(std::string_view key, DafkaPartitionKey* partition, std::uint64_t* last_offset);
 
 }  // namespace zstore::storage

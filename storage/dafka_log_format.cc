@@ -194,6 +194,17 @@ bool DafkaCursor::next_view(DafkaRecordView* out) {
   return true;
 }
 
+namespace {
+
+// prefix | offset u64 BE (a run's key without its tag).
+bool parse_record_key(std::string_view key, DafkaPartitionKey* partition, std::uint64_t* offset) {
+  if (key.size() < 8 || !parse_dafka_partition_prefix(key.substr(0, key.size() - 8), partition)) return false;
+  *offset = protocol::get_be<std::uint64_t>(key.substr(key.size() - 8));
+  return true;
+}
+
+}  // namespace
+
 bool parse_dafka_partition_prefix(std::string_view key, DafkaPartitionKey* out) {
   if (key.empty()) return false;
   std::size_t n = static_cast<unsigned char>(key[0]);
@@ -203,6 +214,14 @@ bool parse_dafka_partition_prefix(std::string_view key, DafkaPartitionKey* out) 
   out->first.assign(key.substr(1, n));
   out->second.assign(key.substr(2 + n, m));
   return true;
+}
+
+bool parse_dafka_record_key(std::string_view key, DafkaPartitionKey* partition, std::uint64_t* last_offset) {
+  // The prefix is self-delimiting: a record whose offset ends in the tag's
+  // byte does not parse as a run.
+  bool run = !key.empty() && key.back() == dafka_internal::kRunTag;
+  return (run && parse_record_key(key.substr(0, key.size() - 1), partition, last_offset)) ||
+         parse_record_key(key, partition, last_offset);
 }
 
 std::string dafka_partition_prefix(std::string_view subject, std::string_view partition) {

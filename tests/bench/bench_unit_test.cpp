@@ -292,9 +292,9 @@ BOOST_AUTO_TEST_CASE(dafka_floor_relay_stores_every_record_as_the_store_reads_th
         db.db()->NewIterator(rocksdb::ReadOptions(), db.handle(zstore::storage::Column::kDafkaRecords)));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       std::string_view key(it->key().data(), it->key().size());
-      zstore::storage::DafkaPartitionKey p;  // prefix | last offset (| run tag)
-      BOOST_TEST_REQUIRE((zstore::storage::parse_dafka_partition_prefix(key.substr(0, key.size() - 9), &p) ||
-                          zstore::storage::parse_dafka_partition_prefix(key.substr(0, key.size() - 8), &p)));
+      zstore::storage::DafkaPartitionKey p;
+      std::uint64_t last = 0;
+      BOOST_TEST_REQUIRE(zstore::storage::parse_dafka_record_key(key, &p, &last));
       partitions.insert(p);
     }
     it.reset();

@@ -387,3 +387,34 @@ BOOST_AUTO_TEST_CASE(a_truncated_blob_file_stops_the_open) {
   std::filesystem::resize_file(blob, 0);
   BOOST_CHECK(!Database::Open(f.dir.str(), DatabaseOptions{}, &db).ok());
 }
+
+// parse_dafka_record_key reads every key the log writes (a run's last
+// offset, a single record's offset, also one whose last byte equals the run
+// tag) and refuses what is not a record key.
+BOOST_AUTO_TEST_CASE(record_keys_parse_into_partition_and_last_offset) {
+  using zstore::storage::parse_dafka_record_key;
+  Fixture f;
+  f.append(recs(0, 1));   // offset 0 alone: a single record
+  f.append(recs(1, 2));   // offset 1 alone: its key ends in 0x01, the tag's byte
+  f.append(recs(2, 10));  // a run, last offset 9
+  std::vector<std::uint64_t> lasts;
+  std::unique_ptr<rocksdb::Iterator> it(
+      f.db->db()->NewIterator(rocksdb::ReadOptions(), f.db->handle(Column::kDafkaRecords)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    zstore::storage::DafkaPartitionKey p;
+    std::uint64_t last = 0;
+    BOOST_REQUIRE(parse_dafka_record_key(std::string_view(it->key().data(), it->key().size()), &p, &last));
+    BOOST_TEST(p.first == "hello");
+    BOOST_TEST(p.second == kP);
+    lasts.push_back(last);
+  }
+  BOOST_TEST(lasts == (std::vector<std::uint64_t>{0, 1, 9}), boost::test_tools::per_element());
+  zstore::storage::DafkaPartitionKey p;
+  std::uint64_t last = 0;
+  std::string prefix = zstore::storage::dafka_partition_prefix("hello", kP);
+  BOOST_TEST(!parse_dafka_record_key(prefix, &p, &last));
+  BOOST_TEST(!parse_dafka_record_key(prefix + "1234567", &p, &last));       // 7 offset bytes
+  BOOST_TEST(!parse_dafka_record_key(prefix + "12345678\x02", &p, &last));  // not the run tag
+  BOOST_TEST(!parse_dafka_record_key(prefix + "1234567890", &p, &last));    // 10 bytes
+  BOOST_TEST(!parse_dafka_record_key("", &p, &last));
+}

@@ -115,9 +115,11 @@ class Turn {
       p.offsets.push_back(r->sequence);
       p.contents.push_back(r->content);
     }
+    turn_partitions_.clear();
     for (const auto& p : partitions_) {
-      if (!p.offsets.empty()) storage::put_dafka_records(batch, db, p.prefix, p.offsets, p.contents);
+      if (!p.offsets.empty()) turn_partitions_.push_back({p.prefix, p.offsets, p.contents});
     }
+    storage::put_dafka_records(batch, db, turn_partitions_);
   }
 
   PartitionRecords& partition(std::string_view subject, std::string_view name) {
@@ -132,6 +134,7 @@ class Turn {
   std::vector<transport::Message> messages_;
   std::vector<storage::ChpWrite> writes_;
   std::vector<PartitionRecords> partitions_;
+  std::vector<storage::DafkaPartitionRecords> turn_partitions_;  // those with records this turn
   Shape shape_;
   std::size_t count_ = 0;
 };
