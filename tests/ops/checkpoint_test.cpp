@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(checkpoint_of_a_running_server_restores_the_same_state) {
   for (const auto& [key, msg] : copy->entries) backup_keys += key.rfind("backup/", 0) == 0;
   BOOST_TEST(backup_keys == 24u);  // 25 set, 1 deleted
   BOOST_TEST(copy->entries.count("backup/3") == 0u);
-  auto m = parse_prometheus(http_request(http, "GET", "/metrics").body);
+  auto m = scrape_metrics(http);
   BOOST_TEST(metric(m, "zstore_chp_last_sequence") == metric(before, "zstore_chp_last_sequence"));
   BOOST_TEST(metric(m, "zstore_chp_keys") == metric(before, "zstore_chp_keys"));
   BOOST_TEST(metric(m, "zstore_dafka_partitions") == 2.0);

@@ -95,7 +95,7 @@ BOOST_FIXTURE_TEST_CASE(healthz_answers_503_for_a_stuck_loop, Fixture) {
   BOOST_TEST(zstore::testing::http_request(http.port(), "GET", "/healthz").status == 200);
   BOOST_REQUIRE(zstore::testing::wait_until(
       [&] { return zstore::testing::http_request(http.port(), "GET", "/healthz").status == 503; }, 5s));
-  auto m = zstore::testing::parse_prometheus(zstore::testing::http_request(http.port(), "GET", "/metrics").body);
+  auto m = zstore::testing::scrape_metrics(http.port());
   BOOST_TEST(zstore::testing::metric(m, "zstore_ha_state{state=\"passive\"}") == 1.0);
   BOOST_TEST(m.count("zstore_dafka_peers") == 0u);
   http.stop();
