@@ -18,10 +18,11 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
  && strip build/bin/zstored build/bin/zstore-cli
 
 FROM debian:bookworm-slim AS runtime
+# RocksDB is inside zstored (librocksdb.a); the compression libraries it calls are not.
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libzmq5 librocksdb7.8 libboost-program-options1.74.0 libuuid1 libspdlog1.10 libfmt9 \
-      libcpp-httplib0.11 libsodium23 \
+      libzmq5 libboost-program-options1.74.0 libuuid1 libspdlog1.10 libfmt9 \
+      libcpp-httplib0.11 libsodium23 libsnappy1v5 liblz4-1 libzstd1 libbz2-1.0 zlib1g \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /var/lib/zstore --shell /usr/sbin/nologin zstore \
  && mkdir -p /var/lib/zstore /etc/zstore /backups \
