@@ -3,9 +3,10 @@
 # build and checked: contents, conffiles, maintainer scripts, lintian (no
 # error or warning), `systemd-analyze verify` of the unit, and the packaged
 # zstored started with the packaged config (paths moved into a temp dir).
-#   package_test.sh SOURCE_DIR BUILD_DIR
+#   package_test.sh SOURCE_DIR BUILD_DIR static|shared
+# (the third: how the build links RocksDB, ZSTORE_ROCKSDB_STATIC)
 set -euo pipefail
-src=$1 build=$2
+src=$1 build=$2 rocksdb=$3
 work=$(mktemp -d)
 zpid=""
 cleanup() {
@@ -37,12 +38,17 @@ grep -q 'pkgconfig/zstore-client.pc' "$work/dev-files" || fail "zstore-client.pc
 # Control: conffile, dependencies, maintainer scripts.
 dpkg-deb -e "$deb" "$work/control"
 grep -qx /etc/zstore/zstored.conf "$work/control/conffiles" || fail "zstored.conf is not a conffile"
-# dpkg-shlibdeps computed them: libzmq5, and RocksDB's librocksdb or, when
-# it is linked from librocksdb.a (ZSTORE_ROCKSDB_STATIC, the default), the
-# compression libraries it calls.
+# dpkg-shlibdeps computed them: libzmq5, and librocksdb or, with RocksDB
+# linked from librocksdb.a (ZSTORE_ROCKSDB_STATIC, the default), not it but
+# the compression libraries it calls.
 depends=$(grep '^Depends:' "$work/control/control")
 [[ $depends == *libzmq5* ]] || fail "no libzmq5 in $depends"
-[[ $depends == *librocksdb* || $depends == *libsnappy1v5* ]] || fail "neither librocksdb nor libsnappy1v5 in $depends"
+case $rocksdb in
+  static) [[ $depends != *librocksdb* && $depends == *libsnappy1v5* ]] ||
+            fail "RocksDB linked statically: want libsnappy1v5 and no librocksdb in $depends" ;;
+  shared) [[ $depends == *librocksdb* ]] || fail "no librocksdb in $depends" ;;
+  *) fail "third argument: static or shared, not '$rocksdb'" ;;
+esac
 grep -q 'adduser --system' "$work/control/postinst" || fail "postinst creates no user"
 
 # lintian: no error, no warning.
