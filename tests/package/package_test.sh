@@ -45,7 +45,11 @@ depends=$(grep '^Depends:' "$work/control/control")
 [[ $depends == *libzmq5* ]] || fail "no libzmq5 in $depends"
 case $rocksdb in
   static) [[ $depends != *librocksdb* && $depends == *libsnappy1v5* ]] ||
-            fail "RocksDB linked statically: want libsnappy1v5 and no librocksdb in $depends" ;;
+            fail "RocksDB linked statically: want libsnappy1v5 and no librocksdb in $depends"
+          # The binaries carry RocksDB: the copyright file says so, and its license.
+          dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/zstore/copyright >"$work/copyright"
+          grep -q 'librocksdb.a' "$work/copyright" && grep -q '^License: GPL-2 or Apache-2.0' "$work/copyright" ||
+            fail "copyright does not say the binaries contain RocksDB" ;;
   shared) [[ $depends == *librocksdb* ]] || fail "no librocksdb in $depends" ;;
   *) fail "third argument: static or shared, not '$rocksdb'" ;;
 esac
