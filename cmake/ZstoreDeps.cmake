@@ -82,3 +82,13 @@ endif()
 add_library(zstore_httplib INTERFACE)
 target_include_directories(zstore_httplib SYSTEM INTERFACE ${HTTPLIB_INCLUDE_DIR})
 target_link_libraries(zstore_httplib INTERFACE PkgConfig::HTTPLIB)
+# With CPPHTTPLIB_OPENSSL_SUPPORT (in the .pc's Cflags) httplib.h calls
+# libcrypto inline (0.18: OPENSSL_thread_stop), but the .pc lists openssl
+# only in Requires.private: whoever includes the header links libcrypto.
+if(HTTPLIB_CFLAGS_OTHER MATCHES "CPPHTTPLIB_OPENSSL_SUPPORT")
+  find_package(OpenSSL COMPONENTS Crypto)
+  if(NOT OpenSSL_FOUND)
+    message(FATAL_ERROR "OpenSSL (libcrypto) not found: apt-get install libssl-dev")
+  endif()
+  target_link_libraries(zstore_httplib INTERFACE OpenSSL::Crypto)
+endif()
