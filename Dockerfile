@@ -7,7 +7,7 @@
 # (tools/docker-entrypoint); `docker run zstore --insecure` runs plain.
 # tools/docker-check verifies this file against a local build without Docker.
 
-FROM debian:bookworm AS build
+FROM debian:trixie AS build
 WORKDIR /src
 COPY . .
 # Only what the runtime stage copies is built (not the tests). The ccache
@@ -17,13 +17,15 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
              && zstore_build --target zstored --target zstore-cli' \
  && strip build/bin/zstored build/bin/zstore-cli
 
-FROM debian:bookworm-slim AS runtime
-# RocksDB is inside zstored (librocksdb.a); the compression libraries it calls are not.
-RUN apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libzmq5 libboost-program-options1.74.0 libuuid1 libspdlog1.10 libfmt9 \
-      libcpp-httplib0.11 libsodium23 libsnappy1v5 liblz4-1 libzstd1 libbz2-1.0 zlib1g \
- && rm -rf /var/lib/apt/lists/* \
+FROM debian:trixie-slim AS runtime
+# The shared libraries zstored and zstore-cli link, named for this release
+# by tools/setup.sh (ZSTORE_RUNTIME_PACKAGES, the list tools/docker-check checks).
+COPY tools/setup.sh /tmp/zstore-setup.sh
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+RUN source /tmp/zstore-setup.sh \
+ && apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${ZSTORE_RUNTIME_PACKAGES[@]}" \
+ && rm -rf /var/lib/apt/lists/* /tmp/zstore-setup.sh \
  && useradd --system --home-dir /var/lib/zstore --shell /usr/sbin/nologin zstore \
  && mkdir -p /var/lib/zstore /etc/zstore /backups \
  && chown zstore:zstore /var/lib/zstore /etc/zstore /backups && chmod 0700 /etc/zstore

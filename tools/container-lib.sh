@@ -27,23 +27,31 @@ remove_new_dangling() {
   [ "$removed" = 0 ] || echo "   removed $removed untagged image(s) of this run"
 }
 
-# debian:bookworm and debian:bookworm-slim from Debian's archive.
-make_base_images() {
-  local rootfs=$work/rootfs mirror
-  [ -n "$work" ] && [ -d "$work" ] || fail "no work directory"
-  # The mirror is this machine's own apt source (deb822 or one-line form).
+# The Debian mirror this machine's apt uses (the first URIs of
+# /etc/apt/sources.list.d/*.sources, or the first deb line of sources.list):
+# debootstrap takes its packages from where apt does.
+zstore_debian_mirror() {
+  local mirror
   mirror=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
   [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
-  [ -n "$mirror" ] || fail "no Debian mirror in /etc/apt/sources.list(.d)"
-  debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+  [ -n "$mirror" ] || return 1
+  echo "$mirror"
+}
+
+# debian:$1 and debian:$1-slim (a release, e.g. trixie) from Debian's archive.
+make_base_images() {
+  local release=$1 rootfs=$work/rootfs mirror
+  [ -n "$work" ] && [ -d "$work" ] || fail "no work directory"
+  mirror=$(zstore_debian_mirror) || fail "no Debian mirror in /etc/apt/sources.list(.d)"
+  debootstrap --variant=minbase "$release" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
     { tail -20 "$work/debootstrap.log"; fail "debootstrap"; }
   # Everything below deletes inside $rootfs: make sure it is the new tree.
   [ "$rootfs" = "$work/rootfs" ] && [ "$work" != / ] && [ -f "$rootfs/etc/debian_version" ] ||
     fail "debootstrap left no root file system in '$rootfs'"
   # As Debian's images: no downloaded packages, no package lists.
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/lib/apt/lists/*
-  tar -C "$rootfs" -c . | podman import - debian:bookworm >/dev/null 2>"$work/import.log" ||
-    { cat "$work/import.log"; fail "podman import debian:bookworm"; }
+  tar -C "$rootfs" -c . | podman import - "debian:$release" >/dev/null 2>"$work/import.log" ||
+    { cat "$work/import.log"; fail "podman import debian:$release"; }
   # As Debian's -slim images: no documentation (but copyrights), man pages,
   # info or translations, now or from later apt-get installs.
   printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
@@ -52,7 +60,7 @@ make_base_images() {
   find "$rootfs/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
   find "$rootfs/usr/share/man" "$rootfs/usr/share/info" -mindepth 1 -delete
   find "$rootfs/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
-  tar -C "$rootfs" -c . | podman import - debian:bookworm-slim >/dev/null 2>"$work/import.log" ||
-    { cat "$work/import.log"; fail "podman import debian:bookworm-slim"; }
+  tar -C "$rootfs" -c . | podman import - "debian:$release-slim" >/dev/null 2>"$work/import.log" ||
+    { cat "$work/import.log"; fail "podman import debian:$release-slim"; }
   rm -rf "$rootfs"
 }

@@ -6,12 +6,44 @@
 ZSTORE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ZSTORE_ROOT/build}
 
-# Build and runtime packages. Keep in sync with README.md and Dockerfile.
+# Package names that differ between Debian releases, chosen here and only
+# here by the release this machine runs (VERSION_CODENAME in /etc/os-release;
+# ZSTORE_RELEASE overrides it): the pkg-config implementation (Debian 13's
+# pkg-config is a transitional package for pkgconf), the shared libraries the
+# binaries link (the container's runtime stage installs exactly
+# ZSTORE_RUNTIME_PACKAGES) and the fuzzers' clang runtime.
+zstore_release_packages() {
+  case "$1" in
+    bookworm)
+      ZSTORE_PKG_CONFIG_PACKAGE=pkg-config
+      ZSTORE_RELEASE_RUNTIME_PACKAGES=(libboost-program-options1.74.0 libspdlog1.10 libfmt9 libcpp-httplib0.11)
+      ZSTORE_FUZZ_PACKAGES=(clang libclang-rt-14-dev) ;;
+    trixie)
+      ZSTORE_PKG_CONFIG_PACKAGE=pkgconf
+      ZSTORE_RELEASE_RUNTIME_PACKAGES=(libboost-program-options1.83.0 libspdlog1.15 libfmt10 libcpp-httplib0.18)
+      ZSTORE_FUZZ_PACKAGES=(clang libclang-rt-19-dev) ;;
+    *)
+      echo "zstore: Debian release '${1:-(none)}' is not one tools/setup.sh knows (bookworm, trixie);" \
+           "add its package names to zstore_release_packages there" >&2
+      return 1 ;;
+  esac
+}
+ZSTORE_RELEASE=${ZSTORE_RELEASE:-$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")}
+zstore_release_packages "$ZSTORE_RELEASE" || return 1
+
+# Build packages. Keep in sync with README.md.
 ZSTORE_PACKAGES=(
-  g++ cmake make pkg-config ccache
+  g++ cmake make "$ZSTORE_PKG_CONFIG_PACKAGE" ccache
   libzmq3-dev cppzmq-dev librocksdb-dev
   libboost-program-options-dev libboost-test-dev uuid-dev libsodium-dev
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
+)
+# What the binaries need at run time (RocksDB is linked in from librocksdb.a;
+# the compression libraries it calls are not): the Dockerfile's runtime stage
+# installs this list, tools/docker-check checks it against a build.
+ZSTORE_RUNTIME_PACKAGES=(
+  libzmq5 libuuid1 libsodium23 "${ZSTORE_RELEASE_RUNTIME_PACKAGES[@]}"
+  libsnappy1v5 liblz4-1 libzstd1 libbz2-1.0 zlib1g
 )
 # What only the test suite (tools/test) needs besides: pyzmq (for
 # /usr/bin/python3; writes and reads CURVE certificates against ours in
@@ -45,7 +77,8 @@ zstore_build() {
   while [ $# -gt 0 ]; do
     if [ "$1" = "--target" ]; then target+=(--target "$2"); shift 2; else args+=("$1"); shift; fi
   done
-  cmake -S "$ZSTORE_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "${args[@]}" >/dev/null
+  cmake -S "$ZSTORE_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
+    -DZSTORE_DEB_PKG_CONFIG="$ZSTORE_PKG_CONFIG_PACKAGE" "${args[@]}" >/dev/null
   cmake --build "$BUILD_DIR" -j "${JOBS:-2}" "${target[@]}"
 }
 
