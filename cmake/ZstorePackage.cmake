@@ -39,7 +39,9 @@ endif()
 
 # The service: unit, default config, Debian docs. Absolute destinations,
 # installed only when the component is asked for (CPack does).
-install(FILES packaging/zstored.service DESTINATION /lib/systemd/system COMPONENT system EXCLUDE_FROM_ALL)
+# /usr/lib/systemd/system: the merged-/usr path (Debian 13's lintian rejects
+# /lib as an aliased location; Debian 12's systemd reads both).
+install(FILES packaging/zstored.service DESTINATION /usr/lib/systemd/system COMPONENT system EXCLUDE_FROM_ALL)
 install(FILES packaging/zstored.conf DESTINATION /etc/zstore COMPONENT system EXCLUDE_FROM_ALL)
 set(ZSTORE_DEB_CHANGELOG ${CMAKE_BINARY_DIR}/packaging/changelog.Debian.gz)
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/packaging)
@@ -95,7 +97,12 @@ set(CPACK_DEBIAN_DAEMON_PACKAGE_CONTROL_EXTRA
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libzstore-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libzmq3-dev, uuid-dev, pkg-config")
+# The pkg-config implementation is named by release: tools/setup.sh passes
+# its ZSTORE_PKG_CONFIG_PACKAGE (Debian 12: pkg-config; 13: pkgconf, whose
+# lintian calls pkg-config obsolete); either alternative without it.
+set(ZSTORE_DEB_PKG_CONFIG "pkgconf | pkg-config" CACHE STRING
+    "the libzstore-dev package's dependency that provides pkg-config")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libzmq3-dev, uuid-dev, ${ZSTORE_DEB_PKG_CONFIG}")
 set(CPACK_DEBIAN_DEV_DESCRIPTION "zstore client libraries (CHP clone client, Dafka producer and consumer)
 Static libraries and headers to talk to zstored from C++20 programs:
 a CHP clone client (zstore::client, pkg-config zstore-client) and a Dafka

@@ -24,7 +24,7 @@ echo "built $(basename "$deb") $(basename "$dev")"
 
 # Contents.
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$work/files"
-for f in /usr/bin/zstored /usr/bin/zstore-cli /usr/bin/zstore-dump /lib/systemd/system/zstored.service \
+for f in /usr/bin/zstored /usr/bin/zstore-cli /usr/bin/zstore-dump /usr/lib/systemd/system/zstored.service \
          /etc/zstore/zstored.conf /usr/share/man/man1/zstored.1.gz /usr/share/man/man1/zstore-cli.1.gz \
          /usr/share/man/man1/zstore-dump.1.gz /usr/share/doc/zstore/copyright; do
   grep -qx "$f" "$work/files" || fail "$f not in $(basename "$deb")"
@@ -54,6 +54,12 @@ case $rocksdb in
   *) fail "third argument: static or shared, not '$rocksdb'" ;;
 esac
 grep -q 'adduser --system' "$work/control/postinst" || fail "postinst creates no user"
+# The unit only under /usr (merged /usr: lintian's aliased-location on Debian 13).
+if grep -E '^/lib/' "$work/files"; then fail "files under /lib in $(basename "$deb")"; fi
+# libzstore-dev: pkg-config by the name of this release (pkgconf on Debian 13).
+dev_depends=$(dpkg-deb -f "$dev" Depends)
+[[ $dev_depends == *pkg*conf* || $dev_depends == *pkg-config* ]] || fail "no pkg-config provider in $dev_depends"
+echo "libzstore-dev Depends: $dev_depends"
 
 # lintian: no error, no warning.
 lintian --fail-on error,warning --suppress-tags-from-file /dev/null "$deb" "$dev" >"$work/lintian.log" 2>&1 ||
@@ -67,7 +73,7 @@ dpkg-deb -x "$deb" "$work/root"
 # The man pages are the programs' --help.
 zcat "$work/root/usr/share/man/man1/zstored.1.gz" | grep -q 'data\\-dir' || fail "zstored.1 lacks --data-dir"
 zcat "$work/root/usr/share/man/man1/zstore-dump.1.gz" | grep -q 'chp' || fail "zstore-dump.1 lacks chp"
-unit=$work/root/lib/systemd/system/zstored.service
+unit=$work/root/usr/lib/systemd/system/zstored.service
 grep -q '^User=zstore$' "$unit" || fail "unit: no own user"
 for setting in StateDirectory=zstore ProtectSystem=strict NoNewPrivileges=yes Restart=on-failure; do
   grep -qx "$setting" "$unit" || fail "unit: no $setting"
@@ -77,13 +83,13 @@ grep -q '^LimitNOFILE=' "$unit" || fail "unit: no LimitNOFILE"
 # pages were checked above.
 mkdir -p "$work/units"
 cp -a "$work/root/." "$work/units/"
-cp -an /lib/systemd/system/*.target /lib/systemd/system/*.slice "$work/units/lib/systemd/system/"
-systemd-analyze verify --man=no --root="$work/units" /lib/systemd/system/zstored.service >"$work/verify.log" 2>&1 ||
+cp -an /usr/lib/systemd/system/*.target /usr/lib/systemd/system/*.slice "$work/units/usr/lib/systemd/system/"
+systemd-analyze verify --man=no --root="$work/units" /usr/lib/systemd/system/zstored.service >"$work/verify.log" 2>&1 ||
   { cat "$work/verify.log"; fail "systemd-analyze verify"; }
 if grep -v -e '^$' "$work/verify.log"; then fail "systemd-analyze verify printed the above"; fi
 echo "systemd-analyze verify: clean"
 # Hardening: systemd's exposure score (0 safest .. 10) at most 2.5.
-systemd-analyze security --offline=yes --threshold=25 --root="$work/units" /lib/systemd/system/zstored.service \
+systemd-analyze security --offline=yes --threshold=25 --root="$work/units" /usr/lib/systemd/system/zstored.service \
   >"$work/security.log" 2>&1 || { cat "$work/security.log"; fail "systemd-analyze security: exposure above 2.5"; }
 grep 'Overall exposure' "$work/security.log"
 
