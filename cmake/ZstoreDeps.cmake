@@ -23,7 +23,8 @@ if(NOT CPPZMQ_INCLUDE_DIR)
   message(FATAL_ERROR "zmq.hpp not found: apt-get install cppzmq-dev")
 endif()
 
-find_package(Boost 1.74 COMPONENTS program_options unit_test_framework)
+# CONFIG: the BoostConfig.cmake Debian ships (cmake 3.30 removed FindBoost, CMP0167).
+find_package(Boost 1.74 CONFIG COMPONENTS program_options unit_test_framework)
 if(NOT Boost_FOUND)
   message(FATAL_ERROR "Boost not found: apt-get install libboost-program-options-dev libboost-test-dev")
 endif()
