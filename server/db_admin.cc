@@ -57,6 +57,7 @@ WriteStalls write_stalls(storage::Database& db) {
     auto stats = pacing->stats();
     out.delays = stats.delays;
     out.stops = stats.stops;
+    out.paced = db.paces_background();
     out.pacing_lifted = stats.lifted;
     out.pacing_lifts = stats.lifts;
   }

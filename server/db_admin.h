@@ -29,6 +29,7 @@ struct WriteStalls {
   bool stopped = false;  // writes wait until a flush or compaction catches up
   std::uint64_t delays = 0;
   std::uint64_t stops = 0;
+  bool paced = false;          // flushes and compactions are paced at all (--shared-core)
   bool pacing_lifted = false;  // flushes and compactions write unpaced now
   std::uint64_t pacing_lifts = 0;
 };

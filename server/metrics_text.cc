@@ -185,6 +185,7 @@ void storage_backlog(PromWriter& w, const std::vector<ColumnSizes>& columns, con
         stalls.stopped ? 1u : 0u);
   counter(w, "zstore_rocksdb_write_delays_total", "times a column family began to slow writes down", stalls.delays);
   counter(w, "zstore_rocksdb_write_stops_total", "times a column family began to stop writes", stalls.stops);
+  if (!stalls.paced) return;
   gauge(w, "zstore_rocksdb_background_pacing_lifted",
         "1 while flushes and compactions write unpaced (writes stalled, or memtables waiting for a flush)",
         stalls.pacing_lifted ? 1u : 0u);

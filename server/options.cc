@@ -14,7 +14,7 @@ namespace {
 
 struct Raw {
   std::string config;
-  std::string sync = "batch";
+  std::string sync = "always";
   std::string towers;
   std::string dafka_peers;
   unsigned chp_port = 5556, dafka_port = 5582, tower_port = 5580, http_port = 0;
@@ -47,8 +47,9 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("chp-port", po::value(&raw.chp_port)->default_value(raw.chp_port),
        "CHP base port P: snapshot ROUTER P, publisher P+1, collector P+2; 0 disables CHP")
       ("sync", po::value(&raw.sync)->default_value(raw.sync),
-       "WAL fsync policy: none (survives process crash), batch (also fsync every --sync-interval-ms), "
-       "always (fsync before every publish/ACK)")
+       "WAL fsync policy: always (fsync before anything is published, ACKed or handed over; one fsync per "
+       "reactor turn for all of its updates: survives power loss), batch (fsync every --sync-interval-ms: a "
+       "power loss may lose that much), none (survives a process crash only)")
       ("sync-interval-ms", po::value(&o.sync_interval_ms)->default_value(o.sync_interval_ms),
        "fsync interval of --sync batch")
       ("max-value-bytes", po::value(&o.max_value_bytes)->default_value(o.max_value_bytes),
@@ -65,7 +66,11 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error")
       ("min-free-bytes", po::value(&o.min_free_bytes)->default_value(o.min_free_bytes),
        "free bytes below which, on the data dir's file system, CHP updates and Dafka records are refused "
-       "(checked every second); 0 disables");
+       "(checked every second); 0 disables")
+      ("shared-core", po::bool_switch(&o.shared_core),
+       "for a server confined to fewer cores than it has threads (e.g. pinned to one CPU): ZeroMQ's I/O threads "
+       "SCHED_BATCH while a reactor streams or lags, RocksDB's flush and compaction threads reniced, and their "
+       "writes paced; off by default");
   describe_dafka(d, o, raw);
   describe_ha(d, o);
   describe_retention(d, o);
@@ -118,7 +123,10 @@ void describe_ha(po::options_description& d, ServerOptions& o) {
       ("chp-history-ms", po::value(&o.chp_history_ms)->default_value(o.chp_history_ms),
        "also drop history entries older than this (ms; so deleted values leave the disk in bounded time); 0 = no age bound")
       ("ha-test-cut-file", po::value(&o.ha_test_cut_file),
-       "testing only: the HA state link drops every message while this file exists (a partition)");
+       "testing only: the HA state link drops every message while this file exists (a partition)")
+      ("test-power-cut", po::bool_switch(&o.test_power_cut),
+       "testing only: file writes reach the disk only when synced, so a SIGKILL also loses what a power cut "
+       "would (storage/power_cut_fs.h)");
 }
 
 void describe_security(po::options_description& d, ServerOptions& o) {

@@ -18,7 +18,7 @@ struct ServerOptions {
   std::string data_dir = "./data";
   std::string bind = "127.0.0.1";
   std::uint16_t chp_port = 5556;  // 0 disables CHP; uses P, P+1, P+2
-  storage::SyncPolicy sync = storage::SyncPolicy::kBatch;
+  storage::SyncPolicy sync = storage::SyncPolicy::kAlways;
   std::uint32_t sync_interval_ms = 100;
   std::size_t max_value_bytes = 16u << 20;
   std::uint32_t hugz_interval_ms = 1000;
@@ -27,6 +27,7 @@ struct ServerOptions {
   std::uint64_t max_batch_bytes = 64ull << 20;      // bytes drained per loop turn (CHP updates, Dafka messages)
   std::string log_level = "info";
   std::uint64_t min_free_bytes = 1ull << 30;  // below it writes are refused; 0 = no watermark
+  bool shared_core = false;  // tuning for reactors that share a core with background threads (--shared-core)
 
   // Dafka store and tower.
   std::uint16_t dafka_port = 5582;  // 0 disables the store
@@ -51,6 +52,7 @@ struct ServerOptions {
   std::string ha_peer_chp;  // tcp://host:P, the peer's CHP base port
   std::uint32_t ha_heartbeat_ms = 1000;
   std::string ha_test_cut_file;  // test seam: HA link cut while this file exists
+  bool test_power_cut = false;   // test seam: unsynced writes die with the process (--test-power-cut)
   std::uint64_t chp_history = 1'000'000;  // updates kept in chp_history
   std::uint64_t chp_history_ms = 0;       // and none older than this; 0 = no age bound
 

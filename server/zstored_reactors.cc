@@ -35,7 +35,8 @@ bool Reactors::start_security(const ServerOptions& o) {
 }
 
 bool Reactors::start(const ServerOptions& o, Storage& st, const DiskWatch& disk) {
-  io_batching = std::make_unique<IoBatching>(ctx);  // names the I/O threads: before the first socket
+  // Names the I/O threads: before the first socket.
+  if (o.shared_core) io_batching = std::make_unique<IoBatching>(ctx);
   if (!start_security(o)) return false;
   try {
     start_reactors(o, st);

@@ -14,10 +14,12 @@
 #include "storage/chp_store.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"
+#include "storage/power_cut_fs.h"
 
 namespace zstore::server {
 
 struct Storage {
+  std::unique_ptr<storage::PowerCut> power_cut;  // --test-power-cut: the database's Env
   std::unique_ptr<storage::Database> db;
   std::unique_ptr<storage::ChpStore> chp;
   std::unique_ptr<storage::DafkaLog> dafka;  // null with --dafka-port 0

@@ -89,9 +89,8 @@ struct OrderedKey {
 
 }  // namespace
 
-// Only each key's last write of the batch goes to the map, in key order:
-// each insert into chp_map's sorted tail (sorted_runs_rep.h) then lands
-// after the batch's earlier ones, which moves fewer entries.
+// Only each key's last write of the batch goes to the map, in key order
+// (a key written twice in one batch costs one memtable insert).
 void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* map,
                           std::span<const ChpWrite> writes) {
   std::vector<OrderedKey> order;
@@ -415,7 +414,7 @@ Status ChpStore::adopt(std::uint64_t sequence, ChpEpochs epochs) {
   if (epochs.empty() || epochs.back().last != sequence) epochs = {{sequence, sequence}};  // unknown past
   rocksdb::WriteBatch batch;
   put_meta(batch, sequence, epochs, sequence, 0);
-  Status s = db_->write(batch);
+  Status s = db_->write_durable(batch);
   if (!s.ok()) return s;
   last_sequence_ = sequence;
   epochs_ = std::move(epochs);
@@ -432,17 +431,24 @@ Status ChpStore::begin_epoch(std::uint64_t floor, std::uint64_t now_ms, std::uin
   if (epochs.size() > kMaxEpochs) epochs.erase(epochs.begin());
   rocksdb::WriteBatch batch;  // no sequence between the old last and base: the history stays complete
   put_meta(batch, base, epochs, history_from_, history_count_);
-  Status s = db_->write(batch);
+  Status s = db_->write_durable(batch);
   if (!s.ok()) return s;
   last_sequence_ = base;
   epochs_ = std::move(epochs);
   return Status::Ok();
 }
 
+Status ChpStore::start_standalone(bool stopped_cleanly, std::uint64_t now_ms, std::uint64_t salt, bool* began) {
+  bool new_map = last_sequence_ == 0 && epochs_.size() == 1;
+  *began = new_map || !stopped_cleanly;
+  if (!*began) return Status::Ok();
+  return begin_epoch(0, now_ms, salt);
+}
+
 Status ChpStore::set_synced(bool synced) {
   rocksdb::WriteBatch batch;
   batch.Put(db_->handle(Column::kMeta), slice(kMetaChpSynced), synced ? "1" : "0");
-  Status s = db_->write(batch);
+  Status s = db_->write_durable(batch);
   if (s.ok()) synced_ = synced;
   return s;
 }

@@ -188,6 +188,15 @@ class ChpStore {
   // Starts a new epoch (chp_epochs.h): its base is the largest of the last
   // sequence, floor (the peer's last sequence, if known) and the clock.
   Status begin_epoch(std::uint64_t floor, std::uint64_t now_ms, std::uint64_t salt);
+  // A standalone server's start. A new map begins its first epoch at the
+  // clock, so its sequences are its own (a client resuming from another
+  // server's sequence is never taken for one of ours). A map whose database
+  // did not stop cleanly (a kill, a power cut, a restore from a checkpoint)
+  // may have lost published updates that were not synced: it begins a new
+  // clock epoch above every sequence it could have published, so none is
+  // handed out again for another update (this assumes the wall clock did
+  // not step back by more than the downtime). *began: whether it did.
+  Status start_standalone(bool stopped_cleanly, std::uint64_t now_ms, std::uint64_t salt, bool* began);
   // The epochs that led to last_sequence(), oldest first.
   const ChpEpochs& epochs() const { return epochs_; }
 

@@ -203,6 +203,7 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   }
   db_.reset(raw);
   pacing_ = pacing_in(db);
+  paces_background_ = pacing_ && db.rate_limiter == pacing_->limiter();
   default_handle_ = handles[0];
   for (std::size_t i = 0; i + 1 < handles.size(); ++i) handles_[column_of[i]] = handles[i + 1];
   if (Status blobs = check_blob_files(raw, dir, handles); !blobs.ok()) {
@@ -221,16 +222,27 @@ Status Database::check_layout(bool fresh) {
   }
   bool older = version == kLayoutVersionBeforeRuns || version == kLayoutVersionBeforeHistoryReferences ||
                version == kLayoutVersionBeforeCompactHistory;
-  if (version.empty() || (older && !options_.read_only)) {
-    rocksdb::WriteBatch batch;
-    batch.Put(handle(Column::kMeta), std::string(kMetaLayoutVersion), std::string(kLayoutVersion));
-    return write(batch);
-  }
-  if (version != kLayoutVersion && !older) {
+  if (version != kLayoutVersion && !older && !version.empty()) {
     return Status::Error("'" + dir_ + "' has layout version " + version + "; this zstore reads versions " +
                          std::string(kLayoutVersionBeforeRuns) + " to " + std::string(kLayoutVersion));
   }
-  return Status::Ok();
+  if (options_.read_only) return Status::Ok();
+  rocksdb::WriteBatch batch;
+  if (version.empty() || older) {
+    batch.Put(handle(Column::kMeta), std::string(kMetaLayoutVersion), std::string(kLayoutVersion));
+  }
+  return mark_open(fresh, batch);
+}
+
+// Reads how the last open ended and records, durably (with the layout
+// version of a new database), that this one has not ended yet.
+Status Database::mark_open(bool fresh, rocksdb::WriteBatch& batch) {
+  std::string clean;
+  Status s = get_meta(kMetaCleanStop, &clean);
+  if (!s.ok()) return s;
+  stopped_cleanly_ = fresh || clean == "1";
+  batch.Put(handle(Column::kMeta), std::string(kMetaCleanStop), "0");
+  return write_durable(batch);
 }
 
 Database::~Database() { (void)close(); }
@@ -238,6 +250,12 @@ Database::~Database() { (void)close(); }
 Status Database::write(rocksdb::WriteBatch& batch) { return write(batch, WriteKind::kGrows); }
 
 Status Database::write(rocksdb::WriteBatch& batch, WriteKind kind) {
+  return write_with(batch, kind, options_.sync == SyncPolicy::kAlways);
+}
+
+Status Database::write_durable(rocksdb::WriteBatch& batch) { return write_with(batch, WriteKind::kGrows, true); }
+
+Status Database::write_with(rocksdb::WriteBatch& batch, WriteKind kind, bool sync) {
   if (!db_) return Status::Error("database is closed");
   if (options_.read_only) return Status::Error("database is open read-only");
   if (kind == WriteKind::kGrows && refused_.load(std::memory_order_acquire)) {
@@ -250,13 +268,13 @@ Status Database::write(rocksdb::WriteBatch& batch, WriteKind kind) {
   // write (docs/benchmarks.md) and nothing reads them: off for this thread.
   rocksdb::SetPerfLevel(rocksdb::kDisable);
   rocksdb::WriteOptions wo;
-  wo.sync = options_.sync == SyncPolicy::kAlways;
+  wo.sync = sync;
   {
     [[maybe_unused]] IgnoreRocksdbWriteGroup tsan;
     s = from_rocks(db_->Write(wo, &batch), "write failed");
   }
   note_write(s);
-  if (s.ok() && options_.sync == SyncPolicy::kBatch) unsynced_.store(true, std::memory_order_release);
+  if (s.ok() && !sync && options_.sync == SyncPolicy::kBatch) unsynced_.store(true, std::memory_order_release);
   return s;
 }
 
@@ -346,8 +364,11 @@ Status Database::close() {
   if (!db_) return Status::Ok();
   Status result = Status::Ok();
   if (!options_.read_only && !write_failing()) {
-    rocksdb::Status s = db_->SyncWAL();
-    if (!s.ok()) result = from_rocks(s, "WAL sync at close failed");
+    rocksdb::WriteBatch clean;
+    clean.Put(handle(Column::kMeta), std::string(kMetaCleanStop), "1");
+    // Fsynced with it: everything written before.
+    result = write_with(clean, WriteKind::kReclaims, true);
+    rocksdb::Status s;
     // Memtables to tables, so the next open replays (almost) no log.
     std::vector<rocksdb::ColumnFamilyHandle*> all(handles_.begin(), handles_.end());
     s = db_->Flush(rocksdb::FlushOptions(), all);

@@ -63,16 +63,24 @@ inline constexpr std::string_view kLayoutVersionBeforeCompactHistory = "3";
 // a restart after kill -9 replays (docs/benchmarks.md, restart).
 inline constexpr std::uint64_t kMaxTotalWalBytes = 64ull << 20;
 inline constexpr std::string_view kMetaLayoutVersion = "layout_version";
+// "1" once close() made everything durable; "0" (written durably by the
+// open) while the database is open, so a start after a kill or power cut
+// sees "0".
+inline constexpr std::string_view kMetaCleanStop = "clean_stop";
 
 class BackgroundPacing;
 
 struct DatabaseOptions {
-  SyncPolicy sync = SyncPolicy::kBatch;
+  SyncPolicy sync = SyncPolicy::kAlways;
   bool read_only = false;        // open without writing anything; no lock held
   bool create_if_missing = true;  // ignored when read_only
   std::shared_ptr<rocksdb::Env> env;  // null: the default; tests inject faults (fault_env.h)
   std::chrono::milliseconds resume_interval{100};  // between recovery attempts after a failed write
   std::uint64_t max_total_wal_bytes = kMaxTotalWalBytes;  // tests use a small one
+  // For a process confined to fewer cores than it has threads: flush and
+  // compaction threads reniced (background_priority.h) and their writes
+  // paced (background_pacing.h). Off: RocksDB's own scheduling.
+  bool shared_core = false;
 };
 
 class Database {
@@ -94,6 +102,14 @@ class Database {
   // it goes through while writes are refused, since it is what frees space.
   enum class WriteKind : std::uint8_t { kGrows, kReclaims };
   Status write(rocksdb::WriteBatch& batch, WriteKind kind);
+  // As write(), and fsynced before it returns whatever the sync policy:
+  // for what a restart needs to open the database and never reuse a
+  // sequence (layout version, node address, epochs, the HA state).
+  Status write_durable(rocksdb::WriteBatch& batch);
+  // Whether the last open of this directory ended with a clean close(), so
+  // nothing published was lost since (true for a new database). False after
+  // a kill, a power cut, or a restore from a checkpoint of a running one.
+  bool stopped_cleanly() const { return stopped_cleanly_; }
   // Makes write() fail with reason until accept_writes() (the disk
   // watermark, server/disk_watch.h). Reads go on. Thread-safe.
   void refuse_writes(std::string reason);
@@ -114,9 +130,11 @@ class Database {
   Status close();
 
   rocksdb::DB* db() { return db_.get(); }
-  // The pacing of flushes and compactions installed at open
-  // (background_pacing.h); null only if the options had none.
+  // The pacing listener installed at open (background_pacing.h): it counts
+  // write stalls; null only if the options had none.
   BackgroundPacing* pacing() { return pacing_.get(); }
+  // Whether its limiter paces flushes and compactions (shared_core).
+  bool paces_background() const { return paces_background_; }
   rocksdb::ColumnFamilyHandle* handle(Column column) { return handles_[static_cast<std::size_t>(column)]; }
   const DatabaseOptions& options() const { return options_; }
   const std::string& dir() const { return dir_; }
@@ -129,6 +147,8 @@ class Database {
   Database() = default;
   Status open_impl(const std::string& dir, const DatabaseOptions& options);
   Status check_layout(bool fresh);
+  Status mark_open(bool fresh, rocksdb::WriteBatch& batch);
+  Status write_with(rocksdb::WriteBatch& batch, WriteKind kind, bool sync);
   // Closes without syncing or flushing: after an open found the database
   // damaged, nothing more is written to it.
   void abandon();
@@ -139,6 +159,8 @@ class Database {
   DatabaseOptions options_;
   std::unique_ptr<rocksdb::DB> db_;
   std::shared_ptr<BackgroundPacing> pacing_;  // also among db_'s listeners
+  bool paces_background_ = false;
+  bool stopped_cleanly_ = true;
   std::array<rocksdb::ColumnFamilyHandle*, kColumnCount> handles_{};
   rocksdb::ColumnFamilyHandle* default_handle_ = nullptr;
 

@@ -12,7 +12,6 @@
 
 #include "storage/background_pacing.h"
 #include "storage/background_priority.h"
-#include "storage/sorted_runs_rep.h"
 
 namespace zstore::storage {
 namespace {
@@ -79,25 +78,17 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   if (name == "chp_map") table.block_size = 16 << 10;
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   if (name == "chp_map") {
-    // CHP keys arrive in any order: a skip-list insert then walks about
-    // twenty nodes scattered over the arena, the largest CPU cost of a
-    // random write. Sorted runs merge them in sequential passes instead
-    // (sorted_runs_rep.h).
-    cf.memtable_factory =
-        std::make_shared<SortedRunsRepFactory>(SortedRunsRepFactory::kDefaultTailEntries, cf.comparator);
     // Every write looks up the key's previous entry (ChpStore keeps the key
     // count and the TTL index exact): a memtable bloom filter answers most
     // lookups of new keys without a search of the memtable.
     cf.memtable_whole_key_filtering = true;
     cf.memtable_prefix_bloom_size_ratio = 0.02;
-    // Small memtables, merged at flush. An insert's cost grows with the
-    // memtable: with the skip list it cost the writer 2.0 us per random
-    // update in 4 MiB memtables against 3.4 in one of 64 MiB (cache
-    // misses); sorted runs merge each entry once more per doubling.
-    // Eight are flushed together, so level 0 still gets 32 MiB tables and
-    // compaction has no more work than before; eight more take writes while
-    // they flush (RocksDB slows writes down on the last one). At most 64 MiB
-    // of memtables, not 2 x 64 (docs/benchmarks.md, seventh pass).
+    // Small memtables, merged at flush: a skip-list insert of a random key
+    // walks the memtable's nodes, one cache miss each, so its cost grows
+    // with the memtable (2.0 us per random update in 4 MiB memtables, 3.4
+    // in one of 64 MiB). Eight are flushed together, so level 0 still gets
+    // 32 MiB tables; eight more take writes while they flush (RocksDB slows
+    // writes down on the last one). At most 64 MiB of memtables.
     cf.write_buffer_size = kChpMapWriteBufferBytes;
     cf.min_write_buffer_number_to_merge = kChpMapWriteBuffersMerged;
     cf.max_write_buffer_number = 2 * kChpMapWriteBuffersMerged;
@@ -172,12 +163,15 @@ rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
   db.max_total_wal_size = options.max_total_wal_bytes;
   if (options.env) db.env = options.env.get();
   db.listeners.push_back(std::make_shared<ManualRecovery>());
-  db.listeners.push_back(make_background_priority());
-  // Flushes and compactions write in small paced pieces, so they do not
-  // hold a reactor's core for whole scheduler slices (background_pacing.h).
+  // The pacing listener also counts write stalls (for /metrics); its
+  // limiter paces flushes and compactions only on a shared core, so they do
+  // not hold a reactor's core for whole scheduler slices.
   auto pacing = std::make_shared<BackgroundPacing>();
-  db.rate_limiter = pacing->limiter();
-  db.writable_file_max_buffer_size = kBackgroundWriteBufferBytes;
+  if (options.shared_core) {
+    db.listeners.push_back(make_background_priority());
+    db.rate_limiter = pacing->limiter();
+    db.writable_file_max_buffer_size = kBackgroundWriteBufferBytes;
+  }
   db.listeners.push_back(std::move(pacing));
   return db;
 }

@@ -11,7 +11,7 @@ Status load_or_store_node_address(Database* db, std::string_view fresh, std::str
   if (!s.ok() || !address->empty()) return s;
   rocksdb::WriteBatch batch;
   batch.Put(db->handle(Column::kMeta), slice(kMetaDafkaNodeAddress), slice(fresh));
-  s = db->write(batch);
+  s = db->write_durable(batch);
   if (s.ok()) *address = fresh;
   return s;
 }

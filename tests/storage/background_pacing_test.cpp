@@ -43,10 +43,35 @@ rocksdb::WriteStallInfo stall(const std::string& cf, rocksdb::WriteStallConditio
   return info;
 }
 
+// The options that pace flushes and compactions (zstored --shared-core).
+DatabaseOptions shared_core() {
+  DatabaseOptions o;
+  o.shared_core = true;
+  return o;
+}
+
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(database_options_pace_background_writes_in_small_pieces) {
+// By default RocksDB writes its tables unpaced; the listener only counts
+// write stalls (for /metrics).
+BOOST_AUTO_TEST_CASE(database_options_do_not_pace_by_default) {
   rocksdb::DBOptions o = zstore::storage::db_options(DatabaseOptions{}, true);
+  BOOST_TEST(o.rate_limiter == nullptr);
+  BOOST_TEST(o.writable_file_max_buffer_size == rocksdb::DBOptions().writable_file_max_buffer_size);
+  bool listens = std::any_of(o.listeners.begin(), o.listeners.end(), [&](const auto& l) {
+    return std::string(l->Name()) == "ZstoreBackgroundPacing";
+  });
+  BOOST_TEST(listens);
+  TempDir dir;
+  std::unique_ptr<Database> db;
+  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db).ok());
+  BOOST_TEST(db->pacing() != nullptr);
+  BOOST_TEST(!db->paces_background());
+  BOOST_TEST(db->close().ok());
+}
+
+BOOST_AUTO_TEST_CASE(database_options_pace_background_writes_in_small_pieces) {
+  rocksdb::DBOptions o = zstore::storage::db_options(shared_core(), true);
   BOOST_REQUIRE(o.rate_limiter != nullptr);
   BOOST_TEST(o.rate_limiter->GetBytesPerSecond() == kPacedBackgroundBytesPerSec);
   // A job writes at most this much before it may wait for a refill.
@@ -118,7 +143,7 @@ BOOST_AUTO_TEST_CASE(a_stall_lifts_the_limit_until_every_family_is_back_to_norma
 BOOST_AUTO_TEST_CASE(a_flush_writes_through_the_limiter) {
   TempDir dir;
   std::unique_ptr<Database> db;
-  Status s = Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db);
+  Status s = Database::Open((dir.path() / "data").string(), shared_core(), &db);
   BOOST_REQUIRE_MESSAGE(s.ok(), s.message());
   rocksdb::WriteBatch batch;
   for (int i = 0; i < 1000; ++i) batch.Put(db->handle(Column::kChpMap), "key" + std::to_string(i), std::string(100, 'v'));
@@ -158,7 +183,7 @@ bool writes_delayed(Database& db) {
 BOOST_AUTO_TEST_CASE(memtables_piling_up_lift_the_limit_until_a_flush_catches_up) {
   TempDir dir;
   std::unique_ptr<Database> db;
-  Status s = Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db);
+  Status s = Database::Open((dir.path() / "data").string(), shared_core(), &db);
   BOOST_REQUIRE_MESSAGE(s.ok(), s.message());
   auto pacing = pacing_of(*db);
   BOOST_TEST(!pacing->lifted());
@@ -207,9 +232,10 @@ BOOST_AUTO_TEST_CASE(stall_transitions_and_lifts_are_counted) {
 BOOST_AUTO_TEST_CASE(the_pacing_of_an_open_database_is_found) {
   TempDir dir;
   std::unique_ptr<Database> db;
-  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db).ok());
+  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), shared_core(), &db).ok());
   auto pacing = pacing_of(*db);
   BOOST_TEST(pacing->limiter() == db->db()->GetDBOptions().rate_limiter);
+  BOOST_TEST(db->paces_background());
   BOOST_TEST(!pacing->stats().lifted);
   BOOST_TEST(db->close().ok());
 }
@@ -220,7 +246,7 @@ BOOST_AUTO_TEST_CASE(a_stall_notice_arriving_late_is_forgotten_once_rocksdb_lets
   using C = rocksdb::WriteStallCondition;
   TempDir dir;
   std::unique_ptr<Database> db;
-  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db).ok());
+  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), shared_core(), &db).ok());
   auto pacing = pacing_of(*db);
   pacing->OnStallConditionsChanged(stall("chp_map", C::kNormal, C::kStopped));   // the flush's, first
   pacing->OnStallConditionsChanged(stall("chp_map", C::kStopped, C::kDelayed));  // the writer's, late
@@ -246,7 +272,7 @@ BOOST_AUTO_TEST_CASE(a_stall_notice_arriving_late_is_forgotten_once_rocksdb_lets
 BOOST_AUTO_TEST_CASE(a_real_stall_keeps_the_limit_lifted_until_flushes_catch_up) {
   TempDir dir;
   std::unique_ptr<Database> db;
-  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), DatabaseOptions{}, &db).ok());
+  BOOST_REQUIRE(Database::Open((dir.path() / "data").string(), shared_core(), &db).ok());
   auto pacing = pacing_of(*db);
   BOOST_REQUIRE(db->db()->PauseBackgroundWork().ok());
   const std::string value(256 << 10, 'v');

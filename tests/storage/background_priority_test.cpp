@@ -57,13 +57,10 @@ BOOST_AUTO_TEST_CASE(nice_values_are_lowered_relative_to_the_process_and_capped)
   BOOST_CHECK_EQUAL(lowered_nice(19, 5), 19);
 }
 
-BOOST_AUTO_TEST_CASE(flush_and_compaction_threads_run_below_the_process) {
-  errno = 0;
-  int base = ::getpriority(PRIO_PROCESS, 0);
-  BOOST_REQUIRE_EQUAL(errno, 0);
-  TempDir dir;
+// Flushes and a compaction of the database at dir, opened with options.
+static std::unique_ptr<Database> flushed_and_compacted(const TempDir& dir, const DatabaseOptions& options) {
   std::unique_ptr<Database> db;
-  BOOST_REQUIRE(Database::Open(dir.str(), DatabaseOptions{}, &db).ok());
+  BOOST_REQUIRE(Database::Open(dir.str(), options, &db).ok());
   auto* cf = db->handle(Column::kChpMap);
   for (int round = 0; round < 2; ++round) {  // two table files to compact
     BOOST_REQUIRE(db->db()->Put(rocksdb::WriteOptions(), cf, "key" + std::to_string(round), "value").ok());
@@ -71,6 +68,33 @@ BOOST_AUTO_TEST_CASE(flush_and_compaction_threads_run_below_the_process) {
   }
   BOOST_REQUIRE(db->db()->CompactRange(rocksdb::CompactRangeOptions(), cf, nullptr, nullptr).ok());
 
+  return db;
+}
+
+// By default RocksDB's threads keep the process's priority. First in this
+// file: a thread lowered once (below) stays lowered for the process.
+BOOST_AUTO_TEST_CASE(threads_keep_the_process_priority_by_default) {
+  errno = 0;
+  int base = ::getpriority(PRIO_PROCESS, 0);
+  BOOST_REQUIRE_EQUAL(errno, 0);
+  TempDir dir;
+  auto db = flushed_and_compacted(dir, DatabaseOptions{});
+  auto threads = nice_of_threads("rocksdb:high");
+  auto low = nice_of_threads("rocksdb:low");
+  threads.insert(low.begin(), low.end());
+  BOOST_REQUIRE(!threads.empty());
+  for (auto [tid, nice] : threads) BOOST_CHECK_EQUAL(nice, base);
+  BOOST_REQUIRE(db->close().ok());
+}
+
+BOOST_AUTO_TEST_CASE(flush_and_compaction_threads_run_below_the_process) {
+  errno = 0;
+  int base = ::getpriority(PRIO_PROCESS, 0);
+  BOOST_REQUIRE_EQUAL(errno, 0);
+  TempDir dir;
+  DatabaseOptions options;
+  options.shared_core = true;  // zstored --shared-core
+  auto db = flushed_and_compacted(dir, options);
   auto flush = nice_of_threads("rocksdb:high");
   auto compaction = nice_of_threads("rocksdb:low");
   BOOST_REQUIRE(!flush.empty());

@@ -183,6 +183,7 @@ Server open_server(const Options& o, std::ostream& log, const BenchCurve* curve 
   }
   auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
   std::vector<std::string> args = curve ? curve->server_args() : std::vector<std::string>{};
+  args.insert(args.end(), o.zstored_args.begin(), o.zstored_args.end());
   // Records (and FETCH answers) of --value-bytes within zstored's Dafka
   // frame limit (default 1 MiB).
   if (dafka) args.insert(args.end(), {"--dafka-max-message-bytes", std::to_string(dafka_frame_limit(o))});

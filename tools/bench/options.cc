@@ -52,6 +52,8 @@ po::options_description describe(Options& o) {
       ("tower", po::value(&o.tower), "host:T, the tower of that store")
       ("server-pid", po::value(&o.server_pid), "pid of the running zstored (to report its memory)")
       ("zstored", po::value(&o.zstored), "zstored binary (default: next to zstore-bench)")
+      ("zstored-arg", po::value(&o.zstored_args)->composing(),
+       "a flag for every zstored started, e.g. --zstored-arg=--shared-core (repeatable)")
       ("server-cpu", po::value(&o.server_cpu)->default_value(o.server_cpu), "CPU for zstored or the relay (-1: any)")
       ("client-cpu", po::value(&o.client_cpu)->default_value(o.client_cpu), "CPU for the load generator (-1: any)")
       ("vs-relay", po::bool_switch(&o.vs_relay),

@@ -37,6 +37,7 @@ struct Options {
   std::string tower;                 // host:T of its tower
   int server_pid = 0;                // for RSS with --server
   std::string zstored;               // binary; default: next to zstore-bench
+  std::vector<std::string> zstored_args;  // more flags for every zstored started (--zstored-arg)
   int server_cpu = 1;
   int client_cpu = 0;
   bool vs_relay = false;

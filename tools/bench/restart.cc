@@ -65,7 +65,7 @@ void timed_restart(ServerProcess& server, Report& report, const std::string& pre
 Report restart_mode(const Options& o, std::ostream& log) {
   Report report("restart");
   auto path = o.zstored.empty() ? default_zstored_path() : fs::path(o.zstored);
-  ServerProcess server(path, o.server_cpu);
+  ServerProcess server(path, o.server_cpu, o.zstored_args);
   server.start();
   log << "zstored " << server.pid() << " on " << server.data_dir().string() << '\n';
   report.set("keys", static_cast<double>(o.keys));
