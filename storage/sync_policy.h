@@ -1,11 +1,14 @@
 // SyncPolicy: when the write-ahead log reaches stable storage.
-//   kNone:   every batch is written to the OS before it is acknowledged, so
-//            a killed server loses nothing; a power loss or kernel crash may
-//            lose the most recent writes.
-//   kBatch:  as kNone, plus the log is fsynced every sync interval
-//            (default 100 ms): a power loss loses at most that much.
-//   kAlways: every batch is fsynced before it is acknowledged: nothing
-//            acknowledged is ever lost.
+//   kAlways: every batch is fsynced before it is acknowledged (one fsync
+//            per batch: a reactor turn's updates together): nothing
+//            acknowledged is ever lost. The default.
+//   kBatch:  every batch is written to the OS before it is acknowledged,
+//            so a killed server loses nothing, and the log is fsynced every
+//            sync interval (default 100 ms): a power loss loses at most
+//            about that much.
+//   kNone:   as kBatch without the periodic fsync: a power loss or kernel
+//            crash may lose every write not yet in a table file.
+// Whatever the policy, Database::write_durable fsyncs what a restart needs.
 #pragma once
 
 #include <optional>

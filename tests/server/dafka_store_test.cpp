@@ -418,14 +418,15 @@ BOOST_AUTO_TEST_CASE(silent_peers_are_dropped_and_our_own_beacon_is_ignored) {
 
 namespace {
 
-// The scheduling policy of zstored's ZeroMQ I/O thread (named
-// "N/ZMQbg/IO/0", server/io_batching.h); -1 when it is not found.
+// The scheduling policy of zstored's ZeroMQ I/O thread (named "ZMQbg/IO/0",
+// with --shared-core "N/ZMQbg/IO/0", server/io_batching.h); -1 when it is
+// not found.
 int io_thread_policy(pid_t pid) {
   std::string dir = "/proc/" + std::to_string(pid) + "/task";
   for (const auto& task : std::filesystem::directory_iterator(dir)) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
-    if (std::getline(comm, name) && name.find("/ZMQbg/IO/") != std::string::npos) {
+    if (std::getline(comm, name) && name.find("ZMQbg/IO/") != std::string::npos) {
       return sched_getscheduler(static_cast<pid_t>(std::stol(task.path().filename())));
     }
   }

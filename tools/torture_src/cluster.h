@@ -14,7 +14,8 @@ namespace zstore::torture {
 
 class Cluster {
  public:
-  explicit Cluster(bool ha);
+  // extra: more flags for every member.
+  Cluster(bool ha, const std::vector<std::string>& extra);
   // Cuts (or heals) the HA link between the pair (zstored's test seam).
   void cut_ha_link(bool cut);
   int size() const { return static_cast<int>(members_.size()); }

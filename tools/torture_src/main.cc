@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     options.seed = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
   }
   std::cout << "zstore-torture: " << options.minutes << " min, " << (options.ha ? "HA pair" : "one server")
-            << ", seed " << options.seed << std::endl;
+            << (options.power_cut ? ", kills are power cuts" : "")
+            << (options.sync.empty() ? "" : ", --sync " + options.sync) << ", seed " << options.seed << std::endl;
   // SIGINT/SIGTERM end the run after the current cycle, so the servers are
   // killed and their temporary data dirs removed rather than left behind.
   struct sigaction sa {};

@@ -7,8 +7,8 @@
 namespace zstore::torture {
 
 const char* usage() {
-  return "usage: zstore-torture [--minutes N] [--ha [--ha-fault F] [--wait-synced]] [--seed S] [--min-up-ms MS]\n"
-         "                      [--max-up-ms MS]\n"
+  return "usage: zstore-torture [--minutes N] [--ha [--ha-fault F] [--wait-synced]] [--fault kill|power]\n"
+         "                      [--sync P] [--seed S] [--min-up-ms MS] [--max-up-ms MS]\n"
          "  SIGKILLs zstored (with --ha: either member of a Binary Star pair) at random moments\n"
          "  under CHP and Dafka load, restarts it and checks nothing published or ACKed was lost.\n"
          "  --minutes N     run time (default 1; fractions allowed)\n"
@@ -18,6 +18,9 @@ const char* usage() {
          "                  both serve, then heal it)\n"
          "  --wait-synced   with --ha: start the load, and resume it after a restart, only once the\n"
          "                  passive logged a completed sync (leaves out joins under load)\n"
+         "  --fault power   every kill is also a power cut: the servers' files keep only what was\n"
+         "                  synced (zstored --test-power-cut); default kill (SIGKILL alone)\n"
+         "  --sync P        the servers' --sync policy (always, batch or none; default: zstored's)\n"
          "  --seed S        random seed (default: from the clock; printed)\n"
          "  --min-up-ms MS  shortest time between a restart and the next kill (default 300)\n"
          "  --max-up-ms MS  longest (default 3000)\n"
@@ -59,6 +62,19 @@ std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
       else if (text == "partition") o.ha_fault = HaFault::kPartition;
       else return "bad value '" + std::string(text) + "' for --ha-fault (one, both, staggered or partition)";
       fault_given = true;
+    } else if (a == "--fault" || a == "--sync") {
+      auto v = value(a);
+      if (auto* err = std::get_if<std::string>(&v)) return *err;
+      auto text = std::string(std::get<std::string_view>(v));
+      if (a == "--fault") {
+        if (text != "kill" && text != "power") return "bad value '" + text + "' for --fault (kill or power)";
+        o.power_cut = text == "power";
+      } else {
+        if (text != "always" && text != "batch" && text != "none") {
+          return "bad value '" + text + "' for --sync (always, batch or none)";
+        }
+        o.sync = text;
+      }
     } else if (a == "--minutes" || a == "--seed" || a == "--min-up-ms" || a == "--max-up-ms") {
       auto v = value(a);
       if (auto* err = std::get_if<std::string>(&v)) return *err;

@@ -1,5 +1,6 @@
 // Command line of zstore-torture:
-//   zstore-torture [--minutes N] [--ha [--ha-fault one|both|staggered|partition]] [--seed S]
+//   zstore-torture [--minutes N] [--ha [--ha-fault one|both|staggered|partition]] [--fault kill|power]
+//                  [--sync always|batch|none] [--seed S]
 // parse() returns the options, or an error message (usage error, exit 2).
 #pragma once
 
@@ -25,6 +26,8 @@ struct TortureOptions {
   int min_up_ms = 300;        // a kill lands uniformly in [min_up, max_up]
   int max_up_ms = 3000;       // after the writers resumed
   bool wait_synced = false;  // --ha: load only while the passive is synced
+  bool power_cut = false;    // --fault power: each SIGKILL also loses what was not synced
+  std::string sync;          // --sync for the servers; empty: their default
   bool help = false;
 };
 

@@ -61,10 +61,17 @@ std::optional<SnapshotTaken> take_snapshot(zmq::context_t& ctx, const std::vecto
   return std::nullopt;
 }
 
+std::vector<std::string> server_flags(const TortureOptions& o) {
+  std::vector<std::string> flags;
+  if (o.power_cut) flags.push_back("--test-power-cut");
+  if (!o.sync.empty()) flags.insert(flags.end(), {"--sync", o.sync});
+  return flags;
+}
+
 class Torture {
  public:
   Torture(const TortureOptions& options, std::ostream& out, const std::atomic<bool>& stop)
-      : options_(options), out_(out), stop_(stop), rng_(options.seed), cluster_(options.ha) {}
+      : options_(options), out_(out), stop_(stop), rng_(options.seed), cluster_(options.ha, server_flags(options)) {}
 
   int run();
 
