@@ -5,7 +5,7 @@
 // tail of the CHP latency at moderate rates). The limit is lifted when a
 // flush falls behind the writes (below), so pacing does not hold back a
 // flush that writes are about to wait for.
-// Measured in docs/benchmarks.md ("Issue 18, eighth pass").
+// Only with --shared-core (DatabaseOptions::shared_core).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +18,7 @@
 #include <rocksdb/listener.h>
 #include <rocksdb/rate_limiter.h>
 
+#include "storage/database_options.h"
 #include "storage/pacing_limiter.h"
 
 namespace zstore::storage {
@@ -31,13 +32,12 @@ inline constexpr std::int64_t kPacingRefillMicros = 100;
 // family stalls writes (RocksDB delays or stops them), and while the next
 // constant's count of memtables wait for a flush or are being flushed.
 inline constexpr std::int64_t kUnpacedBackgroundBytesPerSec = std::int64_t{1} << 40;
-// Memtables of all column families together: one before chp_map's 15,
-// where RocksDB starts to delay writes (column_options: 16 of 4 MiB,
-// flushed 8 together). Lifted at 12 it was lifted most of the time at
-// 80,000 random updates/s and paced nothing; with no such lift a flush
-// behind a saturating load ran into RocksDB stopping writes (p999 80-130
-// ms against 20-60).
-inline constexpr std::uint64_t kLiftAtImmutableMemtables = 14;
+// Memtables of all column families together: one before the count where
+// RocksDB starts to delay chp_map's writes (its most but one). Lifted
+// earlier it was lifted most of the time under random updates and paced
+// nothing; with no such lift a flush behind a saturating load ran into
+// RocksDB stopping writes.
+inline constexpr std::uint64_t kLiftAtImmutableMemtables = 2 * kChpMapWriteBuffersMerged - 2;
 // WritableFileWriter's buffer (RocksDB's default is 1 MiB): a table is
 // written, and so paced, in pieces of at most this.
 inline constexpr std::size_t kBackgroundWriteBufferBytes = std::size_t{64} << 10;

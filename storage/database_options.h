@@ -15,6 +15,11 @@ namespace zstore::storage {
 // blob files, written once (see column_options).
 inline constexpr std::uint64_t kMinBlobBytes = 4096;
 
+// chp_map's memtables: this many bytes each, flushed this many together,
+// twice as many at most (see column_options).
+inline constexpr std::size_t kChpMapWriteBufferBytes = std::size_t{1} << 20;
+inline constexpr int kChpMapWriteBuffersMerged = 16;
+
 // The options of the column family named name (a kColumnNames entry).
 rocksdb::ColumnFamilyOptions column_options(std::string_view name);
 

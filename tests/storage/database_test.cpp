@@ -235,12 +235,12 @@ void write_scattered(Database& db, std::size_t bytes, std::uint64_t* counter) {
 
 // An insert's search in a skip list of keys in random order grew with the
 // memtable: chp_map keeps small memtables and flushes several together, so
-// level 0 still gets large tables, within 64 MiB of memtables.
+// level 0 still gets large tables, within 32 MiB of memtables.
 BOOST_AUTO_TEST_CASE(chp_map_memtables_are_small_and_flushed_several_together) {
   TempDir dir;
   auto db = open_db((dir.path() / "data").string());
   rocksdb::Options o = db->db()->GetOptions(db->handle(Column::kChpMap));
-  BOOST_TEST(o.write_buffer_size * static_cast<std::size_t>(o.max_write_buffer_number) <= std::size_t{64} << 20);
+  BOOST_TEST(o.write_buffer_size * static_cast<std::size_t>(o.max_write_buffer_number) <= std::size_t{32} << 20);
   BOOST_TEST(o.max_write_buffer_number >= o.min_write_buffer_number_to_merge + 4);  // writes go on during a flush
 
   std::uint64_t counter = 0;
@@ -250,7 +250,7 @@ BOOST_AUTO_TEST_CASE(chp_map_memtables_are_small_and_flushed_several_together) {
   db->db()->GetColumnFamilyMetaData(db->handle(Column::kChpMap), &meta);
   BOOST_TEST(meta.file_count == 0u);  // not flushed one by one
 
-  write_scattered(*db, std::size_t{36} << 20, &counter);  // past eight memtables
+  write_scattered(*db, std::size_t{36} << 20, &counter);  // past sixteen memtables
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   do {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(chp_map_memtables_are_small_and_flushed_several_together) {
   tables.insert(tables.end(), meta.levels[1].files.begin(), meta.levels[1].files.end());
   BOOST_REQUIRE(!tables.empty());
   for (const auto& t : tables) BOOST_TEST(t.size > 3 * o.write_buffer_size, t.name << ": " << t.size << " bytes");
-  BOOST_TEST(int_property(*db, Column::kChpMap, "rocksdb.size-all-mem-tables") <= (std::uint64_t{64} << 20) + (4u << 20));
+  BOOST_TEST(int_property(*db, Column::kChpMap, "rocksdb.size-all-mem-tables") <= (std::uint64_t{32} << 20) + (2u << 20));
   BOOST_REQUIRE(db->close().ok());
 }
 

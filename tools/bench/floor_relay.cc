@@ -17,6 +17,7 @@
 #include "storage/chp_store.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"
+#include "tools/bench/options.h"
 #include "tools/bench/relay.h"
 #include "transport/zmq_frames.h"
 
@@ -142,7 +143,9 @@ class Turn {
 void serve(zmq::context_t& context, const std::atomic<bool>& stop, const Ready& ready, const std::string& dir,
            Shape shape) {
   std::unique_ptr<storage::Database> db;
-  require(storage::Database::Open(dir, {}, &db), "open database");
+  storage::DatabaseOptions options;
+  options.sync = database_sync();
+  require(storage::Database::Open(dir, options, &db), "open database");
   zmq::socket_t sub(context, zmq::socket_type::sub);
   zmq::socket_t pub(context, zmq::socket_type::pub);
   ready(bind_relay_sockets(sub, pub));

@@ -52,6 +52,8 @@ po::options_description describe(Options& o) {
       ("tower", po::value(&o.tower), "host:T, the tower of that store")
       ("server-pid", po::value(&o.server_pid), "pid of the running zstored (to report its memory)")
       ("zstored", po::value(&o.zstored), "zstored binary (default: next to zstore-bench)")
+      ("sync", po::value(&o.sync)->default_value(o.sync),
+       "the sync policy of every zstored started and of the in-process databases (always, batch, none)")
       ("zstored-arg", po::value(&o.zstored_args)->composing(),
        "a flag for every zstored started, e.g. --zstored-arg=--shared-core (repeatable)")
       ("server-cpu", po::value(&o.server_cpu)->default_value(o.server_cpu), "CPU for zstored or the relay (-1: any)")
@@ -112,7 +114,11 @@ void validate(const Options& o) {
         "--curve starts its own zstored with fresh keys: it cannot use --server or --dafka-server");
 }
 
+storage::SyncPolicy g_sync = storage::SyncPolicy::kAlways;
+
 }  // namespace
+
+storage::SyncPolicy database_sync() { return g_sync; }
 
 std::optional<Options> parse_options(const std::vector<std::string>& args, std::ostream& out) {
   Options o;
@@ -134,6 +140,10 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, std::
   }
   check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka, replay, restart, storm, resync or store");
   validate(o);
+  auto sync = storage::parse_sync_policy(o.sync);
+  check(sync.has_value(), "--sync must be always, batch or none");
+  g_sync = *sync;
+  o.zstored_args.insert(o.zstored_args.begin(), {"--sync", o.sync});
   return o;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/sync_policy.h"
+
 namespace zstore::bench {
 
 struct Options {
@@ -38,6 +40,7 @@ struct Options {
   int server_pid = 0;                // for RSS with --server
   std::string zstored;               // binary; default: next to zstore-bench
   std::vector<std::string> zstored_args;  // more flags for every zstored started (--zstored-arg)
+  std::string sync = "always";           // --sync of the zstoreds and the in-process databases
   int server_cpu = 1;
   int client_cpu = 0;
   bool vs_relay = false;
@@ -49,5 +52,9 @@ struct Options {
 // Parses argv. On --help prints usage to `out` and returns nullopt; on a
 // usage error throws std::invalid_argument with a message naming the option.
 std::optional<Options> parse_options(const std::vector<std::string>& args, std::ostream& out);
+
+// The --sync policy parsed last (default always): what the bench's own
+// databases (the floor relay's, the store paths') use.
+storage::SyncPolicy database_sync();
 
 }  // namespace zstore::bench

@@ -10,10 +10,17 @@
 #include "storage/chp_store.h"
 #include "storage/dafka_log.h"
 #include "storage/database.h"
+#include "tools/bench/options.h"
 #include "tools/bench/stopwatch.h"
 
 namespace zstore::bench {
 namespace {
+
+storage::DatabaseOptions bench_database_options() {
+  storage::DatabaseOptions options;
+  options.sync = database_sync();
+  return options;
+}
 
 void require(const storage::Status& s, const char* what) {
   if (!s.ok()) throw std::runtime_error(std::string(what) + ": " + s.message());
@@ -23,7 +30,7 @@ struct ChpDb {
   std::unique_ptr<storage::Database> db;
   std::unique_ptr<storage::ChpStore> store;
   explicit ChpDb(const std::filesystem::path& dir) {
-    require(storage::Database::Open(dir.string(), {}, &db), "open database");
+    require(storage::Database::Open(dir.string(), bench_database_options(), &db), "open database");
     require(storage::ChpStore::Open(db.get(), &store), "open CHP store");
   }
   ~ChpDb() {
@@ -36,7 +43,7 @@ struct DafkaDb {
   std::unique_ptr<storage::Database> db;
   std::unique_ptr<storage::DafkaLog> log;
   explicit DafkaDb(const std::filesystem::path& dir) {
-    require(storage::Database::Open(dir.string(), {}, &db), "open database");
+    require(storage::Database::Open(dir.string(), bench_database_options(), &db), "open database");
     require(storage::DafkaLog::Open(db.get(), &log), "open Dafka log");
   }
   void close() {
@@ -146,7 +153,7 @@ StoreRun chp_writes(const Options& o, const LoadSpec& spec, const std::filesyste
 
 StoreRun chp_floor_writes(const Options& o, const LoadSpec& spec, const std::filesystem::path& dir) {
   std::unique_ptr<storage::Database> db;
-  require(storage::Database::Open(dir.string(), {}, &db), "open database");
+  require(storage::Database::Open(dir.string(), bench_database_options(), &db), "open database");
   StoreRun run;
   Stopwatch watch;
   put_chp_floor(*db, o, spec, o.keys, watch);
