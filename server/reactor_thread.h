@@ -8,8 +8,7 @@
 // The signal is a plain file descriptor, not a ZeroMQ socket: zmq_poll
 // checks each socket item's mailbox (a getpid and a poll system call) in
 // each of its passes, and a CHP turn under a paced load made 8.6 mailbox
-// checks with an inproc stop pipe, 6.8 with the descriptor
-// (docs/benchmarks.md, fifteenth pass).
+// checks with an inproc stop pipe, 6.8 with the descriptor: fewer system calls a turn.
 #pragma once
 
 #include <atomic>

@@ -8,8 +8,7 @@
 // core (at nice 19 it fell behind and RocksDB stopped writes for 150-200
 // ms). A saturating load of random CHP keys still outruns it now and then
 // (a few stalls in 13 s); at nice +2 none, but 7% fewer updates/s and the
-// same p999. Measured in docs/benchmarks.md ("Background threads at a
-// lower priority", twelfth pass).
+// same p999, so a flush keeps up without taking the reactor's turn.
 #pragma once
 
 #include <memory>

@@ -33,7 +33,7 @@
 //   from chp_map, as in layout 3.
 // About 20 bytes per set with 16-byte keys instead of layout 3's 58, so
 // each write adds that much less to the write-ahead log, the memtable and
-// the flushes (docs/benchmarks.md, twenty-second pass). The last update's
+// the flushes. The last update's
 // sequence is the entry's key.
 // A block holds updates of one ChpStore::apply, at most
 // kMaxHistoryBlockBytes and the history's trim slack of updates.

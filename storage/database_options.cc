@@ -83,8 +83,7 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   table.cache_index_and_filter_blocks = true;
   // A snapshot scans chp_map whole: 16 KiB blocks instead of 4 KiB cost it
   // 10% less per key in RocksDB (fewer block reads, copies and checksum
-  // calls), and the random writes' point reads nothing measurable
-  // (docs/benchmarks.md, eighteenth pass).
+  // calls), and the random writes' point reads nothing measurable.
   if (name == "chp_map") table.block_size = 16 << 10;
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   if (name == "chp_map") {
