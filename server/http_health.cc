@@ -39,10 +39,26 @@ Health check_health(const ServerView& view, std::chrono::milliseconds stale_afte
   // (a few ms after a revocation; longer only if another process took it):
   // the loop goes on serving its other ports and retries.
   bool disk_low = view.disk != nullptr && view.disk->low();
-  bool degraded = disk_low || unbound > 0;
+  // Writes that fail for good make it unhealthy (zstored then exits to be
+  // restarted, storage_watch.h); failing ones it is retrying degrade it.
+  std::string storage = "ok";
+  bool failing = false;
+  if (view.db != nullptr && view.db->db() != nullptr) {
+    if (view.db->write_unrecoverable()) {
+      healthy = false;
+      storage = "stopped: " + view.db->last_write_error();
+    } else if (view.db->write_failing()) {
+      failing = true;
+      storage = "writes failing: " + view.db->last_write_error();
+    } else if (view.db->writes_refused()) {
+      storage = "writes refused";
+    }
+  }
+  bool degraded = disk_low || unbound > 0 || failing || (view.db != nullptr && view.db->writes_refused());
   nlohmann::json body = {{"status", !healthy ? "unhealthy" : degraded ? "degraded" : "ok"},
                          {"role", view.ha_state ? view.ha_state() : "standalone"},
                          {"database", view.db != nullptr && view.db->db() != nullptr ? "open" : "closed"},
+                         {"storage", storage},
                          {"uptime_seconds", static_cast<std::int64_t>(uptime)},
                          {"loops", loops}};
   if (view.disk) {

@@ -1,7 +1,9 @@
 // Health of a running zstored, as served on GET /healthz: healthy when the
 // database is open and every enabled reactor loop stamped its heartbeat
 // within stale_after (a loop that stopped or is stuck makes it unhealthy).
-// The body is one JSON object: status ("ok" or "unhealthy"), role (HA state
+// The body is one JSON object: status ("ok", "degraded" or "unhealthy"),
+// storage ("ok", "writes refused", "writes failing: ...", "stopped: ...": a
+// write failed for good, which makes it unhealthy), role (HA state
 // or "standalone"), uptime_seconds, and per loop its state and the age of
 // its last turn.
 #pragma once

@@ -31,9 +31,10 @@ int run(const ServerOptions& o) {
 
   int sig = wait_for_signal(reactors.zap.get(), reactors.acl.get());
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  bool storage_stopped = jobs.storage->stopped();
   reactors.stop();  // HTTP first: it reads the database and the reactors' state
   jobs.stop();      // the syncer syncs what the reactors wrote last
-  if (!st.close()) return 1;
+  if (!st.close() || storage_stopped) return 1;
   spdlog::info("zstored stopped cleanly");
   return 0;
 }

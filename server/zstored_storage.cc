@@ -77,6 +77,8 @@ void DatabaseJobs::start(const ServerOptions& o, Storage& st) {
   }
   disk = std::make_unique<DiskWatch>(*st.db, o.min_free_bytes, std::chrono::seconds(1));
   disk->start();
+  storage = std::make_unique<StorageWatch>(*st.db, std::chrono::seconds(1));
+  storage->start();
   if (st.dafka) {
     retainer = std::make_unique<DafkaRetainer>(*st.db, *st.dafka, o.dafka_retention,
                                                std::chrono::milliseconds(o.dafka_retention_interval_ms));
@@ -87,6 +89,7 @@ void DatabaseJobs::start(const ServerOptions& o, Storage& st) {
 void DatabaseJobs::stop() {
   if (syncer) syncer->stop();
   if (disk) disk->stop();
+  if (storage) storage->stop();
   if (retainer) retainer->stop();
   retainer.reset();
 }

@@ -9,6 +9,7 @@
 
 #include "server/dafka_retainer.h"
 #include "server/disk_watch.h"
+#include "server/storage_watch.h"
 #include "server/options.h"
 #include "server/wal_syncer.h"
 #include "storage/chp_store.h"
@@ -36,6 +37,7 @@ struct Storage {
 struct DatabaseJobs {
   std::unique_ptr<WalSyncer> syncer;  // --sync batch
   std::unique_ptr<DiskWatch> disk;    // always (it watches nothing with --min-free-bytes 0)
+  std::unique_ptr<StorageWatch> storage;  // always: exits when writes failed for good
   std::unique_ptr<DafkaRetainer> retainer;  // with a Dafka log
 
   void start(const ServerOptions& o, Storage& st);

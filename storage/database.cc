@@ -316,6 +316,11 @@ bool Database::write_unrecoverable() const {
   return unrecoverable_;
 }
 
+std::string Database::last_write_error() const {
+  std::lock_guard lock(recovery_mutex_);
+  return last_error_;
+}
+
 void Database::note_write(const Status& s) {
   std::lock_guard lock(recovery_mutex_);
   failing_ = !s.ok();

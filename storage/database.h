@@ -119,6 +119,8 @@ class Database {
   bool write_failing() const;
   // Whether they fail until the database is reopened.
   bool write_unrecoverable() const;
+  // The message of the last failed write or sync ("" if none failed).
+  std::string last_write_error() const;
   // Forces the write-ahead log to stable storage (kBatch: a WalSyncer calls
   // it on a timer, from its own thread). Safe alongside write().
   Status sync_wal();

@@ -24,6 +24,8 @@
 #include "protocol/dafka_codec.h"
 #include "server/chp_server.h"
 #include "server/dafka_store.h"
+#include "server/http_health.h"
+#include "server/storage_watch.h"
 #include "server/tower.h"
 #include "tests/support/dafka_node.h"
 #include "storage/chp_store.h"
@@ -210,6 +212,12 @@ BOOST_AUTO_TEST_CASE(unrecoverable_error_keeps_serving_reads_until_restart) {
   auto kept = peer.wait_kvpub("kept", 5s);
   BOOST_REQUIRE(kept);
   std::uint64_t persisted = kept->sequence;
+  server::ServerView healthy_view;
+  healthy_view.db = f.store.db.get();
+  BOOST_CHECK(server::check_health(healthy_view, 5s).body.find("\"storage\":\"ok\"") != std::string::npos);
+  server::StorageWatch idle(*f.store.db, 10ms, [] { BOOST_ERROR("stopped a healthy database"); });
+  idle.check();
+  BOOST_CHECK(!idle.stopped());
 
   f.store.faults->arm(FaultFiles::kWal, FaultOps::kWrites, FaultError::kIoError);  // EIO
   peer.set("lost", "2");
@@ -223,6 +231,19 @@ BOOST_AUTO_TEST_CASE(unrecoverable_error_keeps_serving_reads_until_restart) {
   BOOST_REQUIRE(snap);
   BOOST_CHECK(snap->entries.contains("kept"));
   BOOST_CHECK_EQUAL(snap->sequence, persisted);
+  // /healthz says so, and zstored's watch stops the process to be restarted.
+  server::ServerView view;
+  view.db = f.store.db.get();
+  server::Health health = server::check_health(view, 5s);
+  BOOST_CHECK(!health.healthy);
+  BOOST_CHECK_MESSAGE(health.body.find("\"storage\":\"stopped: ") != std::string::npos, health.body);
+  int stops = 0;
+  server::StorageWatch watch(*f.store.db, 10ms, [&] { ++stops; });
+  watch.check();
+  watch.check();
+  BOOST_CHECK(watch.stopped());
+  BOOST_CHECK_EQUAL(stops, 1);
+  BOOST_CHECK(logs.contains("storage stopped"));
 
   f.stop();
   f.store.reopen();
