@@ -55,7 +55,7 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("max-value-bytes", po::value(&o.max_value_bytes)->default_value(o.max_value_bytes),
        "largest CHP value accepted (bytes)")
       ("hugz-interval-ms", po::value(&o.hugz_interval_ms)->default_value(o.hugz_interval_ms),
-       "CHP HUGZ heartbeat interval when idle")
+       "interval of the CHP HUGZ heartbeat (sent even while updates flow)")
       ("max-batch-bytes", po::value(&o.max_batch_bytes)->default_value(o.max_batch_bytes),
        "bytes of CHP updates or Dafka messages read per loop turn into one write batch (at least one message)")
       ("receive-buffer-bytes", po::value(&o.receive_buffer_bytes)->default_value(o.receive_buffer_bytes),
