@@ -43,18 +43,20 @@ Health check_health(const ServerView& view, std::chrono::milliseconds stale_afte
   // restarted, storage_watch.h); failing ones it is retrying degrade it.
   std::string storage = "ok";
   bool failing = false;
+  bool refused = false;
   if (view.db != nullptr && view.db->db() != nullptr) {
+    refused = view.db->writes_refused();
     if (view.db->write_unrecoverable()) {
       healthy = false;
       storage = "stopped: " + view.db->last_write_error();
     } else if (view.db->write_failing()) {
       failing = true;
       storage = "writes failing: " + view.db->last_write_error();
-    } else if (view.db->writes_refused()) {
+    } else if (refused) {
       storage = "writes refused";
     }
   }
-  bool degraded = disk_low || unbound > 0 || failing || (view.db != nullptr && view.db->writes_refused());
+  bool degraded = disk_low || unbound > 0 || failing || refused;
   nlohmann::json body = {{"status", !healthy ? "unhealthy" : degraded ? "degraded" : "ok"},
                          {"role", view.ha_state ? view.ha_state() : "standalone"},
                          {"database", view.db != nullptr && view.db->db() != nullptr ? "open" : "closed"},

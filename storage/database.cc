@@ -373,10 +373,9 @@ Status Database::close() {
     clean.Put(handle(Column::kMeta), std::string(kMetaCleanStop), "1");
     // Fsynced with it: everything written before.
     result = write_with(clean, WriteKind::kReclaims, true);
-    rocksdb::Status s;
     // Memtables to tables, so the next open replays (almost) no log.
     std::vector<rocksdb::ColumnFamilyHandle*> all(handles_.begin(), handles_.end());
-    s = db_->Flush(rocksdb::FlushOptions(), all);
+    rocksdb::Status s = db_->Flush(rocksdb::FlushOptions(), all);
     if (!s.ok() && result.ok()) result = from_rocks(s, "flush at close failed");
   }
   for (auto*& h : handles_) {
