@@ -27,7 +27,7 @@ std::uint64_t system_now_ms() {
 ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
                      ChpMetrics& metrics)
     : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
-      snapshots_(256, config_.snapshot_stall), io_vote_(config_.io_batching), backlog_vote_(config_.io_batching),
+      snapshots_(256, config_.snapshot_stall), io_vote_(config_.io_batching), backlog_vote_(config_.io_batching, static_cast<std::size_t>(receive_hwm(config_.receive_budget_bytes, config_.limits))),
       pending_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }

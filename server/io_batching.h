@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -51,22 +52,30 @@ class IoBatching {
     bool on_ = false;
   };
 
-  // A vote from a reactor's input: set once a loop turn drained at least
-  // kOn messages (the reactor is behind, and sending in bulk gets more
-  // through), cleared once a turn drains fewer than kOff (the load is light:
-  // each message's latency matters more). Measured in docs/benchmarks.md.
+  // A vote from a reactor's input, whose receive queue holds at most
+  // queue_messages (its ZMQ_RCVHWM): set once a loop turn drained at least
+  // on() messages (half the queue, at most kMaxOn: the reactor is behind,
+  // and sending in bulk gets more through), cleared once a turn drains
+  // fewer than off() (an eighth of on(): the load is light, each message's
+  // latency matters more). Measured in docs/benchmarks.md. A threshold
+  // above what the queue holds is reached only when the I/O thread refills
+  // the queue during one drain, which the scheduler decides.
   class BacklogVote {
    public:
-    static constexpr std::size_t kOn = 512;
-    static constexpr std::size_t kOff = 64;
-    explicit BacklogVote(IoBatching* batching) : vote_(batching) {}
+    static constexpr std::size_t kMaxOn = 512;
+    BacklogVote(IoBatching* batching, std::size_t queue_messages)
+        : vote_(batching), on_(std::clamp<std::size_t>(queue_messages / 2, 2, kMaxOn)), off_(std::max<std::size_t>(on_ / 8, 1)) {}
     void drained(std::size_t messages) {
-      if (messages >= kOn) vote_.set(true);
-      if (messages < kOff) vote_.set(false);
+      if (messages >= on_) vote_.set(true);
+      if (messages < off_) vote_.set(false);
     }
+    std::size_t on() const { return on_; }
+    std::size_t off() const { return off_; }
 
    private:
     Vote vote_;
+    std::size_t on_;
+    std::size_t off_;
   };
 
   // Whether the I/O threads are batching now, and how many times they

@@ -4,12 +4,13 @@
 #include "server/io_batching.h"
 
 #include <sched.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -102,18 +103,32 @@ BOOST_AUTO_TEST_CASE(other_contexts_keep_their_scheduling) {
 BOOST_AUTO_TEST_CASE(backlog_vote_sets_at_a_large_turn_and_clears_at_a_small_one) {
   Context c;
   using Backlog = IoBatching::BacklogVote;
-  Backlog v(&c.batching);
-  v.drained(Backlog::kOn - 1);
+  Backlog v(&c.batching, 100'000);
+  BOOST_TEST(v.on() == Backlog::kMaxOn);
+  BOOST_TEST(v.off() == Backlog::kMaxOn / 8);
+  v.drained(v.on() - 1);
   BOOST_TEST(c.policy() == SCHED_OTHER);
-  v.drained(Backlog::kOn);
+  v.drained(v.on());
   BOOST_TEST(c.policy() == SCHED_BATCH);
-  v.drained(Backlog::kOff);  // between the two: unchanged
+  v.drained(v.off());  // between the two: unchanged
   BOOST_TEST(c.policy() == SCHED_BATCH);
-  v.drained(Backlog::kOff - 1);
+  v.drained(v.off() - 1);
   BOOST_TEST(c.policy() == SCHED_OTHER);
-  v.drained(Backlog::kOn - 1);
+  v.drained(v.on() - 1);
   BOOST_TEST(c.policy() == SCHED_OTHER);
   BOOST_TEST(c.batching.batch_periods() == 1u);
+}
+
+// A turn drains only what the receive queue holds (and what the I/O thread
+// adds meanwhile): the vote is reachable from one full queue.
+BOOST_AUTO_TEST_CASE(backlog_vote_threshold_fits_in_the_receive_queue) {
+  using Backlog = IoBatching::BacklogVote;
+  Backlog small(nullptr, 256);  // the default budget over 16 MiB values
+  BOOST_TEST(small.on() == 128u);
+  BOOST_TEST(small.off() == 16u);
+  Backlog tiny(nullptr, 1);
+  BOOST_TEST(tiny.on() == 2u);
+  BOOST_TEST(tiny.off() == 1u);
 }
 
 namespace {
@@ -129,7 +144,7 @@ struct ChpServerFixture {
   zstore::server::ChpServerConfig config;
   std::unique_ptr<zstore::server::ChpServer> server;
 
-  explicit ChpServerFixture(std::size_t keys) {
+  explicit ChpServerFixture(std::size_t keys, std::function<std::uint64_t()> now_ms = {}) {
     BOOST_REQUIRE(zstore::storage::Database::Open(dir.str(), {}, &db).ok());
     BOOST_REQUIRE(zstore::storage::ChpStore::Open(db.get(), &store).ok());
     std::vector<zstore::storage::ChpWrite> writes(keys);
@@ -140,6 +155,7 @@ struct ChpServerFixture {
     BOOST_REQUIRE(store->apply(writes).ok());
     config.port = zstore::testing::free_port_range(3);
     config.io_batching = &c.batching;
+    config.now_ms = std::move(now_ms);
     server = std::make_unique<zstore::server::ChpServer>(c.ctx, *store, config, metrics);
     server->start();
   }
@@ -198,70 +214,77 @@ BOOST_AUTO_TEST_CASE(chp_server_batches_while_a_snapshot_streams) {
 
 namespace {
 
-// Pins the calling thread, and every thread it starts while this lives, to
-// one CPU of its current set; restores the set at the end.
-class OneCpu {
+// A wall clock the test can hold: while held, the reactor's next clock
+// read (one a turn that drains the collector) waits until release, so
+// whatever arrives meanwhile piles up in its receive queue.
+class HeldClock {
  public:
-  OneCpu() {
-    BOOST_REQUIRE(sched_getaffinity(0, sizeof(saved_), &saved_) == 0);
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (CPU_ISSET(cpu, &saved_)) {
-        CPU_SET(cpu, &one);
-        break;
+  std::function<std::uint64_t()> fn() {
+    return [this] {
+      std::unique_lock lock(mu_);
+      if (held_) {
+        ++waits_;
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return !held_; });
       }
-    }
-    BOOST_REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+      return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count());
+    };
   }
-  ~OneCpu() { sched_setaffinity(0, sizeof(saved_), &saved_); }
-  OneCpu(const OneCpu&) = delete;
-  OneCpu& operator=(const OneCpu&) = delete;
+  void hold() {
+    std::lock_guard lock(mu_);
+    held_ = true;
+  }
+  // Waits (bounded) until the reactor waits on the held clock.
+  bool wait_reactor_held(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return waits_ > taken_; }) && (taken_ = waits_, true);
+  }
+  void release() {
+    std::lock_guard lock(mu_);
+    held_ = false;
+    cv_.notify_all();
+  }
 
  private:
-  cpu_set_t saved_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false;
+  std::uint64_t waits_ = 0;
+  std::uint64_t taken_ = 0;
 };
 
 }  // namespace
 
-// Builds a ChpServerFixture on a thread of its own at nice 19, so that the
-// server's threads (its context's I/O thread, the reactor) inherit that
-// nice and the caller's threads keep theirs.
-std::unique_ptr<ChpServerFixture> niced_server() {
-  std::unique_ptr<ChpServerFixture> f;
-  std::thread([&] {
-    BOOST_REQUIRE(setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19) == 0);
-    f = std::make_unique<ChpServerFixture>(0);
-  }).join();
-  return f;
-}
-
-// A burst of KVSETs piles up behind the reactor (each costs it a RocksDB
-// write): some turn drains a large batch and the I/O threads batch; single
-// updates afterwards end it. The sender, the reactor and the I/O thread
-// share one CPU, as in zstored's deployment on a small machine, and the
-// server's threads run at nice 19, so the sender (its own context, nice 0)
-// has most of the CPU and the burst piles up. With all at one nice the
-// reactor kept up in small turns on this machine's kernel (CI runs of
-// 2026-11-28: no turn of 512 in five, then twenty bursts), so the test
-// depended on the scheduler. Bursts repeat, at most five, until a period
-// begins.
+// The reactor is held while a burst of KVSETs arrives, so its next turn
+// drains a full receive queue: the I/O threads batch. Single updates
+// afterwards end it. (Without the hold whether a turn drains a full queue
+// is the scheduler's choice: CI runs failed that way.) The queue fills
+// from loopback while the reactor is held; each attempt holds longer, in
+// case the I/O thread was slow to fill it.
 BOOST_AUTO_TEST_CASE(chp_server_batches_while_behind_on_updates) {
-  OneCpu one_cpu;  // before the fixture: its threads inherit it
-  std::unique_ptr<ChpServerFixture> server = niced_server();
-  ChpServerFixture& f = *server;
+  HeldClock clock;
+  ChpServerFixture f(0, clock.fn());
   zmq::context_t client_ctx(1);
   zstore::testing::ChpPeer peer(client_ctx, "tcp://127.0.0.1", f.config.port);
   BOOST_REQUIRE(peer.wait_connected());
-  constexpr std::uint64_t kBurst = 20000;
-  for (int burst = 0; burst < 5 && f.c.batching.batch_periods() == 0; ++burst) {
+  const std::uint64_t burst = 4 * static_cast<std::uint64_t>(
+                                      zstore::server::receive_hwm(f.config.receive_budget_bytes, f.config.limits));
+  auto hold_for = 50ms;
+  for (int attempt = 0; attempt < 5 && f.c.batching.batch_periods() == 0; ++attempt, hold_for *= 2) {
     std::uint64_t before = f.metrics.updates_applied.load();
-    for (std::uint64_t i = 0; i < kBurst; ++i) peer.set("burst/" + std::to_string(i), std::string(100, 'b'));
+    clock.hold();
+    peer.set("gate", std::to_string(attempt));
+    BOOST_TEST_REQUIRE(clock.wait_reactor_held(zstore::testing::scaled(10s)));
+    for (std::uint64_t i = 0; i < burst; ++i) peer.set("burst/" + std::to_string(i), std::string(100, 'b'));
+    std::this_thread::sleep_for(hold_for);  // loopback fills the queue meanwhile
+    clock.release();
     BOOST_TEST_REQUIRE(zstore::testing::wait_until(
-        [&] { return f.metrics.updates_applied.load() >= before + kBurst; }, 60s));
+        [&] { return f.metrics.updates_applied.load() >= before + burst + 1; }, 60s));
   }
   BOOST_TEST(f.c.batching.batch_periods() >= 1u);
-  // One update at a time: each turn drains fewer than kOff.
+  // One update at a time: each turn drains fewer than off().
   for (int i = 0; i < 20 && f.c.batching.batching(); ++i) {
     peer.set("single", std::to_string(i));
     (void)peer.wait_kvpub("single", 5s);
