@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "client/cli/subcommand.h"
 #include "client/clone_client.h"
 #include "client/key_lookup.h"
+#include "client/one_shot_snapshot.h"
 #include "protocol/chp_codec.h"
 
 namespace zstore::cli {
@@ -206,11 +208,26 @@ int run_write(const Invocation& inv) {
               std::to_string(inv.timeout.count()) + " ms");
 }
 
+// One snapshot request, no subscriber: printed as soon as KTHXBAI arrives.
 int run_snapshot(const Invocation& inv) {
-  client::CloneClient client(client_options(inv, inv.subtree.value_or("")));
-  if (!sync(client, inv)) return kExitFailure;
+  std::map<std::string, std::string> map;
+  auto on_entry = [&map](protocol::chp::KvMsg&& entry) {
+    if (entry.body.empty()) {
+      map.erase(entry.key);  // a delete in the stream (the reference server's)
+    } else {
+      map[std::move(entry.key)] = std::move(entry.body);
+    }
+    return true;
+  };
+  auto got = client::one_shot_snapshot(client_options(inv, ""), inv.subtree.value_or(""), inv.timeout, on_entry,
+                                       [&map] { map.clear(); });
+  if (got.result == client::OneShotSnapshot::Result::kHandshakeFailed) return fail(got.error);
+  if (got.result != client::OneShotSnapshot::Result::kComplete) {
+    return fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" +
+                servers_text(inv) + ")");
+  }
   std::ostringstream out;
-  for (const auto& [key, value] : client.snapshot_map()) out << printable(key) << " " << printable(value) << "\n";
+  for (const auto& [key, value] : map) out << printable(key) << " " << printable(value) << "\n";
   std::cout << out.str() << std::flush;
   return kExitOk;
 }
