@@ -13,6 +13,7 @@ KeyLookup lookup_key(const Options& options, std::string_view key, std::chrono::
   auto on_entry = [&](protocol::chp::KvMsg&& entry) {
     if (entry.key != key || entry.body.empty()) return true;
     out.value = std::move(entry.body);
+    out.sequence = entry.sequence;
     return false;  // found: the rest of the subtree is not needed
   };
   auto got = one_shot_snapshot(options, key, timeout, on_entry, [] {});

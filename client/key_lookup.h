@@ -26,6 +26,7 @@ struct KeyLookup {
   };
   Result result = Result::kNoAnswer;
   std::string value;
+  std::uint64_t sequence = 0;  // kFound: the entry's sequence (what a conditional write names)
   std::string error;   // kHandshakeFailed: the HandshakeMonitor messages, joined by "; "
   std::string server;  // the address that answered (kFound, kAbsent)
 };

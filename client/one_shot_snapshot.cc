@@ -24,6 +24,7 @@ enum class Reply : std::uint8_t { kComplete, kStopped, kSilent, kMalformed, kRef
 struct Request {
   security::WatchedSocket dealer;
   std::uint64_t sequence = 0;  // kComplete
+  std::string properties;      // kComplete
   std::string error;           // kRefused: why the handshake failed
 };
 
@@ -32,7 +33,7 @@ Request ask(zmq::context_t& ctx, const ServerEndpoints& server, std::string_view
   zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
   security.as_client(dealer);
-  Request r{security::WatchedSocket(ctx, std::move(dealer), security.curve()), 0, {}};
+  Request r{security::WatchedSocket(ctx, std::move(dealer), security.curve()), 0, {}, {}};
   r.dealer.socket().connect(server.snapshot);
   transport::send(r.dealer.socket(), chp::encode_icanhaz({std::string(prefix), std::nullopt}));
   return r;
@@ -67,6 +68,7 @@ Reply await(Request& r, const SnapshotEntry& on_entry, milliseconds failover, Cl
     }
     if (auto* done = std::get_if<chp::Kthxbai>(&*reply)) {
       r.sequence = done->sequence;
+      r.properties = std::move(done->properties);
       return spoiled ? Reply::kMalformed : Reply::kComplete;
     }
     if (!on_entry(std::get<chp::KvMsg>(std::move(*reply)))) return Reply::kStopped;  // an entry is good even after a bad one
@@ -108,6 +110,7 @@ OneShotSnapshot one_shot_snapshot(const Options& options, std::string_view prefi
     if (reply == Reply::kComplete || reply == Reply::kStopped) {
       out.result = reply == Reply::kComplete ? OneShotSnapshot::Result::kComplete : OneShotSnapshot::Result::kStopped;
       out.sequence = request.sequence;
+      out.properties = std::move(request.properties);
       out.server = server.address;
       return out;
     }

@@ -26,6 +26,7 @@ struct OneShotSnapshot {
   };
   Result result = Result::kNoAnswer;
   std::uint64_t sequence = 0;  // kComplete: the snapshot's sequence (KTHXBAI)
+  std::string properties;      // kComplete: the KTHXBAI's properties (zstore's extensions)
   std::string error;           // kHandshakeFailed: the HandshakeMonitor messages, joined by "; "
   std::string server;          // the address that answered (kComplete, kStopped)
 };

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "protocol/chp_writes.h"
+
 namespace zstore::client {
 
 namespace chp = protocol::chp;
@@ -13,6 +15,7 @@ KthxbaiFacts read_kthxbai(std::string_view properties) {
   for (const auto& [name, value] : *props) {
     if (name == chp::kHistoryFromProperty) facts.offers_resume = true;
     if (name == chp::kResumedProperty && value == "1") facts.resumed = true;
+    if (name == chp::kWritesProperty && value == "1") facts.takes_writes = true;
   }
   return facts;
 }

@@ -34,6 +34,7 @@ struct LoadedSnapshot {
 struct KthxbaiFacts {
   bool offers_resume = false;
   bool resumed = false;
+  bool takes_writes = false;  // writes=1: the server answers WRITE? (protocol/chp_writes.h)
 };
 KthxbaiFacts read_kthxbai(std::string_view properties);
 

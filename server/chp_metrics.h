@@ -25,6 +25,10 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> handed_over{0};         // updates taken over from the HA peer
   std::atomic<std::uint64_t> handovers_incomplete{0};  // hand-overs without the peer's deletes
   std::atomic<std::uint64_t> snapshot_keys_expired{0};  // left out of snapshots: expired, not yet swept
+  // WRITE? requests (protocol/chp_writes.h): answered applied (also
+  // counted in updates_applied when new) and refused (precondition).
+  std::atomic<std::uint64_t> writes_confirmed{0};
+  std::atomic<std::uint64_t> writes_refused{0};
   MalformedCounts malformed;
   // --acl denials by kind: KVSETs dropped, snapshot keys withheld,
   // subscriptions narrowed or refused, HA peer requests from non-peers.

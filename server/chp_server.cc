@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 
+#include "protocol/chp_writes.h"
 #include "protocol/endpoint.h"
 #include "protocol/byte_order.h"
 #include "server/reactor_turn.h"
@@ -198,6 +200,62 @@ void ChpServer::drain_collector() {
   for (std::size_t i = 0; i < n; ++i) inbox_[i].parts.clear();  // unpublished ones hold no buffer until reused
 }
 
+// A WRITE? (protocol/chp_writes.h): answered at once when it cannot be
+// applied here, else added to this turn's group (committed first when the
+// group already has its key, so each precondition sees the write before it).
+void ChpServer::take_write(const std::string& identity, const ReceivedMessage& msg) {
+  auto frames = msg.frames().subspan(1);
+  auto req = chp::decode_write(frames, config_.limits);
+  auto answer = [&](chp::WriteOutcome::Kind kind, std::string_view uuid, std::string detail) {
+    std::string id = uuid.size() == chp::kUuidSize ? std::string(uuid) : std::string(chp::kUuidSize, '\0');
+    (void)try_send(router_, chp::encode_written({kind, std::move(id), 0, std::move(detail)}), identity);
+  };
+  if (!req) {
+    report_malformed("WRITE?", req.error());
+    answer(chp::WriteOutcome::Kind::kFailed, frames.size() > 3 ? frames[3] : std::string_view(),
+           "malformed: " + req.error().detail);
+    return;
+  }
+  if (!serving()) return answer(chp::WriteOutcome::Kind::kNotActive, req->uuid, "not the active server");
+  if (!may_write(msg, req->key)) return answer(chp::WriteOutcome::Kind::kFailed, req->uuid, "refused by the ACL");
+  if (auto earlier = write_requests_.earlier(req->uuid)) {
+    metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
+    (void)try_send(router_, chp::encode_written(*earlier), identity);
+    return;
+  }
+  if (write_requests_.has_key(req->key)) commit_write_requests();
+  const std::uint64_t now = config_.now_ms();
+  storage::ChpWrite w;
+  w.key.assign(req->key);
+  w.uuid.assign(req->uuid);
+  w.properties = std::move(req->properties);
+  w.value.assign(req->body);
+  w.expires_at_ms = (req->ttl_seconds > 0 && !req->body.empty()) ? now + req->ttl_seconds * 1000 : 0;
+  w.written_ms = now;
+  write_requests_.add(identity, std::move(w), req->precondition);
+}
+
+void ChpServer::commit_write_requests() {
+  if (write_requests_.empty()) return;
+  std::vector<storage::ChpWrite> writes;
+  auto replies = write_requests_.decide(store_, config_.now_ms(), &writes);
+  for (const auto& r : replies) {
+    if (r.outcome.kind == chp::WriteOutcome::Kind::kRefused) metrics_.writes_refused.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!writes.empty()) {
+    bool applied = commit_and_publish(writes);
+    auto done = applied ? write_requests_.applied(writes) : write_requests_.failed("the store refused the write");
+    if (applied && reconciler_) {
+      for (const auto& w : writes) reconciler_->note_client_write(w.key);
+    }
+    std::move(done.begin(), done.end(), std::back_inserter(replies));
+  }
+  for (const auto& r : replies) {
+    if (r.outcome.kind == chp::WriteOutcome::Kind::kApplied) metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
+    (void)try_send(router_, chp::encode_written(r.outcome), r.identity);
+  }
+}
+
 bool ChpServer::take_kvset(const ReceivedMessage& msg, std::uint64_t now, storage::ChpWrite* w) {
   auto kv = chp::decode_kvset_view(msg.frames(), config_.limits);
   if (!kv) {
@@ -263,6 +321,10 @@ void ChpServer::serve_snapshot_requests() {
   for (int i = 0; i < 256 && try_recv(router_, &msg); ++i) {
     if (msg.views.empty()) continue;
     std::string identity(msg.views[0]);
+    if (msg.views.size() >= 2 && msg.views[1] == chp::kWriteCommand) {
+      take_write(identity, msg);
+      continue;
+    }
     bool reconcile = msg.views.size() >= 2 && msg.views[1] == kReconcileCommand;
     // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
     bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
@@ -295,6 +357,7 @@ void ChpServer::serve_snapshot_requests() {
       bad_input_log_.log(spdlog::level::warn, "snapshot request refused: too many snapshots running");
     }
   }
+  commit_write_requests();
 }
 
 // The updates after `after`, when the history holds them and they are no

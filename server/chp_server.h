@@ -33,6 +33,7 @@
 #include "server/io_batching.h"
 #include "server/key_revocations.h"
 #include "server/chp_snapshots.h"
+#include "server/chp_write_requests.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
 #include "server/zmq_frames.h"
@@ -147,6 +148,10 @@ class ChpServer {
   // received at now (ms, the turn's clock); false (counted, logged) when
   // it is malformed or the ACL refuses it.
   bool take_kvset(const ReceivedMessage& msg, std::uint64_t now, storage::ChpWrite* w);
+  // Confirmed and conditional writes (protocol/chp_writes.h), taken from
+  // the snapshot socket and committed once a turn (chp_write_requests.h).
+  void take_write(const std::string& identity, const ReceivedMessage& msg);
+  void commit_write_requests();
   // Persists writes and, only if that succeeded, publishes them. received[i],
   // when given, is the KVSET writes[i] came from: its parts are published as
   // the KVPUB (zero-copy, a new sequence frame), so they are moved from.
@@ -216,6 +221,7 @@ class ChpServer {
   std::uint64_t reconciled_ = 0;       // the peer's last sequence we took over
   Clock::time_point next_reconcile_{};
   PendingList pending_;
+  ChpWriteRequests write_requests_;
   std::atomic<HaState> published_state_{HaState::kPrimary};
   Clock::time_point next_ha_beat_{};
 };

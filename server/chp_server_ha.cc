@@ -111,6 +111,7 @@ std::string ChpServer::kthxbai_properties(bool resumed) const {
     props.emplace_back(chp::kHistoryFromProperty, std::to_string(store_.history_from()));
   }
   if (resumed) props.emplace_back(chp::kResumedProperty, "1");
+  props.emplace_back(chp::kWritesProperty, "1");  // takes WRITE? (protocol/chp_writes.h)
   return chp::format_properties(props);
 }
 

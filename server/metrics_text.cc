@@ -42,6 +42,9 @@ void malformed(PromWriter& w, std::string_view name, std::string_view help, cons
 
 void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* store) {
   counter(w, "zstore_chp_updates_applied_total", "CHP updates (KVSET) persisted and published", get(m.updates_applied));
+  counter(w, "zstore_chp_writes_confirmed_total", "CHP WRITE? requests answered applied", get(m.writes_confirmed));
+  counter(w, "zstore_chp_writes_refused_total", "CHP WRITE? requests refused: their precondition did not hold",
+          get(m.writes_refused));
   counter(w, "zstore_chp_snapshots_served_total", "CHP snapshots (ICANHAZ?) answered", get(m.snapshots_served));
   counter(w, "zstore_chp_snapshot_keys_sent_total", "KVSYNC messages sent in snapshots", get(m.snapshot_keys_sent));
   counter(w, "zstore_chp_batches_total", "CHP write batches committed (one per loop turn with updates)",

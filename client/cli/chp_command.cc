@@ -18,9 +18,11 @@
 #include "client/cli/stop_signal.h"
 #include "client/cli/subcommand.h"
 #include "client/clone_client.h"
+#include "client/confirmed_write.h"
 #include "client/key_lookup.h"
 #include "client/one_shot_snapshot.h"
 #include "protocol/chp_codec.h"
+#include "protocol/chp_writes.h"
 
 namespace zstore::cli {
 namespace {
@@ -41,26 +43,31 @@ struct Invocation {
   std::optional<std::string> subtree;
   std::optional<std::uint64_t> ttl;
   std::optional<std::uint64_t> count;
+  protocol::chp::Precondition precondition;
+  bool with_seq = false;
   security::SocketSecurity security;
 };
 
 const char* kUsage =
-    "usage: zstore-cli chp [options] get KEY\n"
-    "       zstore-cli chp [options] set KEY VALUE [--ttl N]\n"
-    "       zstore-cli chp [options] del KEY\n"
+    "usage: zstore-cli chp [options] get KEY [--with-seq]\n"
+    "       zstore-cli chp [options] set KEY VALUE [--ttl N] [--if-seq N | --if-absent]\n"
+    "       zstore-cli chp [options] del KEY [--if-seq N]\n"
     "       zstore-cli chp [options] watch [--subtree P] [--count N]\n"
     "       zstore-cli chp [options] snapshot [--subtree P]\n"
     "\n"
     "get       print KEY's value (that key only, not the keys it prefixes);\n"
     "          exit 3 if a server answered that it is absent\n"
-    "set, del  write KEY; exit 0 once a server stored and published it\n"
+    "set, del  write KEY; exit 0 once a server stored and published it, printing its\n"
+    "          sequence (zstored; the Guide's servers confirm without one). --if-seq N:\n"
+    "          only if KEY's current sequence is N; --if-absent: only if KEY does not\n"
+    "          exist; exit 4, printing KEY's current sequence (0: absent), if not\n"
     "watch     print one line per update until SIGINT/SIGTERM (or --count)\n"
     "snapshot  print every key, sorted, then exit\n"
     "\n"
-    "Output: get prints VALUE; watch prints 'SEQ KEY VALUE' or 'SEQ KEY (deleted)';\n"
+    "Output: get prints VALUE (--with-seq: 'SEQ VALUE'); watch prints 'SEQ KEY VALUE' or 'SEQ KEY (deleted)';\n"
     "snapshot prints 'KEY VALUE'. Text is printed as is, anything else escaped\n"
     "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error,\n"
-    "3 get: no such key. A failed CURVE handshake (key refused, server key mismatch,\n"
+    "3 get: no such key, 4 set/del: the precondition did not hold. A failed CURVE handshake (key refused, server key mismatch,\n"
     "CURVE on one side only) ends the command at once with status 1 and the reason\n"
     "on stderr.\n";
 
@@ -74,6 +81,9 @@ po::options_description visible_options() {
       ("timeout-ms", po::value<std::string>(), "give up after N ms (default 5000; watch: initial sync)")  //
       ("failover-ms", po::value<std::string>(), "switch server after N ms of silence (default 3000)")    //
       ("ttl", po::value<std::string>(), "set: the key expires after N seconds")                            //
+      ("if-seq", po::value<std::string>(), "set, del: only if the key's current sequence is N")            //
+      ("if-absent", "set: only if the key does not exist")                                                 //
+      ("with-seq", "get: print the key's sequence before its value")                                     //
       ("subtree", po::value<std::string>(), "watch, snapshot: only keys starting with P")                  //
       ("count", po::value<std::string>(), "watch: exit after N updates");
   add_curve_options(o);
@@ -99,6 +109,10 @@ void check_shape(const Invocation& inv, const po::variables_map& vm) {
     throw UsageError("--subtree applies to watch and snapshot");
   }
   if (vm.count("count") && c != "watch") throw UsageError("--count applies to watch only");
+  if (vm.count("if-seq") && c != "set" && c != "del") throw UsageError("--if-seq applies to set and del");
+  if (vm.count("if-absent") && c != "set") throw UsageError("--if-absent applies to set only");
+  if (vm.count("if-seq") && vm.count("if-absent")) throw UsageError("--if-seq and --if-absent exclude each other");
+  if (vm.count("with-seq") && c != "get") throw UsageError("--with-seq applies to get only");
   if (!inv.args.empty() && inv.args[0].empty()) throw UsageError("KEY must not be empty");
   if (c == "set" && inv.args[1].empty()) throw UsageError("VALUE must not be empty (use del to delete a key)");
   if ((c == "set" || c == "del") && protocol::chp::is_reserved_key(inv.args[0])) {
@@ -120,6 +134,10 @@ Invocation to_invocation(const po::variables_map& vm) {
   if (vm.count("ttl")) inv.ttl = parse_number(vm, "ttl", 0, 10ull * 365 * 24 * 3600);
   if (vm.count("count")) inv.count = parse_number(vm, "count", 1, UINT64_MAX);
   if (vm.count("subtree")) inv.subtree = vm["subtree"].as<std::string>();
+  using Pre = protocol::chp::Precondition;
+  if (vm.count("if-seq")) inv.precondition = {Pre::Kind::kSequence, parse_number(vm, "if-seq", 0, UINT64_MAX)};
+  if (vm.count("if-absent")) inv.precondition = {Pre::Kind::kAbsent, 0};
+  inv.with_seq = vm.count("with-seq") != 0;
   inv.security = curve_from(vm);
   check_shape(inv, vm);
   return inv;
@@ -181,6 +199,7 @@ int run_get(const Invocation& inv) {
   auto found = client::lookup_key(client_options(inv, ""), key, inv.timeout);
   switch (found.result) {
     case client::KeyLookup::Result::kFound:
+      if (inv.with_seq) std::cout << found.sequence << " ";
       std::cout << printable(found.value) << "\n";
       return kExitOk;
     case client::KeyLookup::Result::kAbsent:
@@ -195,9 +214,9 @@ int run_get(const Invocation& inv) {
               ")");
 }
 
-// set and del: done once our own KVPUB came back.
-int run_write(const Invocation& inv) {
-  const auto deadline = Clock::now() + inv.timeout;
+// set and del on a server of the Guide's (no WRITE?): done once our own
+// KVPUB came back.
+int run_published_write(const Invocation& inv, Clock::time_point deadline) {
   const std::string& key = inv.args[0];
   client::CloneClient client(client_options(inv, key));
   if (!sync(client, inv)) return kExitFailure;  // our SUB is live: we will see the KVPUB
@@ -206,6 +225,40 @@ int run_write(const Invocation& inv) {
   if (client.wait_published(uuid, left(deadline))) return kExitOk;
   return fail(inv.command + " " + printable(key) + ": not confirmed by a server within " +
               std::to_string(inv.timeout.count()) + " ms");
+}
+
+// set and del: one confirmed write (client/confirmed_write.h), answered
+// with its outcome.
+int run_write(const Invocation& inv) {
+  using R = client::WriteResult::Result;
+  const auto deadline = Clock::now() + inv.timeout;
+  const std::string& key = inv.args[0];
+  const std::string value = inv.command == "set" ? inv.args[1] : "";
+  auto done = client::confirmed_write(client_options(inv, ""), key, value, inv.ttl.value_or(0), inv.precondition,
+                                      inv.timeout);
+  const std::string what = inv.command + " " + printable(key);
+  switch (done.result) {
+    case R::kApplied:
+      std::cout << done.sequence << "\n";
+      return kExitOk;
+    case R::kRefused:
+      std::cout << done.sequence << "\n";
+      std::cerr << "zstore-cli chp: " << what << ": refused, the key is "
+                << (done.sequence == 0 ? std::string("absent") : "at sequence " + std::to_string(done.sequence))
+                << "\n";
+      return kExitPrecondition;
+    case R::kUnsupported:
+      if (inv.precondition.kind == protocol::chp::Precondition::Kind::kNone) return run_published_write(inv, deadline);
+      return fail(what + ": " + done.server + " does not take conditional writes (not a zstored)");
+    case R::kFailed: return fail(what + ": not stored: " + done.detail);
+    case R::kHandshakeFailed: return fail(done.detail);
+    case R::kUnknown:
+      return fail(what + ": outcome unknown (sent, no answer within " + std::to_string(inv.timeout.count()) +
+                  " ms): it may have been applied");
+    case R::kNoAnswer: break;
+  }
+  return fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" + servers_text(inv) +
+              ")");
 }
 
 // One snapshot request, no subscriber: printed as soon as KTHXBAI arrives.

@@ -13,6 +13,7 @@ inline constexpr int kExitOk = 0;        // done
 inline constexpr int kExitFailure = 1;   // the operation failed (no server, time-out, refused)
 inline constexpr int kExitUsage = 2;     // bad command line
 inline constexpr int kExitNotFound = 3;  // a server answered: the key does not exist (chp get)
+inline constexpr int kExitPrecondition = 4;  // a server answered: the precondition did not hold (chp set/del --if-*)
 
 struct Subcommand {
   std::string_view name;

@@ -85,6 +85,11 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_with_a_message) {
       {"chp", "--bogus", "get", "k"},
       {"chp", "get", "k", "--ttl", "5"},
       {"chp", "set", "k", "v", "--ttl", "soon"},
+      {"chp", "set", "k", "v", "--if-seq", "x"},
+      {"chp", "set", "k", "v", "--if-seq", "1", "--if-absent"},
+      {"chp", "del", "k", "--if-absent"},
+      {"chp", "get", "k", "--if-seq", "1"},
+      {"chp", "set", "k", "v", "--with-seq"},
       {"chp", "watch", "--count", "0"},
       {"chp", "get", "k", "--timeout-ms", "-5"},
       {"chp", "get", "k", "-s", "localhost:5556"},
@@ -151,6 +156,21 @@ BOOST_AUTO_TEST_CASE(set_exits_0_once_published_and_sends_ttl) {
   Run del = chp(server, {"del", "k"});
   BOOST_CHECK_EQUAL(del.code, 0);
   BOOST_CHECK_EQUAL(chp(server, {"get", "k"}).code, 3);
+}
+
+// The fake, like the Guide's servers, announces no writes=1: a plain set
+// still works (KVSET, then its KVPUB); a conditional one is never sent as
+// an unconditional KVSET.
+BOOST_AUTO_TEST_CASE(a_conditional_write_to_a_server_without_write_requests_fails_unsent) {
+  FakeChpServer server(ctx);
+  Run r = chp(server, {"set", "k", "v", "--if-seq", "1"});
+  BOOST_CHECK_EQUAL(r.code, 1);
+  BOOST_CHECK(contains(r.output, "does not take conditional writes"));
+  Run absent = chp(server, {"set", "k", "v", "--if-absent"});
+  BOOST_CHECK_EQUAL(absent.code, 1);
+  BOOST_CHECK(server.kvsets().empty());
+  BOOST_CHECK_EQUAL(chp(server, {"set", "k", "v"}).code, 0);
+  BOOST_CHECK_EQUAL(server.kvsets().size(), 1u);
 }
 
 BOOST_AUTO_TEST_CASE(set_not_published_exits_1) {

@@ -1,0 +1,114 @@
+#include "client/confirmed_write.h"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
+#include <zmq.hpp>
+
+#include "client/one_shot_snapshot.h"
+#include "client/server_endpoints.h"
+#include "client/snapshot_sync.h"
+#include "client/uuid.h"
+#include "security/watched_socket.h"
+#include "transport/zmq_frames.h"
+
+namespace zstore::client {
+namespace {
+
+namespace chp = protocol::chp;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using R = WriteResult::Result;
+
+milliseconds until(Clock::time_point t) {
+  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(t - Clock::now()));
+}
+
+// The outcome of one WRITE? to one server; nullopt when it was silent
+// until silent_at (or the security handshake failed: *refused says why).
+std::optional<chp::WriteOutcome> send_and_wait(zmq::context_t& ctx, const Options& options,
+                                               const std::string& server, const protocol::Frames& request,
+                                               std::string_view uuid, Clock::time_point silent_at,
+                                               std::string* refused) {
+  zmq::socket_t socket(ctx, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  options.security.as_client(socket);
+  security::WatchedSocket dealer(ctx, std::move(socket), options.security.curve());
+  dealer.socket().connect(parse_server(server).snapshot);
+  transport::send(dealer.socket(), request);
+  while (true) {
+    zmq::pollitem_t items[] = {{dealer.socket().handle(), 0, ZMQ_POLLIN, 0},
+                               {dealer.monitor().events().handle(), 0, ZMQ_POLLIN, 0}};
+    if (zmq::poll(items, 2, until(silent_at)) == 0) return std::nullopt;
+    if (auto failure = dealer.monitor().poll()) {
+      *refused = failure->message;
+      return std::nullopt;
+    }
+    transport::Message msg;
+    if ((items[0].revents & ZMQ_POLLIN) == 0 || !transport::try_recv(dealer.socket(), &msg)) continue;
+    auto outcome = chp::decode_written(msg.views);
+    if (outcome && outcome->uuid == uuid) return std::move(outcome).value();
+  }
+}
+
+}  // namespace
+
+const char* to_string(WriteResult::Result result) {
+  switch (result) {
+    case R::kApplied: return "applied";
+    case R::kRefused: return "refused";
+    case R::kFailed: return "failed";
+    case R::kUnknown: return "unknown";
+    case R::kNoAnswer: return "no answer";
+    case R::kUnsupported: return "unsupported";
+    case R::kHandshakeFailed: return "handshake failed";
+  }
+  return "?";
+}
+
+WriteResult confirmed_write(const Options& options, std::string_view key, std::string_view value,
+                            std::uint64_t ttl_seconds, const chp::Precondition& precondition, milliseconds timeout) {
+  if (key.empty() || chp::is_reserved_key(key)) throw std::invalid_argument("confirmed_write: empty or reserved key");
+  const auto deadline = Clock::now() + timeout;
+  const milliseconds failover = std::max(milliseconds(1), options.failover_timeout);
+  std::optional<zmq::context_t> own;
+  Options o = options;
+  if (o.context == nullptr) o.context = &own.emplace(1);
+  WriteResult out;
+  out.uuid = random_uuid();
+  const std::string properties = ttl_seconds > 0 && !value.empty() ? "ttl=" + std::to_string(ttl_seconds) + "\n" : "";
+  const auto request = chp::encode_write(key, out.uuid, properties, value, precondition);
+  bool sent = false;
+  while (Clock::now() < deadline) {
+    // An empty snapshot (no key can be KTHXBAI) from whichever server
+    // answers clients now: its KTHXBAI says whether it takes WRITE?.
+    auto found = one_shot_snapshot(o, chp::kKthxbai, until(deadline), [](chp::KvMsg&&) { return true; }, [] {});
+    if (found.result == OneShotSnapshot::Result::kHandshakeFailed) {
+      out.result = R::kHandshakeFailed;
+      out.detail = found.error;
+      return out;
+    }
+    if (found.result != OneShotSnapshot::Result::kComplete) break;
+    out.server = found.server;
+    if (!read_kthxbai(found.properties).takes_writes) {
+      out.result = R::kUnsupported;
+      return out;
+    }
+    std::string refused;
+    auto outcome = send_and_wait(*o.context, o, found.server, request, out.uuid,
+                                 std::min(deadline, Clock::now() + failover), &refused);
+    sent = true;
+    if (!outcome || outcome->kind == chp::WriteOutcome::Kind::kNotActive) continue;  // the pair fails over
+    out.result = outcome->kind == chp::WriteOutcome::Kind::kApplied   ? R::kApplied
+                 : outcome->kind == chp::WriteOutcome::Kind::kRefused ? R::kRefused
+                                                                       : R::kFailed;
+    out.sequence = outcome->sequence;
+    out.detail = std::move(outcome->detail);
+    return out;
+  }
+  out.result = sent ? R::kUnknown : R::kNoAnswer;
+  return out;
+}
+
+}  // namespace zstore::client

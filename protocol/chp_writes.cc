@@ -1,0 +1,97 @@
+#include "protocol/chp_writes.h"
+
+#include <charconv>
+#include <vector>
+
+#include "protocol/byte_order.h"
+
+namespace zstore::protocol::chp {
+namespace {
+
+using K = DecodeErrorKind;
+
+DecodeError error(K kind, std::string detail) { return decode_error(kind, std::move(detail)); }
+
+// A decimal without sign or leading garbage, in range.
+bool parse_decimal(std::string_view text, std::uint64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+constexpr std::string_view kOutcomes[] = {"applied", "refused", "failed", "not-active"};
+
+}  // namespace
+
+DecodeResult<WriteRequest> decode_write(FrameViews frames, const Limits& limits) {
+  if (frames.empty() || frames[0] != kWriteCommand) return error(K::kUnknownId, "not a WRITE?");
+  if (frames.size() != 1 + kKvFrames) return error(K::kFrameCount, "WRITE? needs 6 frames");
+  auto kv = decode_kvset_view(frames.subspan(1), limits);
+  if (!kv) return kv.error();
+  if (kv->uuid.size() != kUuidSize) return error(K::kBadField, "WRITE? needs a 16-byte uuid");
+  auto props = parse_properties(kv->properties);
+  if (!props) return props.error();
+  WriteRequest out{kv->key, kv->uuid, kv->body, kv->ttl_seconds, {}, {}};
+  std::vector<Property> kept;
+  for (auto& [name, value] : *props) {
+    Precondition p;
+    if (name == kIfSeqProperty) {
+      p.kind = Precondition::Kind::kSequence;
+      if (!parse_decimal(value, &p.sequence)) return error(K::kBadField, "WRITE? if-seq is not a decimal");
+    } else if (name == kIfAbsentProperty) {
+      if (value != "1") return error(K::kBadField, "WRITE? if-absent must be 1");
+      p.kind = Precondition::Kind::kAbsent;
+    } else {
+      kept.emplace_back(std::move(name), std::move(value));
+      continue;
+    }
+    if (out.precondition.kind != Precondition::Kind::kNone) {
+      return error(K::kBadField, "WRITE? with more than one precondition");
+    }
+    out.precondition = p;
+  }
+  if (out.precondition.kind == Precondition::Kind::kAbsent && kv->body.empty()) {
+    return error(K::kBadField, "WRITE? delete with if-absent");
+  }
+  out.properties = out.precondition.kind == Precondition::Kind::kNone ? std::string(kv->properties)
+                                                                      : format_properties(kept);
+  return out;
+}
+
+Frames encode_write(std::string_view key, std::string_view uuid, std::string_view properties, std::string_view body,
+                    const Precondition& precondition) {
+  std::string props(properties);
+  if (precondition.kind == Precondition::Kind::kSequence) {
+    props += std::string(kIfSeqProperty) + "=" + std::to_string(precondition.sequence) + "\n";
+  } else if (precondition.kind == Precondition::Kind::kAbsent) {
+    props += std::string(kIfAbsentProperty) + "=1\n";
+  }
+  return {std::string(kWriteCommand), std::string(key), encode_sequence(0), std::string(uuid), std::move(props),
+          std::string(body)};
+}
+
+const char* to_string(WriteOutcome::Kind kind) { return kOutcomes[static_cast<std::size_t>(kind)].data(); }
+
+Frames encode_written(const WriteOutcome& outcome) {
+  return {std::string(kWrittenCommand), outcome.uuid, std::string(kOutcomes[static_cast<std::size_t>(outcome.kind)]),
+          encode_sequence(outcome.sequence), outcome.detail};
+}
+
+DecodeResult<WriteOutcome> decode_written(FrameViews frames) {
+  if (frames.empty() || frames[0] != kWrittenCommand) return error(K::kUnknownId, "not a WRITTEN");
+  if (frames.size() != 5) return error(K::kFrameCount, "WRITTEN needs 5 frames");
+  if (frames[1].size() != kUuidSize) return error(K::kBadField, "WRITTEN needs a 16-byte uuid");
+  if (frames[3].size() != kSequenceSize) return error(K::kBadField, "WRITTEN sequence is not 8 bytes");
+  if (frames[4].size() > 4096) return error(K::kTooLarge, "WRITTEN detail too large");
+  WriteOutcome out;
+  std::size_t i = 0;
+  while (i < std::size(kOutcomes) && kOutcomes[i] != frames[2]) ++i;
+  if (i == std::size(kOutcomes)) return error(K::kBadField, "WRITTEN with an unknown outcome");
+  out.kind = static_cast<WriteOutcome::Kind>(i);
+  out.uuid = std::string(frames[1]);
+  out.sequence = get_be<std::uint64_t>(frames[3]);
+  out.detail = std::string(frames[4]);
+  return out;
+}
+
+}  // namespace zstore::protocol::chp

@@ -1,0 +1,76 @@
+// WRITE? and WRITTEN (protocol/chp_writes.h): round trips, the precondition
+// kept out of the stored properties, and malformed requests refused.
+#include "protocol/chp_writes.h"
+
+#include <boost/test/unit_test.hpp>
+#include <string>
+#include <vector>
+
+namespace chp = zstore::protocol::chp;
+using Pre = chp::Precondition;
+
+namespace {
+
+std::vector<std::string_view> views(const zstore::protocol::Frames& frames) {
+  return std::vector<std::string_view>(frames.begin(), frames.end());
+}
+
+const std::string kUuid(16, 'u');
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_write_round_trips_with_each_precondition) {
+  for (Pre pre : {Pre{}, Pre{Pre::Kind::kSequence, 42}, Pre{Pre::Kind::kSequence, 0}, Pre{Pre::Kind::kAbsent, 0}}) {
+    auto frames = chp::encode_write("/k", kUuid, "ttl=5\n", "v", pre);
+    BOOST_TEST(frames.size() == 6u);
+    auto v = views(frames);
+    auto req = chp::decode_write(v);
+    BOOST_REQUIRE(req.ok());
+    BOOST_TEST(req->key == "/k");
+    BOOST_TEST(req->uuid == kUuid);
+    BOOST_TEST(req->body == "v");
+    BOOST_TEST(req->ttl_seconds == 5u);
+    BOOST_TEST(req->properties == "ttl=5\n");  // the precondition is not stored or published
+    BOOST_TEST((req->precondition == pre));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(malformed_writes_are_refused) {
+  auto bad = [](zstore::protocol::Frames frames) {
+    auto v = views(frames);
+    return !chp::decode_write(v).ok();
+  };
+  auto with_props = [](std::string props, std::string body = "v") {
+    return zstore::protocol::Frames{"WRITE?", "/k", chp::encode_sequence(0), kUuid, std::move(props), std::move(body)};
+  };
+  BOOST_TEST(bad(with_props("if-seq=1\nif-absent=1\n")));  // two preconditions
+  BOOST_TEST(bad(with_props("if-seq=1\nif-seq=2\n")));
+  BOOST_TEST(bad(with_props("if-seq=-1\n")));
+  BOOST_TEST(bad(with_props("if-seq=12x\n")));
+  BOOST_TEST(bad(with_props("if-seq=\n")));
+  BOOST_TEST(bad(with_props("if-seq=99999999999999999999999\n")));
+  BOOST_TEST(bad(with_props("if-absent=yes\n")));
+  BOOST_TEST(bad(with_props("if-absent=1\n", "")));  // a delete of what must not exist
+  BOOST_TEST(bad({"WRITE?", "/k", chp::encode_sequence(0), "", "", "v"}));  // a retry needs a uuid
+  BOOST_TEST(bad({"WRITE?", "KTHXBAI", chp::encode_sequence(0), kUuid, "", "v"}));
+  BOOST_TEST(bad({"WRITE?", "/k", chp::encode_sequence(0), kUuid, ""}));
+  BOOST_TEST(bad({"ICANHAZ?", "/k", chp::encode_sequence(0), kUuid, "", "v"}));
+}
+
+BOOST_AUTO_TEST_CASE(an_outcome_round_trips_and_a_bad_one_is_refused) {
+  using K = chp::WriteOutcome::Kind;
+  for (K kind : {K::kApplied, K::kRefused, K::kFailed, K::kNotActive}) {
+    chp::WriteOutcome o{kind, kUuid, 77, kind == K::kFailed ? "why" : ""};
+    auto frames = chp::encode_written(o);
+    auto v = views(frames);
+    auto back = chp::decode_written(v);
+    BOOST_REQUIRE(back.ok());
+    BOOST_TEST((*back == o));
+  }
+  zstore::protocol::Frames unknown{"WRITTEN", kUuid, "maybe", chp::encode_sequence(1), ""};
+  auto v = views(unknown);
+  BOOST_TEST(!chp::decode_written(v).ok());
+  zstore::protocol::Frames short_seq{"WRITTEN", kUuid, "applied", "1234", ""};
+  auto w = views(short_seq);
+  BOOST_TEST(!chp::decode_written(w).ok());
+}
