@@ -81,6 +81,30 @@ std::optional<std::string> ClientState::handshake_error() const {
   return out;
 }
 
+void ClientState::set_unsent(std::size_t queued) {
+  unsent_.store(queued, std::memory_order_relaxed);
+  wake_room_waiters();
+}
+
+void ClientState::write_taken() {
+  in_pipe_.fetch_sub(1, std::memory_order_relaxed);
+  wake_room_waiters();
+}
+
+void ClientState::wake_room_waiters() {
+  if (room_waiters_.load() == 0) return;
+  std::lock_guard lock(mu_);
+  cv_.notify_all();
+}
+
+bool ClientState::wait_unsent_below(std::size_t limit, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  ++room_waiters_;
+  bool room = cv_.wait_for(lock, timeout, [&] { return unsent_writes() < limit; });
+  --room_waiters_;
+  return room;
+}
+
 void ClientState::update_stats(const std::function<void(ClientStats&)>& fn) {
   std::lock_guard lock(mu_);
   fn(stats_);

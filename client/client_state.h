@@ -4,6 +4,7 @@
 // variable signalled on every change. The agent is the only writer.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -49,7 +50,19 @@ class ClientState {
   // Any counter update: fn runs under the lock, waiters are woken.
   void update_stats(const std::function<void(ClientStats&)>& fn);
 
+  // Writes not yet taken by any server: the fewest queued for one server
+  // (agent), and those on their way to the agent (API adds, agent takes).
+  // Both wake a set() waiting for room.
+  void set_unsent(std::size_t queued);
+  void write_taken();
+
   // ---- API side
+  void write_handed() { in_pipe_.fetch_add(1, std::memory_order_relaxed); }
+  std::size_t unsent_writes() const {
+    return unsent_.load(std::memory_order_relaxed) + in_pipe_.load(std::memory_order_relaxed);
+  }
+  // Waits until fewer than limit writes are unsent; false on time-out.
+  bool wait_unsent_below(std::size_t limit, std::chrono::milliseconds timeout) const;
   std::optional<std::string> get(std::string_view key) const;
   std::map<std::string, std::string> values() const;
   std::uint64_t sequence() const;
@@ -66,6 +79,10 @@ class ClientState {
   bool wait_for(const std::function<bool()>& predicate, std::chrono::milliseconds timeout) const;
 
  private:
+  std::atomic<std::size_t> unsent_{0};
+  std::atomic<std::size_t> in_pipe_{0};
+  mutable std::atomic<int> room_waiters_{0};
+  void wake_room_waiters();
   void changed();  // precondition: mu_ held
 
   mutable std::mutex mu_;

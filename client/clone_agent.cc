@@ -120,6 +120,7 @@ bool CloneAgent::on_pipe() {
     if (!transport::try_recv(pipe_, &msg)) return true;
     auto frames = msg.frames();
     if (frames.empty() || frames[0] == kPipeStop) return false;
+    if (frames[0] == kPipeSet) state_.write_taken();
     if (frames[0] == kPipeSet && frames.size() == 1 + chp::kKvFrames) {
       forward_kvset(protocol::Frames(frames.begin() + 1, frames.end()));
     }
@@ -127,15 +128,25 @@ bool CloneAgent::on_pipe() {
   return true;
 }
 
+// A server's queue is bounded too: past max_unsent_writes (which set()
+// keeps the fewest queued below) plus what the pipe holds, only a server
+// that does not listen while another takes the writes loses its oldest.
 void CloneAgent::forward_kvset(protocol::Frames frames) {
   for (auto& c : collectors_) {
     c.pending.push_back(frames);
-    if (c.pending.size() > kMaxPendingKvsets) {
+    if (c.pending.size() > options_.max_unsent_writes + kPipeSlack) {
       c.pending.pop_front();
       state_.update_stats([](ClientStats& s) { ++s.kvsets_dropped; });
     }
     flush(c);
   }
+  note_unsent();
+}
+
+void CloneAgent::note_unsent() {
+  std::size_t fewest = SIZE_MAX;
+  for (const auto& c : collectors_) fewest = std::min(fewest, c.pending.size());
+  state_.set_unsent(fewest == SIZE_MAX ? 0 : fewest);
 }
 
 // Sends queued KVSETs once the server's SUB has subscribed to us.
@@ -147,6 +158,7 @@ void CloneAgent::flush(Collector& c) {
     }
     c.pending.pop_front();
   }
+  note_unsent();
 }
 
 void CloneAgent::on_collector(Collector& c) {

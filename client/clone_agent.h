@@ -35,7 +35,7 @@ inline constexpr std::string_view kPipeStop = "STOP";  // alone
 
 class CloneAgent {
  public:
-  static constexpr std::size_t kMaxPendingKvsets = 100000;    // per server, while it does not listen
+  static constexpr std::size_t kPipeSlack = 4096;  // more than the API pipe holds (two HWMs of 1000)
   static constexpr std::size_t kMaxBufferedUpdates = 1000000;  // KVPUBs held while a snapshot loads
 
   // pipe: the agent's end of the command pipe (PAIR), already bound.
@@ -67,6 +67,7 @@ class CloneAgent {
 
   bool step();  // one poll round; false once STOP arrived
   bool on_pipe();
+  void note_unsent();  // the fewest writes queued for one server, for set()
   void on_subscriber();
   void on_snapshot_socket();
   void on_collector(Collector& collector);

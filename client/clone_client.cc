@@ -62,6 +62,8 @@ struct CloneClient::Impl {
   zmq::socket_t pipe;
   std::unique_ptr<CloneAgent> agent;
   std::thread thread;
+  std::size_t max_unsent = 0;
+  std::chrono::milliseconds write_wait{0};
 
   void send(const protocol::Frames& frames) {
     std::lock_guard lock(pipe_mutex);
@@ -77,6 +79,8 @@ CloneClient::CloneClient(Options options) : impl_(std::make_unique<Impl>()) {
     options.context = impl_->own_context.get();
   }
   zmq::context_t& ctx = *options.context;
+  impl_->max_unsent = std::max<std::size_t>(options.max_unsent_writes, 1);
+  impl_->write_wait = options.write_wait;
   const std::string endpoint = pipe_endpoint();
   zmq::socket_t agent_pipe(ctx, zmq::socket_type::pair);
   agent_pipe.set(zmq::sockopt::linger, 0);
@@ -105,6 +109,12 @@ std::string CloneClient::set(std::string_view key, std::string_view value, std::
   if (ttl_seconds > 0) msg.properties = chp::format_properties({{"ttl", std::to_string(ttl_seconds)}});
   protocol::Frames frames = chp::encode_kvmsg(msg);
   frames.insert(frames.begin(), std::string(kPipeSet));
+  if (impl_->state.unsent_writes() >= impl_->max_unsent &&
+      !impl_->state.wait_unsent_below(impl_->max_unsent, impl_->write_wait)) {
+    throw WriteQueueFull("CHP client: " + std::to_string(impl_->max_unsent) + " writes still wait after " +
+                         std::to_string(impl_->write_wait.count()) + " ms for a server that takes them");
+  }
+  impl_->state.write_handed();
   impl_->send(frames);
   return msg.uuid;
 }

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,13 @@
 #include "client/options.h"
 
 namespace zstore::client {
+
+// From set() and erase() when Options::max_unsent_writes writes still wait
+// for a server after Options::write_wait: the write was not queued.
+class WriteQueueFull : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class CloneClient {
  public:
@@ -37,7 +45,10 @@ class CloneClient {
   // Sends KVSET key=value (sequence 0, a fresh random 16-byte UUID, "ttl=N\n"
   // when ttl_seconds > 0) to every server and returns the UUID. Fire and
   // forget: use wait_published() to know a server stored and published it.
-  // Throws std::invalid_argument for an empty or reserved key.
+  // Throws std::invalid_argument for an empty or reserved key. While
+  // Options::max_unsent_writes writes wait for a server that takes them it
+  // blocks, up to Options::write_wait, then throws WriteQueueFull (nothing
+  // is ever dropped from that queue).
   std::string set(std::string_view key, std::string_view value, std::uint64_t ttl_seconds = 0);
   // Sends a delete (KVSET with an empty value); returns its UUID.
   std::string erase(std::string_view key);

@@ -54,6 +54,13 @@ struct Options {
   // sequence and resumes (or takes a snapshot). Bounds the client's memory.
   int max_queued_updates = 100000;
 
+  // Writes (set, erase) handed to the client that no server has taken yet
+  // (none connected or listening, or the network behind): at this many
+  // set() waits up to write_wait for room, then throws WriteQueueFull
+  // instead of queueing more. Nothing queued is dropped.
+  std::size_t max_unsent_writes = 100000;
+  std::chrono::milliseconds write_wait{10000};
+
   // Called on the client's background thread for every change to the local
   // map, after the map was updated. It may call the client's read methods;
   // it must not block for long. Exceptions it throws are counted and dropped.

@@ -546,3 +546,19 @@ BOOST_AUTO_TEST_CASE(unusable_options_and_keys_are_rejected) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// No server takes writes (none listens at the address): past
+// max_unsent_writes set() refuses with WriteQueueFull, and nothing queued
+// is dropped (before, the agent dropped the oldest after set() returned).
+BOOST_AUTO_TEST_CASE(writes_no_server_takes_are_refused_past_the_bound_never_dropped) {
+  const auto port = zstore::testing::free_port_range(3);
+  Options o;
+  o.servers = {"tcp://127.0.0.1:" + std::to_string(port)};
+  o.max_unsent_writes = 50;
+  o.write_wait = 200ms;
+  CloneClient client(o);
+  for (int i = 0; i < 50; ++i) client.set("k" + std::to_string(i), "v");
+  BOOST_CHECK_THROW(client.set("one-too-many", "v"), zstore::client::WriteQueueFull);
+  BOOST_CHECK_THROW(client.erase("k0"), zstore::client::WriteQueueFull);
+  BOOST_CHECK_EQUAL(client.stats().kvsets_dropped, 0u);
+}
