@@ -246,8 +246,22 @@ void DafkaStore::send_acks(std::span<const PartitionTouched> touched) {
   }
 }
 
+// A HEAD at or below our head: its producer may have missed our ACK (it
+// learnt our publisher after we sent it), so it gets our head again, at
+// most once per kHeadAckInterval per partition.
 void DafkaStore::on_head(const dafka::Head& head) {
   Key key(head.subject, head.partition);
+  auto ours = log_.head(head.subject, head.partition);
+  if (ours && head.sequence <= *ours) {
+    auto now = Clock::now();
+    auto [it, fresh] = head_acked_.try_emplace(key, now);
+    if (!fresh && now - it->second < kHeadAckInterval) return;
+    it->second = now;
+    if (send(dafka::encode(dafka::Ack{head.partition, head.subject, *ours}))) {
+      metrics_.acks_sent.fetch_add(1, std::memory_order_relaxed);
+    }
+    return;
+  }
   gaps_.note_seen(key, head.sequence);
   request_missing(key, false);
 }
@@ -282,7 +296,15 @@ void DafkaStore::on_fetch(dafka::Fetch&& fetch) {
   // on (the requester sees the gap, as Kafka's auto.offset.reset=earliest).
   std::uint64_t from = std::max(fetch.sequence, log_.floor(fetch.subject, fetch.topic));
   auto cursor = log_.read(fetch.subject, fetch.topic, from, count);
-  if (!fetches_.start(std::move(fetch.address), std::move(cursor))) {
+  // An answer that stops short of our head (the requester's window, or our
+  // cap) ends with a DIRECT-HEAD of it, so a consumer with a bounded FETCH
+  // window (the reference one stops at 100,000) asks for the rest.
+  protocol::Frames trailer;
+  auto head = log_.head(fetch.subject, fetch.topic);
+  if (head && from < *head && *head - from >= count) {
+    trailer = dafka::encode(dafka::DirectHead{fetch.address, fetch.topic, fetch.subject, *head});
+  }
+  if (!fetches_.start(std::move(fetch.address), std::move(cursor), std::move(trailer))) {
     report_invalid("FETCH: too many FETCHes being answered");
     return;
   }
@@ -295,6 +317,8 @@ void DafkaStore::pump_fetches() {
     return try_send(xpub_, frames) == SendOutcome::kSent;
   });
   metrics_.direct_records_sent.fetch_add(sent, std::memory_order_relaxed);
+  metrics_.direct_heads_sent.fetch_add(fetches_.trailers_sent() - trailers_counted_, std::memory_order_relaxed);
+  trailers_counted_ = fetches_.trailers_sent();
 }
 
 void DafkaStore::send_heads(const std::string& consumer, const std::string& subject) {
@@ -358,6 +382,7 @@ void DafkaStore::on_timer() {
   }
   if (now < next_retry_) return;
   next_retry_ = now + config_.fetch_retry;
+  std::erase_if(head_acked_, [&](const auto& entry) { return now - entry.second >= kHeadAckInterval; });
   for (const auto& key : gaps_.keys()) request_missing(key, true);
 }
 

@@ -4,9 +4,10 @@
 // and subscribes to M and H (all), D+address, F (all), G (all), W+address.
 // RECORDs and DIRECT-RECORDs drained in one loop turn are written in one
 // batch (DafkaLog); only then are they ACKed (server/dafka_acks.h: one
-// cumulative ACK per partition). Gaps seen from records or HEADs are
+// cumulative ACK per partition), and a HEAD at or below our head gets an
+// ACK of our head (rate-limited per partition). Gaps seen from records or HEADs are
 // FETCHed, retried on a timer (server/dafka_gaps.h). FETCHes from others are answered from disk,
-// sliced across turns; GET-HEADS and CONSUMER-HELLO get DIRECT-HEADs; a
+// sliced across turns, an answer short of our head followed by a DIRECT-HEAD; GET-HEADS and CONSUMER-HELLO get DIRECT-HEADs; a
 // subscription to L+address gets a STORE-HELLO. Malformed input is counted
 // and dropped. start() binds and runs the reactor on its own thread; stop()
 // joins it.
@@ -163,12 +164,17 @@ class DafkaStore {
   std::map<std::string, Connection> connected_;  // by publisher endpoint
   GapTracker gaps_;
   FetchPump fetches_;
+  std::uint64_t trailers_counted_ = 0;  // fetches_.trailers_sent() already in metrics_.direct_heads_sent
   IoBatching::Vote io_vote_;  // while FETCHes are answered
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
   RateLimiter peer_log_;
   std::uint64_t refused_since_ok_ = 0;  // records refused since the last successful write
   Clock::time_point next_retry_{};
+  // HEADs at or below our head are answered with an ACK at most this often
+  // per partition (on_head); the map holds the ones answered within it.
+  static constexpr std::chrono::milliseconds kHeadAckInterval{250};
+  std::map<Key, Clock::time_point, storage::DafkaPartitionOrder> head_acked_;
 };
 
 }  // namespace zstore::server

@@ -8,16 +8,20 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <zmq.hpp>
+#include <zmq_addon.hpp>
 
+#include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
 #include "tests/ops/ops_support.h"
 #include "tests/support/dafka_node.h"
@@ -52,7 +56,13 @@ struct Store {
     BOOST_REQUIRE_MESSAGE(zstored.start(), "zstored did not start: " + zstored.log());
     address = node_address();
   }
+  // The default arguments, with a flag of extra (and its value) in place of
+  // the default's.
   static std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& extra) {
+    for (const auto& flag : extra) {
+      auto it = std::find(a.begin(), a.end(), flag);
+      if (flag.starts_with("--") && it != a.end() && it + 1 != a.end()) a.erase(it, it + 2);
+    }
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -475,4 +485,107 @@ BOOST_AUTO_TEST_CASE(io_thread_batches_only_while_fetches_are_answered) {
 BOOST_AUTO_TEST_CASE(io_thread_keeps_its_policy_by_default) {
   Env env;
   BOOST_CHECK_EQUAL(io_policy_while_fetches_are_answered(env), SCHED_OTHER);
+}
+
+// A new peer gets our beacon at once, as reference nodes answer one
+// (dafka_beacon.c), not at our next periodic beacon: a reference producer
+// learns our publisher that way, before it waits for our ACK. zstored
+// beacons every 10 s here; a listener on the tower hears its answer to a
+// node that begins beaconing well within that.
+BOOST_AUTO_TEST_CASE(a_new_peer_gets_our_beacon_at_once) {
+  Env env({"--beacon-interval-ms", "10000", "--beacon-timeout-ms", "30000"});
+  zmq::socket_t listener(env.ctx, zmq::socket_type::sub);
+  listener.set(zmq::sockopt::linger, 0);
+  listener.set(zmq::sockopt::subscribe, "");
+  listener.connect("tcp://127.0.0.1:" + std::to_string(env.store.tower() + 1));
+  auto heard = [&](const std::function<bool(zstore::protocol::FrameViews)>& pred, std::chrono::milliseconds within,
+                   const std::function<void()>& meanwhile = {}) {
+    auto deadline = Clock::now() + within;
+    while (Clock::now() < deadline) {
+      if (meanwhile) meanwhile();
+      zmq::pollitem_t item{listener.handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, 20ms) <= 0) continue;
+      std::vector<zmq::message_t> parts;
+      if (!zmq::recv_multipart(listener, std::back_inserter(parts))) continue;
+      std::vector<std::string_view> views;
+      for (auto& part : parts) views.emplace_back(static_cast<const char*>(part.data()), part.size());
+      if (pred(views)) return true;
+    }
+    return false;
+  };
+  // The tower's welcome: our subscription is in place.
+  BOOST_REQUIRE(heard([](zstore::protocol::FrameViews f) { return zstore::protocol::beacon::is_welcome(f); }, 10s));
+  auto is_store_beacon = [&](zstore::protocol::FrameViews f) {
+    auto b = zstore::protocol::beacon::decode_tower_beacon(f);
+    return b && b->uuid == env.store.address;
+  };
+  FakeNode node(env.ctx, env.store.tower(), {'K'});
+  auto started = Clock::now();
+  BOOST_REQUIRE_MESSAGE(heard(is_store_beacon, 3s, [&] { node.tick(); }), env.store.zstored.log());
+  BOOST_TEST_MESSAGE("store beacon heard " << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()
+                                           << " ms after the new node's first beacon");
+}
+
+// A producer whose ACK went out before it was connected to us (it learnt
+// our publisher late) gets an ACK of our head for its next HEAD at or
+// below it, within one beacon interval, rather than waiting for ever.
+BOOST_AUTO_TEST_CASE(a_producer_that_connects_after_its_records_were_stored_is_acked_on_its_head) {
+  Env env({"--beacon-interval-ms", "1000"});
+  // Beacons (so the store connects to its publisher) but hears nothing yet.
+  FakeNode p(env.ctx, env.store.tower(), {'K', 'F'});
+  auto c = env.consumer();
+  BOOST_REQUIRE_MESSAGE(wait_head(*c, p.address(), 2, [&] {
+                          p.tick();
+                          for (std::uint64_t s = 0; s <= 2; ++s) p.send(record(p, s));
+                        }),
+                        env.store.zstored.log());
+  p.connect(env.store.endpoint());
+  auto connected = Clock::now();
+  auto ack = p.wait_for(is<dafka::Ack>([&](const dafka::Ack& a) { return a.topic == p.address(); }), 1s,
+                        [&] { p.send(dafka::Head{kTopic, p.address(), kTopic, 2}); });
+  BOOST_REQUIRE_MESSAGE(ack, env.store.zstored.log());
+  BOOST_CHECK_EQUAL(std::get<dafka::Ack>(*ack).subject, kTopic);
+  BOOST_CHECK_EQUAL(std::get<dafka::Ack>(*ack).sequence, 2u);
+  BOOST_TEST_MESSAGE("ACKed " << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - connected).count()
+                              << " ms after connecting");
+}
+
+// A FETCH answered short of our head (here: a consumer's window of 10 of
+// 30 records) is followed, after its last DIRECT-RECORD, by a DIRECT-HEAD of
+// our head, so a consumer with a bounded FETCH window asks for the rest; an
+// answer that reaches the head is not.
+BOOST_AUTO_TEST_CASE(a_fetch_answered_short_of_the_head_is_followed_by_a_direct_head) {
+  Env env;
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, range(30), 29));
+  auto c = env.consumer();
+  BOOST_REQUIRE(wait_head(*c, p->address(), 29));
+  // What reaches c for p's partition, in order, until a DIRECT-HEAD comes
+  // after some DIRECT-RECORD (or the time is up).
+  auto answer = [&](const dafka::Fetch& fetch, std::chrono::milliseconds within) {
+    std::vector<dafka::Message> got;
+    c->send(fetch);
+    c->wait_for(
+        [&](const dafka::Message& m) {
+          auto* d = std::get_if<dafka::DirectRecord>(&m);
+          auto* h = std::get_if<dafka::DirectHead>(&m);
+          if ((d && d->topic == c->address()) || (h && h->topic == c->address() && !got.empty())) got.push_back(m);
+          return h && !got.empty() && std::holds_alternative<dafka::DirectHead>(got.back());
+        },
+        within);
+    return got;
+  };
+  auto got = answer(dafka::Fetch{p->address(), c->address(), kTopic, 0, 10}, 10s);
+  BOOST_REQUIRE_EQUAL(got.size(), 11u);
+  for (std::uint64_t i = 0; i < 10; ++i) {
+    auto* d = std::get_if<dafka::DirectRecord>(&got[i]);
+    BOOST_REQUIRE(d);
+    BOOST_CHECK_EQUAL(d->sequence, i);
+  }
+  auto& head = std::get<dafka::DirectHead>(got.back());
+  BOOST_CHECK_EQUAL(head.partition, p->address());
+  BOOST_CHECK_EQUAL(head.subject, kTopic);
+  BOOST_CHECK_EQUAL(head.sequence, 29u);
+  got = answer(dafka::Fetch{p->address(), c->address(), kTopic, 20, 10}, 1s);
+  BOOST_CHECK_EQUAL(got.size(), 10u);  // the records, and no DIRECT-HEAD after them
 }
