@@ -24,7 +24,9 @@ bool FetchPump::start(std::string requester, std::unique_ptr<storage::DafkaCurso
 bool FetchPump::load_next(Session& s) {
   if (s.pending || s.done) return true;
   if (!s.cursor->next_view(&s.record)) {
-    if (!s.cursor->status().ok()) spdlog::error("FETCH answer cut short: {}", s.cursor->status().message());
+    if (!s.cursor->status().ok()) {
+      error_log_.log(spdlog::level::err, "FETCH answer cut short: {}", s.cursor->status().message());
+    }
     s.done = true;
     return !s.trailer.empty();
   }

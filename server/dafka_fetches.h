@@ -15,6 +15,7 @@
 #include <string>
 
 #include "protocol/frames.h"
+#include "server/log.h"
 #include "storage/dafka_log.h"
 
 namespace zstore::server {
@@ -60,6 +61,7 @@ class FetchPump {
   std::deque<Session> sessions_;
   bool blocked_ = false;
   std::uint64_t trailers_sent_ = 0;
+  RateLimiter error_log_;  // read errors, one per FETCH
 };
 
 }  // namespace zstore::server

@@ -355,14 +355,16 @@ void DafkaStore::give_up(const Key& key, GapTracker::Range missing) {
     return;  // the next timer tries again
   }
   if (skipped == 0) {
-    spdlog::info("Dafka partition {} of '{}': no answer for offsets {}..{} after {} FETCHes; waiting for its next HEAD",
+    gap_log_.log(spdlog::level::info,
+                 "Dafka partition {} of '{}': no answer for offsets {}..{} after {} FETCHes; waiting for its next HEAD",
                  key.second, key.first, missing.from, missing.end - 1, config_.max_fetch_retries);
     gaps_.forget(key);
     return;
   }
   metrics_.gaps_skipped.fetch_add(1, std::memory_order_relaxed);
   metrics_.offsets_skipped.fetch_add(skipped, std::memory_order_relaxed);
-  spdlog::warn("Dafka partition {} of '{}': offsets {}..{} still missing after {} FETCHes: skipped, head now {}",
+  gap_log_.log(spdlog::level::warn,
+               "Dafka partition {} of '{}': offsets {}..{} still missing after {} FETCHes: skipped, head now {}",
                key.second, key.first, missing.from, missing.from + skipped - 1, config_.max_fetch_retries,
                log_.head(key.first, key.second).value_or(0));
   gaps_.reset_retries(key);

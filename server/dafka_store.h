@@ -169,6 +169,7 @@ class DafkaStore {
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
   RateLimiter peer_log_;
+  RateLimiter gap_log_;  // gaps given up: one line per partition, so many partitions are many lines
   std::uint64_t refused_since_ok_ = 0;  // records refused since the last successful write
   Clock::time_point next_retry_{};
   // HEADs at or below our head are answered with an ACK at most this often

@@ -589,3 +589,32 @@ BOOST_AUTO_TEST_CASE(a_fetch_answered_short_of_the_head_is_followed_by_a_direct_
   got = answer(dafka::Fetch{p->address(), c->address(), kTopic, 20, 10}, 1s);
   BOOST_CHECK_EQUAL(got.size(), 10u);  // the records, and no DIRECT-HEAD after them
 }
+
+// A gap given up is one log line per partition: for many partitions at
+// once the lines are rate-limited (server/log.h: 10 a second, the rest
+// counted as suppressed), while /metrics counts every gap.
+BOOST_AUTO_TEST_CASE(gaps_given_up_on_many_partitions_log_a_bounded_number_of_lines) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-fetch-retry-ms", "100", "--dafka-fetch-retries", "1", "--http-port", std::to_string(http)});
+  auto skipped = [&] {
+    return zstore::testing::metric(zstore::testing::scrape_metrics(http), "zstore_dafka_gaps_skipped_total");
+  };
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // the store is connected to p's publisher
+  constexpr int kPartitions = 200;
+  // Offset 1 of partitions nobody answers FETCHes for: each gap (offset 0)
+  // is given up after its retry.
+  for (int i = 0; i < kPartitions; ++i) {
+    p->send(dafka::Record{kTopic, zstore::testing::random_dafka_address(), kTopic, 1, "x"});
+  }
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] { return skipped() >= kPartitions; }, 20s),
+                        "gaps skipped: " << skipped());
+  std::string log = env.store.zstored.log();
+  std::size_t lines = 0;
+  for (auto at = log.find("still missing after"); at != std::string::npos; at = log.find("still missing after", at + 1)) {
+    ++lines;
+  }
+  BOOST_TEST_MESSAGE(lines << " line(s) for " << kPartitions << " gaps skipped");
+  BOOST_CHECK_GE(lines, 1u);
+  BOOST_CHECK_LE(lines, 50u);
+}
