@@ -618,3 +618,125 @@ BOOST_AUTO_TEST_CASE(gaps_given_up_on_many_partitions_log_a_bounded_number_of_li
   BOOST_CHECK_GE(lines, 1u);
   BOOST_CHECK_LE(lines, 50u);
 }
+
+namespace {
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// How many samples of a family a scrape holds.
+std::size_t samples_of(const std::map<std::string, double>& m, const std::string& family) {
+  std::size_t n = 0;
+  for (const auto& [sample, value] : m) n += sample.starts_with(family + "{") ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+// Past --dafka-max-partitions-per-topic and --dafka-max-topics a record of
+// a new partition is refused: never stored, counted by limit in /metrics,
+// logged once per --dafka-limits-interval-ms; a record whose topic name is
+// not printable UTF-8 is dropped as invalid and never becomes a label.
+// Partitions held go on as before.
+BOOST_AUTO_TEST_CASE(records_past_the_partition_and_topic_limits_are_refused_counted_and_logged_once) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-max-partitions-per-topic", "3", "--dafka-max-topics", "2", "--dafka-limits-interval-ms", "60000",
+           "--http-port", std::to_string(http)});
+  auto scrape = [&] { return zstore::testing::scrape_metrics(http); };
+  auto refused = [&](const std::string& limit) {
+    return zstore::testing::metric(scrape(), "zstore_dafka_refused_by_limit_total{limit=\"" + limit + "\"}");
+  };
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // partition 1 of 3 of kTopic
+  std::vector<std::string> partitions;
+  for (int i = 0; i < 4; ++i) {
+    partitions.push_back(zstore::testing::random_dafka_address());
+    p->send(dafka::Record{kTopic, partitions.back(), kTopic, 0, "x"});
+  }
+  p->send(dafka::Record{"second", p->address(), "second", 0, "x"});  // topic 2 of 2
+  p->send(dafka::Record{"third", p->address(), "third", 0, "x"});
+  p->send(dafka::Record{"bad\xff", p->address(), "bad\xff", 0, "x"});
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] {
+                          return refused("partitions_per_topic") >= 2 && refused("topics") >= 1 &&
+                                 zstore::testing::metric(scrape(), "zstore_dafka_invalid_total") >= 1;
+                        }),
+                        env.store.zstored.log());
+  auto m = scrape();
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_refused_by_limit_total{limit=\"partitions_per_topic\"}"), 2);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_refused_by_limit_total{limit=\"topics\"}"), 1);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_partitions"), 4);  // 3 of kTopic, 1 of "second"
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topics"), 2);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_limit{limit=\"partitions_per_topic\"}"), 3);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_limit{limit=\"topics\"}"), 2);
+  BOOST_CHECK_EQUAL(m.count("zstore_dafka_topic_records{topic=\"third\"}"), 0u);
+  std::string body = zstore::testing::http_request(http, "GET", "/metrics").body;
+  BOOST_CHECK(body.find("topic=\"bad") == std::string::npos);
+  BOOST_CHECK(body.find("\xff") == std::string::npos);
+  // Exactly 3 partitions of kTopic are stored: the store's own heads say so.
+  auto c = env.consumer();
+  std::map<std::string, std::uint64_t> heads;
+  c->wait_for(is<dafka::DirectHead>([&](const dafka::DirectHead& h) {
+                if (h.topic == c->address() && h.subject == kTopic) heads[h.partition] = h.sequence;
+                return false;
+              }),
+              2s, [&] { c->send(dafka::GetHeads{kTopic, c->address()}); });
+  BOOST_CHECK_EQUAL(heads.size(), 3u);
+  BOOST_CHECK_EQUAL(count_of(env.store.zstored.log(), "Dafka: refused partition"), 1u);  // once per interval
+  BOOST_CHECK(produce_until_acked(*p, {1}, 1));  // a partition held is not limited
+}
+
+// --dafka-max-new-partitions bounds the partitions taken per interval, from
+// all producers together: the rest are refused until the next interval.
+BOOST_AUTO_TEST_CASE(new_partitions_past_the_rate_limit_are_refused) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-max-new-partitions", "3", "--dafka-limits-interval-ms", "60000", "--http-port", std::to_string(http)});
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // 1 of 3
+  for (int i = 0; i < 5; ++i) p->send(dafka::Record{kTopic, zstore::testing::random_dafka_address(), kTopic, 0, "x"});
+  auto refused = [&] {
+    return zstore::testing::metric(zstore::testing::scrape_metrics(http),
+                                   "zstore_dafka_refused_by_limit_total{limit=\"new_partitions\"}");
+  };
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] { return refused() >= 3; }), env.store.zstored.log());
+  auto m = zstore::testing::scrape_metrics(http);
+  BOOST_CHECK_EQUAL(refused(), 3);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_partitions"), 3);
+}
+
+// /metrics keeps --dafka-metrics-topics per-topic series (the topics
+// holding the most bytes) and sums the rest under topic="", so a scrape
+// stays small with any number of topics.
+BOOST_AUTO_TEST_CASE(metrics_keep_a_bounded_number_of_topic_series) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-metrics-topics", "5", "--http-port", std::to_string(http)});
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));
+  constexpr int kTopics = 20;  // besides kTopic; topic i holds i + 1 bytes
+  for (int i = 0; i < kTopics; ++i) {
+    std::string topic = "topic-" + std::to_string(i);
+    p->send(dafka::Record{topic, p->address(), topic, 0, std::string(static_cast<std::size_t>(i) + 1, 'b')});
+  }
+  auto m = zstore::testing::scrape_metrics(http);
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] {
+                          m = zstore::testing::scrape_metrics(http);
+                          return zstore::testing::metric(m, "zstore_dafka_topics") >= kTopics + 1;
+                        }),
+                        env.store.zstored.log());
+  BOOST_CHECK_EQUAL(samples_of(m, "zstore_dafka_topic_records"), 6u);
+  BOOST_CHECK_EQUAL(samples_of(m, "zstore_dafka_topic_bytes"), 6u);
+  BOOST_CHECK_EQUAL(samples_of(m, "zstore_dafka_topic_partitions"), 6u);
+  for (int i = kTopics - 5; i < kTopics; ++i) {  // the 5 largest
+    BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topic_bytes{topic=\"topic-" + std::to_string(i) + "\"}"),
+                      i + 1);
+  }
+  double rest = 0;  // kTopic's record and topics 0..14
+  std::string content0 = record(*p, 0).content;
+  rest += static_cast<double>(content0.size());
+  for (int i = 0; i < kTopics - 5; ++i) rest += i + 1;
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topic_bytes{topic=\"\"}"), rest);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topic_partitions{topic=\"\"}"), kTopics - 5 + 1);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topics_unlisted"), kTopics - 5 + 1);
+}
