@@ -376,4 +376,36 @@ bool is_valid_address(std::string_view address) {
   return true;
 }
 
+bool is_valid_topic_name(std::string_view topic) {
+  if (topic.empty() || topic.size() > 255) return false;
+  std::size_t i = 0;
+  while (i < topic.size()) {
+    auto b0 = static_cast<unsigned char>(topic[i]);
+    std::uint32_t cp = 0;
+    std::size_t len = 0;
+    std::uint32_t min = 0;
+    if (b0 < 0x80) {
+      cp = b0, len = 1;
+    } else if ((b0 & 0xE0) == 0xC0) {
+      cp = b0 & 0x1F, len = 2, min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+      cp = b0 & 0x0F, len = 3, min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+      cp = b0 & 0x07, len = 4, min = 0x10000;
+    } else {
+      return false;  // a continuation byte first, or 0xF8..0xFF
+    }
+    if (i + len > topic.size()) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      auto b = static_cast<unsigned char>(topic[i + k]);
+      if ((b & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return false;
+    i += len;
+  }
+  return true;
+}
+
 }  // namespace zstore::protocol::dafka

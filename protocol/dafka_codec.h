@@ -113,4 +113,11 @@ std::string make_address(const unsigned char uuid[kUuidBytes]);
 // True for exactly 32 characters from 0-9A-F.
 bool is_valid_address(std::string_view address);
 
+// True for a topic (subject) name a store keeps: 1..255 bytes of
+// well-formed UTF-8 (RFC 3629: no overlong form, surrogate or code point
+// past U+10FFFF) without control characters (U+0000-U+001F, U+007F-U+009F),
+// so it is safe as a database key, a log field and a metric label. (Wider
+// than is_valid_topic(), which only keeps the frame's NUL terminator apart.)
+bool is_valid_topic_name(std::string_view topic);
+
 }  // namespace zstore::protocol::dafka

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "protocol/beacon.h"
@@ -78,7 +79,8 @@ void DafkaDiscovery::on_readable(std::vector<PeerChange>* changes) {
     if (it != peers_.end()) changes->push_back({PeerChange::Kind::kDisconnect, it->second.endpoint, it->second.key});
     peers_[b->uuid] = Peer{b->endpoint, b->key, now};
     changes->push_back({PeerChange::Kind::kConnect, b->endpoint, b->key});
-    spdlog::info("Dafka peer {} at {}{}", b->uuid, b->endpoint, b->key.empty() ? "" : " (key " + b->key + ")");
+    next_beacon_ = std::min(next_beacon_, std::max(now, last_beacon_ + kAnswerGap));
+    peer_log_.log(spdlog::level::info, "Dafka peer {} at {}{}", b->uuid, b->endpoint, b->key.empty() ? "" : " (key " + b->key + ")");
   }
 }
 
@@ -86,6 +88,7 @@ void DafkaDiscovery::on_timer(std::vector<PeerChange>* changes) {
   auto now = Clock::now();
   if (now >= next_beacon_) {
     beacon();
+    last_beacon_ = now;
     next_beacon_ = now + config_.interval;
   }
   for (auto it = peers_.begin(); it != peers_.end();) {
@@ -93,7 +96,7 @@ void DafkaDiscovery::on_timer(std::vector<PeerChange>* changes) {
       ++it;
       continue;
     }
-    spdlog::info("Dafka peer {} at {} timed out", it->first, it->second.endpoint);
+    peer_log_.log(spdlog::level::info, "Dafka peer {} at {} timed out", it->first, it->second.endpoint);
     changes->push_back({PeerChange::Kind::kDisconnect, it->second.endpoint, it->second.key});
     it = peers_.erase(it);
   }

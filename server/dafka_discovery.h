@@ -3,7 +3,10 @@
 // "B | address | host | port" every interval; a SUB connected to each
 // tower's XPUB (T+1) receives tower beacons. The peer table maps a node uuid
 // to its publisher endpoint; a peer silent for the timeout is dropped. Our
-// own beacon is ignored. Never waits for a tower: beacons sent before a tower
+// own beacon is ignored. A new peer (or one that came back or moved) gets
+// our beacon at once, as reference nodes answer one (dafka_beacon.c), so it
+// learns our publisher before it waits for an ACK we already sent; these
+// answers come at most every kAnswerGap. Never waits for a tower: beacons sent before a tower
 // is up are simply lost. With a certificate in `security` both sockets are
 // CURVE clients of the towers (whose key is security.server_key) and our
 // beacon carries our public key, so peers can connect to our publisher; a
@@ -54,11 +57,16 @@ class DafkaDiscovery {
   zmq::socket_t& subscriber() { return sub_; }
 
   // Reads waiting tower beacons; new or moved peers yield kConnect (and
-  // kDisconnect of the old endpoint).
+  // kDisconnect of the old endpoint) and bring our next beacon forward to
+  // now (on_timer sends it), or kAnswerGap after the last one.
   void on_readable(std::vector<PeerChange>* changes);
   // Beacons when due and drops silent peers (kDisconnect).
   void on_timer(std::vector<PeerChange>* changes);
   Clock::time_point next_deadline() const;
+
+  // Answers to new peers are at most this close together (a flood of new
+  // uuids costs a beacon per gap, not one per uuid).
+  static constexpr std::chrono::milliseconds kAnswerGap{100};
 
  private:
   struct Peer {
@@ -75,7 +83,9 @@ class DafkaDiscovery {
   zmq::socket_t sub_;
   std::map<std::string, Peer> peers_;  // by uuid
   Clock::time_point next_beacon_{};
+  Clock::time_point last_beacon_{};
   RateLimiter bad_input_log_;
+  RateLimiter peer_log_;  // peers come and go as others choose: a flood of uuids is not a flood of lines
 };
 
 }  // namespace zstore::server

@@ -1,7 +1,8 @@
 // FetchPump: answers FETCHes from disk, a slice per loop turn, so a FETCH
 // for a million records never stalls the reactor. Each session reads its
 // range with a DafkaCursor and sends DIRECT-RECORDs addressed to the
-// requester, ascending, exactly the records stored in the range. A send that
+// requester, ascending, exactly the records stored in the range, then the
+// session's trailer if it has one. A send that
 // would block keeps its message and pauses the pump until the next turn.
 // Owned and driven by one reactor thread.
 #pragma once
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "protocol/frames.h"
+#include "server/log.h"
 #include "storage/dafka_log.h"
 
 namespace zstore::server {
@@ -25,11 +27,15 @@ class FetchPump {
   explicit FetchPump(std::size_t max_sessions) : max_sessions_(max_sessions) {}
 
   // Queues a session; false (nothing queued) when max_sessions are active.
-  bool start(std::string requester, std::unique_ptr<storage::DafkaCursor> cursor);
+  // A non-empty trailer is sent once after the session's last record (the
+  // store's DIRECT-HEAD after an answer short of its head).
+  bool start(std::string requester, std::unique_ptr<storage::DafkaCursor> cursor, protocol::Frames trailer = {});
   // Sends up to `budget` messages round-robin over sessions; returns how
   // many were sent. Stops early on would-block (see blocked()).
   std::size_t pump(std::size_t budget, const Send& send);
 
+  // Trailers sent since construction.
+  std::uint64_t trailers_sent() const { return trailers_sent_; }
   bool active() const { return !sessions_.empty(); }
   bool blocked() const { return blocked_; }
   void clear() { sessions_.clear(); }
@@ -43,6 +49,8 @@ class FetchPump {
     std::string header_partition;     // the partition and subject header was encoded for
     std::string header_subject;
     bool pending = false;  // record is read but not yet sent (the cursor waits: its view stays valid)
+    bool done = false;     // every record sent; the trailer is what is left
+    protocol::Frames trailer;
   };
   // Reads the next record and writes its header unless one is pending;
   // false when the session is done. A record of the partition of the last
@@ -52,6 +60,8 @@ class FetchPump {
   std::size_t max_sessions_;
   std::deque<Session> sessions_;
   bool blocked_ = false;
+  std::uint64_t trailers_sent_ = 0;
+  RateLimiter error_log_;  // read errors, one per FETCH
 };
 
 }  // namespace zstore::server

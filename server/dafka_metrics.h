@@ -23,7 +23,16 @@ struct DafkaMetrics {
   std::atomic<std::uint64_t> store_hellos_sent{0};
   std::atomic<std::uint64_t> sends_dropped{0};   // would-block on a message the protocol retries
   std::atomic<std::uint64_t> write_failures{0};
-  std::atomic<std::uint64_t> invalid{0};         // decoded but unusable (bad address, ...)
+  std::atomic<std::uint64_t> invalid{0};         // decoded but unusable (bad address, topic name, ...)
+  // Records (and HEADs) of new partitions refused by a partition limit
+  // (server/dafka_limits.h), by PartitionRefusal; index 0 unused.
+  std::atomic<std::uint64_t> refused_by_limit[5] = {};
+  // The limits, as configured (0 = none), for /metrics.
+  std::atomic<std::uint64_t> limit_topics{0};
+  std::atomic<std::uint64_t> limit_partitions{0};
+  std::atomic<std::uint64_t> limit_partitions_per_topic{0};
+  std::atomic<std::uint64_t> limit_new_partitions{0};
+  std::atomic<std::uint64_t> limit_interval_ms{0};
   std::atomic<std::uint64_t> peers{0};           // publishers our SUB is connected to
   std::atomic<std::uint64_t> peers_refused{0};   // announced publishers outside --dafka-peers or (CURVE) without an allowed key
   std::atomic<std::uint64_t> peer_reconnects{0};  // connections to publishers opened again after they ended

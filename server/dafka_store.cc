@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "protocol/endpoint.h"
@@ -22,6 +24,11 @@ struct DafkaStore::Turn {
   std::deque<zmq::message_t> parts;
   std::vector<storage::DafkaRecordRef> records;
   std::vector<dafka::Message> later;  // handled once the records are on disk
+  // New partitions admitted this turn (not in the log until commit), and
+  // per topic how many of them.
+  std::set<Key, storage::DafkaPartitionOrder> admitted;
+  std::map<std::string, std::uint64_t, std::less<>> admitted_in_topic;
+  std::uint64_t admitted_topics = 0;  // topics among them the log does not hold
 };
 
 DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address,
@@ -30,7 +37,15 @@ DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string 
       discovery_(ctx, DiscoveryConfig{address_, config_.advertise, config_.port, config_.towers,
                                       config_.beacon_interval, config_.beacon_timeout, config_.security},
                  metrics),
-      gaps_(config_.fetch_retry, config_.max_fetch_retries), fetches_(config_.max_fetch_sessions), io_vote_(config_.io_batching) {}
+      gaps_(config_.fetch_retry, config_.max_fetch_retries), fetches_(config_.max_fetch_sessions), io_vote_(config_.io_batching),
+      partition_limits_(config_.partition_limits), limits_log_(1, config_.partition_limits.interval) {
+  const auto& l = config_.partition_limits;
+  metrics_.limit_topics = l.max_topics;
+  metrics_.limit_partitions = l.max_partitions;
+  metrics_.limit_partitions_per_topic = l.max_partitions_per_topic;
+  metrics_.limit_new_partitions = l.max_new_partitions;
+  metrics_.limit_interval_ms = static_cast<std::uint64_t>(l.interval.count());
+}
 
 DafkaStore::~DafkaStore() { stop(); }
 
@@ -172,7 +187,49 @@ void DafkaStore::take_record(const dafka::RecordView& r, Turn* turn) {
   if (!dafka::is_valid_address(r.partition)) {
     return report_invalid(direct ? "DIRECT-RECORD with an invalid partition" : "RECORD with an invalid partition");
   }
+  if (!dafka::is_valid_topic_name(r.subject)) {
+    return report_invalid(direct ? "DIRECT-RECORD with an invalid topic name" : "RECORD with an invalid topic name");
+  }
+  if (!admit(r.subject, r.partition, turn)) return;
   turn->records.emplace_back(r.subject, r.partition, r.sequence, r.content);
+}
+
+bool DafkaStore::admit(std::string_view subject, std::string_view partition, Turn* turn) {
+  if (log_.known(subject, partition)) return true;
+  std::pair<std::string_view, std::string_view> key(subject, partition);
+  if (turn && turn->admitted.find(key) != turn->admitted.end()) return true;
+  PartitionsHeld held{log_.topic_count(), log_.partition_count(), log_.partitions_of(subject)};
+  std::uint64_t in_turn = 0;
+  if (turn) {
+    auto it = turn->admitted_in_topic.find(subject);
+    in_turn = it == turn->admitted_in_topic.end() ? 0 : it->second;
+    held.topics += turn->admitted_topics;
+    held.partitions += turn->admitted.size();
+    held.in_topic += in_turn;
+  }
+  PartitionRefusal refusal = partition_limits_.admit(held, Clock::now());
+  if (refusal != PartitionRefusal::kNone) {
+    metrics_.refused_by_limit[static_cast<int>(refusal)].fetch_add(1, std::memory_order_relaxed);
+    const auto& l = config_.partition_limits;
+    std::uint64_t limit = refusal == PartitionRefusal::kTopics       ? l.max_topics
+                          : refusal == PartitionRefusal::kPartitions ? l.max_partitions
+                          : refusal == PartitionRefusal::kPartitionsInTopic ? l.max_partitions_per_topic
+                                                                             : l.max_new_partitions;
+    limits_log_.log(spdlog::level::warn,
+                    "Dafka: refused partition {} of '{}' (not stored): past the limit of {} {}{}", partition, subject,
+                    limit, to_string(refusal), refusal == PartitionRefusal::kNewPartitions ? " per interval" : "");
+    return false;
+  }
+  if (turn) {
+    if (held.in_topic == 0) ++turn->admitted_topics;
+    if (in_turn == 0) {
+      turn->admitted_in_topic.emplace(std::string(subject), 1);
+    } else {
+      ++turn->admitted_in_topic.find(subject)->second;
+    }
+    turn->admitted.emplace(std::string(subject), std::string(partition));
+  }
+  return true;
 }
 
 void DafkaStore::dispatch(dafka::Borrowed&& borrowed, Turn* turn) {
@@ -180,6 +237,7 @@ void DafkaStore::dispatch(dafka::Borrowed&& borrowed, Turn* turn) {
   auto& msg = std::get<dafka::Message>(borrowed);
   if (auto* h = std::get_if<dafka::Head>(&msg)) {
     if (!dafka::is_valid_address(h->partition)) return report_invalid("HEAD with an invalid partition");
+    if (!dafka::is_valid_topic_name(h->subject)) return report_invalid("HEAD with an invalid topic name");
     turn->later.push_back(std::move(msg));
   } else if (auto* f = std::get_if<dafka::Fetch>(&msg)) {
     if (f->address == address_) return;  // our own
@@ -246,8 +304,24 @@ void DafkaStore::send_acks(std::span<const PartitionTouched> touched) {
   }
 }
 
+// A HEAD at or below our head: its producer may have missed our ACK (it
+// learnt our publisher after we sent it), so it gets our head again, at
+// most once per kHeadAckInterval per partition.
 void DafkaStore::on_head(const dafka::Head& head) {
   Key key(head.subject, head.partition);
+  auto ours = log_.head(head.subject, head.partition);
+  if (ours && head.sequence <= *ours) {
+    auto now = Clock::now();
+    auto [it, fresh] = head_acked_.try_emplace(key, now);
+    if (!fresh && now - it->second < kHeadAckInterval) return;
+    it->second = now;
+    if (send(dafka::encode(dafka::Ack{head.partition, head.subject, *ours}))) {
+      metrics_.acks_sent.fetch_add(1, std::memory_order_relaxed);
+    }
+    return;
+  }
+  // An unknown partition would be FETCHed and tracked: a new partition too.
+  if (!ours && !gaps_.tracked(key) && !admit(head.subject, head.partition, nullptr)) return;
   gaps_.note_seen(key, head.sequence);
   request_missing(key, false);
 }
@@ -282,7 +356,15 @@ void DafkaStore::on_fetch(dafka::Fetch&& fetch) {
   // on (the requester sees the gap, as Kafka's auto.offset.reset=earliest).
   std::uint64_t from = std::max(fetch.sequence, log_.floor(fetch.subject, fetch.topic));
   auto cursor = log_.read(fetch.subject, fetch.topic, from, count);
-  if (!fetches_.start(std::move(fetch.address), std::move(cursor))) {
+  // An answer that stops short of our head (the requester's window, or our
+  // cap) ends with a DIRECT-HEAD of it, so a consumer with a bounded FETCH
+  // window (the reference one stops at 100,000) asks for the rest.
+  protocol::Frames trailer;
+  auto head = log_.head(fetch.subject, fetch.topic);
+  if (head && from < *head && *head - from >= count) {
+    trailer = dafka::encode(dafka::DirectHead{fetch.address, fetch.topic, fetch.subject, *head});
+  }
+  if (!fetches_.start(std::move(fetch.address), std::move(cursor), std::move(trailer))) {
     report_invalid("FETCH: too many FETCHes being answered");
     return;
   }
@@ -295,6 +377,8 @@ void DafkaStore::pump_fetches() {
     return try_send(xpub_, frames) == SendOutcome::kSent;
   });
   metrics_.direct_records_sent.fetch_add(sent, std::memory_order_relaxed);
+  metrics_.direct_heads_sent.fetch_add(fetches_.trailers_sent() - trailers_counted_, std::memory_order_relaxed);
+  trailers_counted_ = fetches_.trailers_sent();
 }
 
 void DafkaStore::send_heads(const std::string& consumer, const std::string& subject) {
@@ -331,14 +415,16 @@ void DafkaStore::give_up(const Key& key, GapTracker::Range missing) {
     return;  // the next timer tries again
   }
   if (skipped == 0) {
-    spdlog::info("Dafka partition {} of '{}': no answer for offsets {}..{} after {} FETCHes; waiting for its next HEAD",
+    gap_log_.log(spdlog::level::info,
+                 "Dafka partition {} of '{}': no answer for offsets {}..{} after {} FETCHes; waiting for its next HEAD",
                  key.second, key.first, missing.from, missing.end - 1, config_.max_fetch_retries);
     gaps_.forget(key);
     return;
   }
   metrics_.gaps_skipped.fetch_add(1, std::memory_order_relaxed);
   metrics_.offsets_skipped.fetch_add(skipped, std::memory_order_relaxed);
-  spdlog::warn("Dafka partition {} of '{}': offsets {}..{} still missing after {} FETCHes: skipped, head now {}",
+  gap_log_.log(spdlog::level::warn,
+               "Dafka partition {} of '{}': offsets {}..{} still missing after {} FETCHes: skipped, head now {}",
                key.second, key.first, missing.from, missing.from + skipped - 1, config_.max_fetch_retries,
                log_.head(key.first, key.second).value_or(0));
   gaps_.reset_retries(key);
@@ -358,6 +444,7 @@ void DafkaStore::on_timer() {
   }
   if (now < next_retry_) return;
   next_retry_ = now + config_.fetch_retry;
+  std::erase_if(head_acked_, [&](const auto& entry) { return now - entry.second >= kHeadAckInterval; });
   for (const auto& key : gaps_.keys()) request_missing(key, true);
 }
 

@@ -4,11 +4,14 @@
 // and subscribes to M and H (all), D+address, F (all), G (all), W+address.
 // RECORDs and DIRECT-RECORDs drained in one loop turn are written in one
 // batch (DafkaLog); only then are they ACKed (server/dafka_acks.h: one
-// cumulative ACK per partition). Gaps seen from records or HEADs are
+// cumulative ACK per partition), and a HEAD at or below our head gets an
+// ACK of our head (rate-limited per partition). Gaps seen from records or HEADs are
 // FETCHed, retried on a timer (server/dafka_gaps.h). FETCHes from others are answered from disk,
-// sliced across turns; GET-HEADS and CONSUMER-HELLO get DIRECT-HEADs; a
-// subscription to L+address gets a STORE-HELLO. Malformed input is counted
-// and dropped. start() binds and runs the reactor on its own thread; stop()
+// sliced across turns, an answer short of our head followed by a DIRECT-HEAD; GET-HEADS and CONSUMER-HELLO get DIRECT-HEADs; a
+// subscription to L+address gets a STORE-HELLO. Malformed input (and a
+// topic name that is not printable UTF-8) is counted and dropped; a new
+// partition past config.partition_limits is refused, counted and logged
+// once per interval. start() binds and runs the reactor on its own thread; stop()
 // joins it.
 // With a certificate in config.security (docs/dafka-curve.md) the XPUB is a
 // CURVE server (ZAP domain "dafka-store"), discovery talks CURVE to the
@@ -37,6 +40,7 @@
 #include "server/dafka_discovery.h"
 #include "server/dafka_fetches.h"
 #include "server/dafka_gaps.h"
+#include "server/dafka_limits.h"
 #include "server/dafka_metrics.h"
 #include "server/io_batching.h"
 #include "server/key_revocations.h"
@@ -66,6 +70,7 @@ struct DafkaStoreConfig {
   // largest frame and receive high-water mark (receive_budget.h).
   protocol::dafka::Limits limits;
   std::uint64_t receive_budget_bytes = kDefaultReceiveBudgetBytes;
+  PartitionLimitsConfig partition_limits;  // which new partitions are taken (dafka_limits.h)
   std::vector<protocol::Cidr> peers;  // where the SUB may connect (host in one); empty: anywhere
   security::SocketSecurity security;  // plain without a certificate; server_key: the towers' key
   // With CURVE: the allowed name of a peer's Z85 key, empty when it is not
@@ -110,6 +115,10 @@ class DafkaStore {
   void drain_subscriber();
   void dispatch(protocol::dafka::Borrowed&& borrowed, Turn* turn);
   void take_record(const protocol::dafka::RecordView& r, Turn* turn);
+  // Whether a record (or HEAD, turn null) of this partition may be taken:
+  // a partition held, or a new one within config.partition_limits (then
+  // counted in turn). A refusal is counted and logged once per interval.
+  bool admit(std::string_view subject, std::string_view partition, Turn* turn);
   void commit(Turn* turn);
   void refuse(const Turn& turn, const storage::Status& s);
   void count_outcomes(const std::vector<storage::DafkaAppend>& outcomes);
@@ -163,12 +172,20 @@ class DafkaStore {
   std::map<std::string, Connection> connected_;  // by publisher endpoint
   GapTracker gaps_;
   FetchPump fetches_;
+  std::uint64_t trailers_counted_ = 0;  // fetches_.trailers_sent() already in metrics_.direct_heads_sent
   IoBatching::Vote io_vote_;  // while FETCHes are answered
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
   RateLimiter peer_log_;
+  PartitionLimits partition_limits_;
+  RateLimiter limits_log_;  // one line per limits interval
+  RateLimiter gap_log_;  // gaps given up: one line per partition, so many partitions are many lines
   std::uint64_t refused_since_ok_ = 0;  // records refused since the last successful write
   Clock::time_point next_retry_{};
+  // HEADs at or below our head are answered with an ACK at most this often
+  // per partition (on_head); the map holds the ones answered within it.
+  static constexpr std::chrono::milliseconds kHeadAckInterval{250};
+  std::map<Key, Clock::time_point, storage::DafkaPartitionOrder> head_acked_;
 };
 
 }  // namespace zstore::server

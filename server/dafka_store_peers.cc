@@ -95,7 +95,7 @@ void DafkaStore::reconnect_peer(const std::string& endpoint) {
   try {
     connect_sub(endpoint, it->second.key);
   } catch (const zmq::error_t& e) {
-    spdlog::warn("Dafka: cannot connect to {} again: {}", endpoint, e.what());
+    peer_log_.log(spdlog::level::warn, "Dafka: cannot connect to {} again: {}", endpoint, e.what());
     connected_.erase(it);
     metrics_.peers.store(connected_.size(), std::memory_order_relaxed);
   }
@@ -147,7 +147,8 @@ void DafkaStore::apply(const std::vector<PeerChange>& changes) {
     try {
       connect ? connect_peer(c) : disconnect_peer(c);
     } catch (const zmq::error_t& e) {
-      spdlog::warn("Dafka: cannot {} {}: {}", connect ? "connect to" : "disconnect from", c.endpoint, e.what());
+      peer_log_.log(spdlog::level::warn, "Dafka: cannot {} {}: {}", connect ? "connect to" : "disconnect from",
+                    c.endpoint, e.what());
     }
   }
   metrics_.peers.store(connected_.size(), std::memory_order_relaxed);

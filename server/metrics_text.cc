@@ -1,9 +1,12 @@
 #include "server/metrics_text.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
+#include "protocol/dafka_codec.h"
 #include "protocol/decode_result.h"
+#include "server/dafka_limits.h"
 #include "server/db_admin.h"
 
 namespace zstore::server {
@@ -93,15 +96,44 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
   gauge(w, "zstore_chp_last_sequence", "last CHP sequence number assigned", get(m.last_sequence));
 }
 
-// From counters the log maintains (no scan): one sample per topic.
-void dafka_log_metrics(PromWriter& w, const storage::DafkaLog& log) {
+// From counters the log maintains (no scan). The `top` topics holding the
+// most bytes get a sample each; the others, and any name that is not
+// printable UTF-8 (stored by an older zstored), are summed under topic=""
+// (no topic has that name), so a scrape stays small with any number of
+// topics.
+void dafka_log_metrics(PromWriter& w, const storage::DafkaLog& log, std::size_t top) {
   gauge(w, "zstore_dafka_partitions", "Dafka partitions (subject, publisher) stored", log.partition_count());
   auto topics = log.topic_totals();
-  w.family("zstore_dafka_topic_records", "gauge", "Dafka records held, by topic");
+  gauge(w, "zstore_dafka_topics", "Dafka topics stored", topics.size());
+  storage::DafkaTopicTotals other{"", 0, 0, 0};
+  std::uint64_t unlisted = 0;
+  auto add_to_other = [&](const storage::DafkaTopicTotals& t) {
+    ++unlisted;
+    other.partitions += t.partitions;
+    other.records += t.records;
+    other.bytes += t.bytes;
+  };
+  auto invalid = std::partition(topics.begin(), topics.end(),
+                                [](const storage::DafkaTopicTotals& t) { return protocol::dafka::is_valid_topic_name(t.topic); });
+  std::for_each(invalid, topics.end(), add_to_other);
+  topics.erase(invalid, topics.end());
+  if (topics.size() > top) {
+    auto larger = [](const storage::DafkaTopicTotals& a, const storage::DafkaTopicTotals& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.topic < b.topic;
+    };
+    std::nth_element(topics.begin(), topics.begin() + static_cast<std::ptrdiff_t>(top), topics.end(), larger);
+    std::for_each(topics.begin() + static_cast<std::ptrdiff_t>(top), topics.end(), add_to_other);
+    topics.resize(top);
+    std::sort(topics.begin(), topics.end(),
+              [](const storage::DafkaTopicTotals& a, const storage::DafkaTopicTotals& b) { return a.topic < b.topic; });
+  }
+  if (unlisted > 0) topics.push_back(other);
+  gauge(w, "zstore_dafka_topics_unlisted", "Dafka topics summed under topic=\"\" in the per-topic families", unlisted);
+  w.family("zstore_dafka_topic_records", "gauge", "Dafka records held, by topic (the largest topics; the rest under topic=\"\")");
   for (const auto& t : topics) w.sample(t.records, {{"topic", t.topic}});
-  w.family("zstore_dafka_topic_bytes", "gauge", "Dafka record content bytes held, by topic");
+  w.family("zstore_dafka_topic_bytes", "gauge", "Dafka record content bytes held, by topic (as zstore_dafka_topic_records)");
   for (const auto& t : topics) w.sample(t.bytes, {{"topic", t.topic}});
-  w.family("zstore_dafka_topic_partitions", "gauge", "Dafka partitions, by topic");
+  w.family("zstore_dafka_topic_partitions", "gauge", "Dafka partitions, by topic (as zstore_dafka_topic_records)");
   for (const auto& t : topics) w.sample(t.partitions, {{"topic", t.topic}});
   counter(w, "zstore_dafka_retention_deleted_records_total", "Dafka records deleted by retention",
           log.records_retained_away());
@@ -110,7 +142,23 @@ void dafka_log_metrics(PromWriter& w, const storage::DafkaLog& log) {
           log.partitions_dropped());
 }
 
-void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog* log) {
+void dafka_limits(PromWriter& w, const DafkaMetrics& m) {
+  w.family("zstore_dafka_limit", "gauge",
+           "Dafka store limits on new partitions (0 = none; new_partitions is per limit interval_ms)");
+  w.sample(get(m.limit_topics), {{"limit", "topics"}});
+  w.sample(get(m.limit_partitions), {{"limit", "partitions"}});
+  w.sample(get(m.limit_partitions_per_topic), {{"limit", "partitions_per_topic"}});
+  w.sample(get(m.limit_new_partitions), {{"limit", "new_partitions"}});
+  w.sample(get(m.limit_interval_ms), {{"limit", "interval_ms"}});
+  w.family("zstore_dafka_refused_by_limit_total", "counter",
+           "Dafka records and HEADs of new partitions refused (not stored), by the limit they would pass");
+  for (auto r : {PartitionRefusal::kTopics, PartitionRefusal::kPartitions, PartitionRefusal::kPartitionsInTopic,
+                 PartitionRefusal::kNewPartitions}) {
+    w.sample(get(m.refused_by_limit[static_cast<int>(r)]), {{"limit", std::string(to_string(r))}});
+  }
+}
+
+void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog* log, std::size_t top_topics) {
   counter(w, "zstore_dafka_records_stored_total", "Dafka records persisted", get(m.records_stored));
   counter(w, "zstore_dafka_duplicates_total", "Dafka records received again (already stored)", get(m.duplicates));
   counter(w, "zstore_dafka_acks_sent_total", "Dafka ACKs sent after a commit", get(m.acks_sent));
@@ -133,7 +181,8 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog
           "connections to publishers opened again after they ended: a network error, or a frame over "
           "--dafka-max-message-bytes",
           get(m.peer_reconnects));
-  if (log) dafka_log_metrics(w, *log);
+  dafka_limits(w, m);
+  if (log) dafka_log_metrics(w, *log, top_topics);
   gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));
 }
 
@@ -234,7 +283,7 @@ std::string render_metrics(const ServerView& view) {
   w.family("zstore_uptime_seconds", "gauge", "seconds since zstored started");
   w.sample(uptime);
   if (view.chp) chp_metrics(w, *view.chp, view.chp_store);
-  if (view.dafka) dafka_metrics(w, *view.dafka, view.dafka_log);
+  if (view.dafka) dafka_metrics(w, *view.dafka, view.dafka_log, view.dafka_metrics_topics);
   if (view.tower) {
     counter(w, "zstore_tower_beacons_forwarded_total", "beacons the embedded tower forwarded",
             get(view.tower->beacons_forwarded));

@@ -106,7 +106,24 @@ void describe_dafka(po::options_description& d, ServerOptions& o, Raw& raw) {
        "FETCHes for one Dafka gap before it is skipped (the head moves over it)")
       ("dafka-max-message-bytes", po::value(&o.dafka_max_message_bytes)->default_value(o.dafka_max_message_bytes),
        "largest Dafka record content, and any other frame, the store accepts (65536..67108864); a larger frame "
-       "ends the publisher's connection (connected again at once) and its record is not stored");
+       "ends the publisher's connection (connected again at once) and its record is not stored")
+      ("dafka-max-topics", po::value(&o.dafka_max_topics)->default_value(o.dafka_max_topics),
+       "Dafka topics the store holds at most: a record of a new topic past it is refused (not stored, counted, "
+       "logged once per --dafka-limits-interval-ms); 0 = no limit")
+      ("dafka-max-partitions", po::value(&o.dafka_max_partitions)->default_value(o.dafka_max_partitions),
+       "Dafka partitions (topic, producer) the store holds at most, in all topics (about 700 bytes of memory "
+       "each); records of a new one past it are refused; 0 = no limit")
+      ("dafka-max-partitions-per-topic",
+       po::value(&o.dafka_max_partitions_per_topic)->default_value(o.dafka_max_partitions_per_topic),
+       "Dafka partitions one topic holds at most; records of a new one past it are refused; 0 = no limit")
+      ("dafka-max-new-partitions", po::value(&o.dafka_max_new_partitions)->default_value(o.dafka_max_new_partitions),
+       "new Dafka partitions the store takes per --dafka-limits-interval-ms, from all producers together (a "
+       "record names its producer itself); records of others are refused until the next interval; 0 = no limit")
+      ("dafka-limits-interval-ms", po::value(&o.dafka_limits_interval_ms)->default_value(o.dafka_limits_interval_ms),
+       "interval of --dafka-max-new-partitions and of the log line about refused records")
+      ("dafka-metrics-topics", po::value(&o.dafka_metrics_topics)->default_value(o.dafka_metrics_topics),
+       "Dafka topics with their own series in /metrics (those holding the most bytes); the others are summed "
+       "under topic=\"\"");
 }
 
 // Binary Star (CHP high availability) and the CHP history it hands over.
@@ -307,6 +324,7 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   }
   if (o.dafka_fetch_retry_ms == 0) return std::string("--dafka-fetch-retry-ms must be positive");
   if (o.dafka_retention_interval_ms == 0) return std::string("--dafka-retention-interval-ms must be positive");
+  if (o.dafka_limits_interval_ms == 0) return std::string("--dafka-limits-interval-ms must be positive");
   if (o.dafka_fetch_retries == 0 || o.dafka_fetch_retries > 1000000) {
     return std::string("--dafka-fetch-retries must be 1..1000000");
   }

@@ -40,6 +40,13 @@ struct ServerOptions {
   std::uint32_t dafka_fetch_retry_ms = 1000;  // an unanswered gap FETCH is sent again
   std::uint32_t dafka_fetch_retries = 10;     // then the gap is skipped
   std::uint64_t dafka_max_message_bytes = 1u << 20;  // a record's content, and any other frame
+  // New partitions the store takes (server/dafka_limits.h); 0 = no limit.
+  std::uint64_t dafka_max_topics = 10000;
+  std::uint64_t dafka_max_partitions = 100000;
+  std::uint64_t dafka_max_partitions_per_topic = 50000;
+  std::uint64_t dafka_max_new_partitions = 1000;    // per dafka_limits_interval_ms
+  std::uint32_t dafka_limits_interval_ms = 1000;
+  std::uint32_t dafka_metrics_topics = 100;         // topics with their own /metrics series
   // Retention per partition (defaults: 7 days, 1 GiB, no record limit) and
   // per topic prefix ([dafka-topic PREFIX] sections of the config file).
   storage::DafkaRetentionRules dafka_retention{{7ull * 24 * 3600 * 1000, 1ull << 30, 0}, {}};

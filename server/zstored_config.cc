@@ -62,6 +62,8 @@ DafkaStoreConfig dafka_config(const ServerOptions& o, const security::SocketSecu
   c.limits.max_content_bytes = o.dafka_max_message_bytes;
   c.limits.max_frame_bytes = o.dafka_max_message_bytes;
   c.receive_budget_bytes = o.receive_buffer_bytes;
+  c.partition_limits = {o.dafka_max_topics, o.dafka_max_partitions, o.dafka_max_partitions_per_topic,
+                        o.dafka_max_new_partitions, std::chrono::milliseconds(o.dafka_limits_interval_ms)};
   return c;
 }
 

@@ -82,6 +82,7 @@ void Reactors::start_http(const ServerOptions& o, Storage& st, const DiskWatch& 
   v.db = st.db.get();
   v.chp_store = chp ? st.chp.get() : nullptr;
   v.dafka_log = st.dafka.get();
+  v.dafka_metrics_topics = o.dafka_metrics_topics;
   v.disk = disk.enabled() ? &disk : nullptr;
   v.chp = chp ? &chp_metrics : nullptr;
   v.dafka = dafka ? &dafka_metrics : nullptr;

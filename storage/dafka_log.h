@@ -189,6 +189,10 @@ class DafkaLog {
   // Per topic: partitions, records and content bytes held (maintained
   // counters, no scan). Thread-safe.
   std::vector<DafkaTopicTotals> topic_totals() const;
+  // Topics held, and the partitions of one (0 for a topic not held), from
+  // the same counters. Thread-safe.
+  std::size_t topic_count() const;
+  std::uint64_t partitions_of(std::string_view topic) const;
   // Records deleted by trim() and partitions removed by drop() since open. Thread-safe.
   std::uint64_t records_retained_away() const { return retained_away_.load(std::memory_order_relaxed); }
   std::uint64_t partitions_dropped() const { return dropped_.load(std::memory_order_relaxed); }

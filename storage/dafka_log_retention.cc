@@ -33,6 +33,17 @@ std::vector<DafkaTopicTotals> DafkaLog::topic_totals() const {
   return out;
 }
 
+std::size_t DafkaLog::topic_count() const {
+  std::lock_guard lock(mu_);
+  return topics_.size();
+}
+
+std::uint64_t DafkaLog::partitions_of(std::string_view topic) const {
+  std::lock_guard lock(mu_);
+  auto it = topics_.find(topic);
+  return it == topics_.end() ? 0 : it->second.partitions;
+}
+
 Status DafkaLog::trim(const DafkaPartitionStats& seen, std::uint64_t new_floor, std::uint64_t removed_records,
                       std::uint64_t removed_bytes, bool* applied) {
   *applied = false;

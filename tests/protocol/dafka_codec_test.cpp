@@ -582,3 +582,25 @@ BOOST_AUTO_TEST_CASE(direct_record_sequence_is_rewritten_in_place) {
   std::string short_header = "D";
   BOOST_CHECK_THROW(dafka::set_direct_record_sequence(1, &short_header), std::invalid_argument);
 }
+
+BOOST_AUTO_TEST_CASE(topics_are_nonempty_well_formed_utf8_without_control_characters) {
+  BOOST_CHECK(dafka::is_valid_topic_name("hello"));
+  BOOST_CHECK(dafka::is_valid_topic_name("logs/app.1 x"));
+  BOOST_CHECK(dafka::is_valid_topic_name("caf\xc3\xa9"));                 // U+00E9
+  BOOST_CHECK(dafka::is_valid_topic_name("\xe2\x82\xac"));                // U+20AC
+  BOOST_CHECK(dafka::is_valid_topic_name("\xf0\x9f\x98\x80"));            // U+1F600
+  BOOST_CHECK(dafka::is_valid_topic_name(std::string(255, 't')));
+  BOOST_CHECK(!dafka::is_valid_topic_name(""));
+  BOOST_CHECK(!dafka::is_valid_topic_name(std::string(256, 't')));
+  BOOST_CHECK(!dafka::is_valid_topic_name("bad\xff"));
+  BOOST_CHECK(!dafka::is_valid_topic_name("\x80"));                       // a continuation byte alone
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xc3"));                       // truncated
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xc0\xaf"));                   // overlong '/'
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xe0\x80\xaf"));               // overlong
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xed\xa0\x80"));               // surrogate U+D800
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xf4\x90\x80\x80"));           // past U+10FFFF
+  BOOST_CHECK(!dafka::is_valid_topic_name(std::string("a\0b", 3)));
+  BOOST_CHECK(!dafka::is_valid_topic_name("line\nbreak"));
+  BOOST_CHECK(!dafka::is_valid_topic_name("del\x7f"));
+  BOOST_CHECK(!dafka::is_valid_topic_name("c1\xc2\x85"));                 // U+0085
+}

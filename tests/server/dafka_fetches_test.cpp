@@ -145,3 +145,38 @@ BOOST_AUTO_TEST_CASE(each_header_names_the_partition_of_its_record) {
   BOOST_REQUIRE_EQUAL(sent.size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) BOOST_CHECK(sent[i] == expected[i]);
 }
+
+// The trailer (the store's DIRECT-HEAD after an answer short of its head)
+// goes once, after the session's last record, also when its send would
+// block at first; it does not count as a record.
+BOOST_AUTO_TEST_CASE(a_trailer_follows_the_last_record_once) {
+  FetchPump pump(4);
+  auto trailer = dafka::encode(dafka::DirectHead{"A", "0123456789ABCDEF0123456789ABCDEF", "hello", 9});
+  BOOST_REQUIRE(pump.start("A", std::make_unique<FakeCursor>(0, 3), trailer));
+  std::vector<dafka::Message> sent;
+  bool block_trailer = true;
+  auto send = [&](zstore::protocol::FrameViews f) {
+    auto m = dafka::decode(f);
+    BOOST_REQUIRE(m);
+    if (std::holds_alternative<dafka::DirectHead>(*m) && block_trailer) {
+      block_trailer = false;
+      return false;
+    }
+    sent.push_back(*m);
+    return true;
+  };
+  BOOST_CHECK_EQUAL(pump.pump(10, send), 3u);
+  BOOST_CHECK(pump.active());  // the trailer would have blocked
+  BOOST_CHECK_EQUAL(pump.trailers_sent(), 0u);
+  BOOST_CHECK_EQUAL(pump.pump(10, send), 0u);
+  BOOST_CHECK(!pump.active());
+  BOOST_CHECK_EQUAL(pump.trailers_sent(), 1u);
+  BOOST_REQUIRE_EQUAL(sent.size(), 4u);
+  for (std::uint64_t i = 0; i < 3; ++i) BOOST_CHECK_EQUAL(std::get<dafka::DirectRecord>(sent[i]).sequence, i);
+  BOOST_CHECK_EQUAL(std::get<dafka::DirectHead>(sent[3]).sequence, 9u);
+  // Without a trailer a session ends with its last record.
+  BOOST_REQUIRE(pump.start("A", std::make_unique<FakeCursor>(0, 1)));
+  BOOST_CHECK_EQUAL(pump.pump(10, send), 1u);
+  BOOST_CHECK(!pump.active());
+  BOOST_CHECK_EQUAL(pump.trailers_sent(), 1u);
+}

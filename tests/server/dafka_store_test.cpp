@@ -8,16 +8,20 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <zmq.hpp>
+#include <zmq_addon.hpp>
 
+#include "protocol/beacon.h"
 #include "protocol/dafka_codec.h"
 #include "tests/ops/ops_support.h"
 #include "tests/support/dafka_node.h"
@@ -52,7 +56,13 @@ struct Store {
     BOOST_REQUIRE_MESSAGE(zstored.start(), "zstored did not start: " + zstored.log());
     address = node_address();
   }
+  // The default arguments, with a flag of extra (and its value) in place of
+  // the default's.
   static std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& extra) {
+    for (const auto& flag : extra) {
+      auto it = std::find(a.begin(), a.end(), flag);
+      if (flag.starts_with("--") && it != a.end() && it + 1 != a.end()) a.erase(it, it + 2);
+    }
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -475,4 +485,258 @@ BOOST_AUTO_TEST_CASE(io_thread_batches_only_while_fetches_are_answered) {
 BOOST_AUTO_TEST_CASE(io_thread_keeps_its_policy_by_default) {
   Env env;
   BOOST_CHECK_EQUAL(io_policy_while_fetches_are_answered(env), SCHED_OTHER);
+}
+
+// A new peer gets our beacon at once, as reference nodes answer one
+// (dafka_beacon.c), not at our next periodic beacon: a reference producer
+// learns our publisher that way, before it waits for our ACK. zstored
+// beacons every 10 s here; a listener on the tower hears its answer to a
+// node that begins beaconing well within that.
+BOOST_AUTO_TEST_CASE(a_new_peer_gets_our_beacon_at_once) {
+  Env env({"--beacon-interval-ms", "10000", "--beacon-timeout-ms", "30000"});
+  zmq::socket_t listener(env.ctx, zmq::socket_type::sub);
+  listener.set(zmq::sockopt::linger, 0);
+  listener.set(zmq::sockopt::subscribe, "");
+  listener.connect("tcp://127.0.0.1:" + std::to_string(env.store.tower() + 1));
+  auto heard = [&](const std::function<bool(zstore::protocol::FrameViews)>& pred, std::chrono::milliseconds within,
+                   const std::function<void()>& meanwhile = {}) {
+    auto deadline = Clock::now() + within;
+    while (Clock::now() < deadline) {
+      if (meanwhile) meanwhile();
+      zmq::pollitem_t item{listener.handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, 20ms) <= 0) continue;
+      std::vector<zmq::message_t> parts;
+      if (!zmq::recv_multipart(listener, std::back_inserter(parts))) continue;
+      std::vector<std::string_view> views;
+      for (auto& part : parts) views.emplace_back(static_cast<const char*>(part.data()), part.size());
+      if (pred(views)) return true;
+    }
+    return false;
+  };
+  // The tower's welcome: our subscription is in place.
+  BOOST_REQUIRE(heard([](zstore::protocol::FrameViews f) { return zstore::protocol::beacon::is_welcome(f); }, 10s));
+  auto is_store_beacon = [&](zstore::protocol::FrameViews f) {
+    auto b = zstore::protocol::beacon::decode_tower_beacon(f);
+    return b && b->uuid == env.store.address;
+  };
+  FakeNode node(env.ctx, env.store.tower(), {'K'});
+  auto started = Clock::now();
+  BOOST_REQUIRE_MESSAGE(heard(is_store_beacon, 3s, [&] { node.tick(); }), env.store.zstored.log());
+  BOOST_TEST_MESSAGE("store beacon heard " << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()
+                                           << " ms after the new node's first beacon");
+}
+
+// A producer whose ACK went out before it was connected to us (it learnt
+// our publisher late) gets an ACK of our head for its next HEAD at or
+// below it, within one beacon interval, rather than waiting for ever.
+BOOST_AUTO_TEST_CASE(a_producer_that_connects_after_its_records_were_stored_is_acked_on_its_head) {
+  Env env({"--beacon-interval-ms", "1000"});
+  // Beacons (so the store connects to its publisher) but hears nothing yet.
+  FakeNode p(env.ctx, env.store.tower(), {'K', 'F'});
+  auto c = env.consumer();
+  BOOST_REQUIRE_MESSAGE(wait_head(*c, p.address(), 2, [&] {
+                          p.tick();
+                          for (std::uint64_t s = 0; s <= 2; ++s) p.send(record(p, s));
+                        }),
+                        env.store.zstored.log());
+  p.connect(env.store.endpoint());
+  auto connected = Clock::now();
+  auto ack = p.wait_for(is<dafka::Ack>([&](const dafka::Ack& a) { return a.topic == p.address(); }), 1s,
+                        [&] { p.send(dafka::Head{kTopic, p.address(), kTopic, 2}); });
+  BOOST_REQUIRE_MESSAGE(ack, env.store.zstored.log());
+  BOOST_CHECK_EQUAL(std::get<dafka::Ack>(*ack).subject, kTopic);
+  BOOST_CHECK_EQUAL(std::get<dafka::Ack>(*ack).sequence, 2u);
+  BOOST_TEST_MESSAGE("ACKed " << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - connected).count()
+                              << " ms after connecting");
+}
+
+// A FETCH answered short of our head (here: a consumer's window of 10 of
+// 30 records) is followed, after its last DIRECT-RECORD, by a DIRECT-HEAD of
+// our head, so a consumer with a bounded FETCH window asks for the rest; an
+// answer that reaches the head is not.
+BOOST_AUTO_TEST_CASE(a_fetch_answered_short_of_the_head_is_followed_by_a_direct_head) {
+  Env env;
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, range(30), 29));
+  auto c = env.consumer();
+  BOOST_REQUIRE(wait_head(*c, p->address(), 29));
+  // What reaches c for p's partition, in order, until a DIRECT-HEAD comes
+  // after some DIRECT-RECORD (or the time is up).
+  auto answer = [&](const dafka::Fetch& fetch, std::chrono::milliseconds within) {
+    std::vector<dafka::Message> got;
+    c->send(fetch);
+    c->wait_for(
+        [&](const dafka::Message& m) {
+          auto* d = std::get_if<dafka::DirectRecord>(&m);
+          auto* h = std::get_if<dafka::DirectHead>(&m);
+          if ((d && d->topic == c->address()) || (h && h->topic == c->address() && !got.empty())) got.push_back(m);
+          return h && !got.empty() && std::holds_alternative<dafka::DirectHead>(got.back());
+        },
+        within);
+    return got;
+  };
+  auto got = answer(dafka::Fetch{p->address(), c->address(), kTopic, 0, 10}, 10s);
+  BOOST_REQUIRE_EQUAL(got.size(), 11u);
+  for (std::uint64_t i = 0; i < 10; ++i) {
+    auto* d = std::get_if<dafka::DirectRecord>(&got[i]);
+    BOOST_REQUIRE(d);
+    BOOST_CHECK_EQUAL(d->sequence, i);
+  }
+  auto& head = std::get<dafka::DirectHead>(got.back());
+  BOOST_CHECK_EQUAL(head.partition, p->address());
+  BOOST_CHECK_EQUAL(head.subject, kTopic);
+  BOOST_CHECK_EQUAL(head.sequence, 29u);
+  got = answer(dafka::Fetch{p->address(), c->address(), kTopic, 20, 10}, 1s);
+  BOOST_CHECK_EQUAL(got.size(), 10u);  // the records, and no DIRECT-HEAD after them
+}
+
+// A gap given up is one log line per partition: for many partitions at
+// once the lines are rate-limited (server/log.h: 10 a second, the rest
+// counted as suppressed), while /metrics counts every gap.
+BOOST_AUTO_TEST_CASE(gaps_given_up_on_many_partitions_log_a_bounded_number_of_lines) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-fetch-retry-ms", "100", "--dafka-fetch-retries", "1", "--http-port", std::to_string(http)});
+  auto skipped = [&] {
+    return zstore::testing::metric(zstore::testing::scrape_metrics(http), "zstore_dafka_gaps_skipped_total");
+  };
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // the store is connected to p's publisher
+  constexpr int kPartitions = 200;
+  // Offset 1 of partitions nobody answers FETCHes for: each gap (offset 0)
+  // is given up after its retry.
+  for (int i = 0; i < kPartitions; ++i) {
+    p->send(dafka::Record{kTopic, zstore::testing::random_dafka_address(), kTopic, 1, "x"});
+  }
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] { return skipped() >= kPartitions; }, 20s),
+                        "gaps skipped: " << skipped());
+  std::string log = env.store.zstored.log();
+  std::size_t lines = 0;
+  for (auto at = log.find("still missing after"); at != std::string::npos; at = log.find("still missing after", at + 1)) {
+    ++lines;
+  }
+  BOOST_TEST_MESSAGE(lines << " line(s) for " << kPartitions << " gaps skipped");
+  BOOST_CHECK_GE(lines, 1u);
+  BOOST_CHECK_LE(lines, 50u);
+}
+
+namespace {
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// How many samples of a family a scrape holds.
+std::size_t samples_of(const std::map<std::string, double>& m, const std::string& family) {
+  std::size_t n = 0;
+  for (const auto& [sample, value] : m) n += sample.starts_with(family + "{") ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+// Past --dafka-max-partitions-per-topic and --dafka-max-topics a record of
+// a new partition is refused: never stored, counted by limit in /metrics,
+// logged once per --dafka-limits-interval-ms; a record whose topic name is
+// not printable UTF-8 is dropped as invalid and never becomes a label.
+// Partitions held go on as before.
+BOOST_AUTO_TEST_CASE(records_past_the_partition_and_topic_limits_are_refused_counted_and_logged_once) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-max-partitions-per-topic", "3", "--dafka-max-topics", "2", "--dafka-limits-interval-ms", "60000",
+           "--http-port", std::to_string(http)});
+  auto scrape = [&] { return zstore::testing::scrape_metrics(http); };
+  auto refused = [&](const std::string& limit) {
+    return zstore::testing::metric(scrape(), "zstore_dafka_refused_by_limit_total{limit=\"" + limit + "\"}");
+  };
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // partition 1 of 3 of kTopic
+  std::vector<std::string> partitions;
+  for (int i = 0; i < 4; ++i) {
+    partitions.push_back(zstore::testing::random_dafka_address());
+    p->send(dafka::Record{kTopic, partitions.back(), kTopic, 0, "x"});
+  }
+  p->send(dafka::Record{"second", p->address(), "second", 0, "x"});  // topic 2 of 2
+  p->send(dafka::Record{"third", p->address(), "third", 0, "x"});
+  p->send(dafka::Record{"bad\xff", p->address(), "bad\xff", 0, "x"});
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] {
+                          return refused("partitions_per_topic") >= 2 && refused("topics") >= 1 &&
+                                 zstore::testing::metric(scrape(), "zstore_dafka_invalid_total") >= 1;
+                        }),
+                        env.store.zstored.log());
+  auto m = scrape();
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_refused_by_limit_total{limit=\"partitions_per_topic\"}"), 2);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_refused_by_limit_total{limit=\"topics\"}"), 1);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_partitions"), 4);  // 3 of kTopic, 1 of "second"
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topics"), 2);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_limit{limit=\"partitions_per_topic\"}"), 3);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_limit{limit=\"topics\"}"), 2);
+  BOOST_CHECK_EQUAL(m.count("zstore_dafka_topic_records{topic=\"third\"}"), 0u);
+  std::string body = zstore::testing::http_request(http, "GET", "/metrics").body;
+  BOOST_CHECK(body.find("topic=\"bad") == std::string::npos);
+  BOOST_CHECK(body.find("\xff") == std::string::npos);
+  // Exactly 3 partitions of kTopic are stored: the store's own heads say so.
+  auto c = env.consumer();
+  std::map<std::string, std::uint64_t> heads;
+  c->wait_for(is<dafka::DirectHead>([&](const dafka::DirectHead& h) {
+                if (h.topic == c->address() && h.subject == kTopic) heads[h.partition] = h.sequence;
+                return false;
+              }),
+              2s, [&] { c->send(dafka::GetHeads{kTopic, c->address()}); });
+  BOOST_CHECK_EQUAL(heads.size(), 3u);
+  BOOST_CHECK_EQUAL(count_of(env.store.zstored.log(), "Dafka: refused partition"), 1u);  // once per interval
+  BOOST_CHECK(produce_until_acked(*p, {1}, 1));  // a partition held is not limited
+}
+
+// --dafka-max-new-partitions bounds the partitions taken per interval, from
+// all producers together: the rest are refused until the next interval.
+BOOST_AUTO_TEST_CASE(new_partitions_past_the_rate_limit_are_refused) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-max-new-partitions", "3", "--dafka-limits-interval-ms", "60000", "--http-port", std::to_string(http)});
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // 1 of 3
+  for (int i = 0; i < 5; ++i) p->send(dafka::Record{kTopic, zstore::testing::random_dafka_address(), kTopic, 0, "x"});
+  auto refused = [&] {
+    return zstore::testing::metric(zstore::testing::scrape_metrics(http),
+                                   "zstore_dafka_refused_by_limit_total{limit=\"new_partitions\"}");
+  };
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] { return refused() >= 3; }), env.store.zstored.log());
+  auto m = zstore::testing::scrape_metrics(http);
+  BOOST_CHECK_EQUAL(refused(), 3);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_partitions"), 3);
+}
+
+// /metrics keeps --dafka-metrics-topics per-topic series (the topics
+// holding the most bytes) and sums the rest under topic="", so a scrape
+// stays small with any number of topics.
+BOOST_AUTO_TEST_CASE(metrics_keep_a_bounded_number_of_topic_series) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-metrics-topics", "5", "--http-port", std::to_string(http)});
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));
+  constexpr int kTopics = 20;  // besides kTopic; topic i holds i + 1 bytes
+  for (int i = 0; i < kTopics; ++i) {
+    std::string topic = "topic-" + std::to_string(i);
+    p->send(dafka::Record{topic, p->address(), topic, 0, std::string(static_cast<std::size_t>(i) + 1, 'b')});
+  }
+  auto m = zstore::testing::scrape_metrics(http);
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] {
+                          m = zstore::testing::scrape_metrics(http);
+                          return zstore::testing::metric(m, "zstore_dafka_topics") >= kTopics + 1;
+                        }),
+                        env.store.zstored.log());
+  BOOST_CHECK_EQUAL(samples_of(m, "zstore_dafka_topic_records"), 6u);
+  BOOST_CHECK_EQUAL(samples_of(m, "zstore_dafka_topic_bytes"), 6u);
+  BOOST_CHECK_EQUAL(samples_of(m, "zstore_dafka_topic_partitions"), 6u);
+  for (int i = kTopics - 5; i < kTopics; ++i) {  // the 5 largest
+    BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topic_bytes{topic=\"topic-" + std::to_string(i) + "\"}"),
+                      i + 1);
+  }
+  double rest = 0;  // kTopic's record and topics 0..14
+  std::string content0 = record(*p, 0).content;
+  rest += static_cast<double>(content0.size());
+  for (int i = 0; i < kTopics - 5; ++i) rest += i + 1;
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topic_bytes{topic=\"\"}"), rest);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topic_partitions{topic=\"\"}"), kTopics - 5 + 1);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topics_unlisted"), kTopics - 5 + 1);
 }
