@@ -33,6 +33,9 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> acl_denied_subscriptions{0};
   std::atomic<std::uint64_t> acl_denied_peer_requests{0};
   std::atomic<std::uint64_t> acl_resubscriptions{0};  // reloads that dropped every subscriber (new r prefixes)
+  // The HA pair's requests (PEERSNAPSHOT?, CATCHUP?, RECONCILE?) refused:
+  // not from the configured peer (with or without --acl).
+  std::atomic<std::uint64_t> peer_requests_refused{0};
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
   // turn; set by start(), 0 after the last turn.
   std::atomic<std::int64_t> loop_heartbeat_ms{0};

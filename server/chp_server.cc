@@ -80,6 +80,8 @@ void ChpServer::start() {
                                         config_.security);
     bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
     published_state_ = config_.ha->role;
+    pair_token_ = new_pair_token();
+    resolve_peer_addresses();
   }
   reactor_.start([this] { run(); });
 }
@@ -267,7 +269,7 @@ void ChpServer::serve_snapshot_requests() {
     // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
     bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
     bool catchup = msg.views.size() >= 2 && msg.views[1] == chp::kPeerCatchup;
-    if ((reconcile || peer || catchup) && !may_ask_as_peer(msg)) continue;
+    if ((reconcile || peer || catchup) && !may_ask_as_peer(msg, msg.views[1])) continue;
     if (reconcile) {
       serve_reconcile(identity, msg);  // the HA peer's; answered in any state
       continue;

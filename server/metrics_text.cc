@@ -78,6 +78,9 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
   counter(w, "zstore_chp_acl_resubscriptions_total",
           "--acl reloads that changed r prefixes: every subscriber was dropped to subscribe again under them",
           get(m.acl_resubscriptions));
+  counter(w, "zstore_chp_peer_requests_refused_total",
+          "HA pair requests (PEERSNAPSHOT?, CATCHUP?, RECONCILE?) refused: not from the configured peer",
+          get(m.peer_requests_refused));
   if (store) gauge(w, "zstore_chp_keys", "keys in the CHP map", store->live_keys());  // maintained: no scan
   if (store) {
     gauge(w, "zstore_chp_key_index_bytes",
