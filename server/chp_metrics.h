@@ -15,6 +15,9 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> snapshots_served{0};
   std::atomic<std::uint64_t> snapshot_keys_sent{0};
   std::atomic<std::uint64_t> snapshots_stalled{0};
+  std::atomic<std::uint64_t> snapshots_refused{0};  // no slot: share, slots or byte budget taken
+  std::atomic<std::uint64_t> snapshots_evicted{0};  // paused sessions that gave their slot to a waiting request
+  std::atomic<std::uint64_t> snapshot_bytes_in_flight{0};  // the pump's estimate (chp_snapshots.h)
   std::atomic<std::uint64_t> batches{0};  // write batches committed (one per loop turn with updates)  // dropped after --snapshot-stall-ms without progress
   std::atomic<std::uint64_t> write_failures{0};
   std::atomic<std::uint64_t> last_sequence{0};

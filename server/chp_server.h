@@ -71,6 +71,10 @@ struct ChpServerConfig {
   // A snapshot whose client read nothing this long is dropped (its RocksDB
   // snapshot released); 0 = never.
   std::chrono::milliseconds snapshot_stall{30000};
+  // Slots per client group, the pause that loses a slot to a waiting
+  // request, the byte budget of the sessions' pipes (chp_snapshots.h); its
+  // pipe_messages is the snapshot port's ZMQ_SNDHWM.
+  SnapshotFairness snapshot_fairness;
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
   std::optional<HaConfig> ha;
   // CURVE for every socket (bound ones as servers, the HA side's connections
@@ -169,6 +173,9 @@ class ChpServer {
   // The addresses of the configured peer's hosts (--ha-peer-chp, --ha-peer).
   void resolve_peer_addresses();
   SnapshotPump::KeyFilter read_filter(const ReceivedMessage& msg) const;
+  // Who asked, for the snapshot slots' fairness: a CURVE client's name, else
+  // the connection's address.
+  std::string snapshot_group(const ReceivedMessage& msg) const;
   void serve_subscriptions();  // XPUB_MANUAL: subscriptions become the permitted topics
   // A removed CURVE key ends every connection (each client authenticates
   // again); new r prefixes end every subscriber's (each subscribes again).

@@ -114,6 +114,12 @@ SnapshotPump::KeyFilter ChpServer::read_filter(const ReceivedMessage& msg) const
   };
 }
 
+std::string ChpServer::snapshot_group(const ReceivedMessage& msg) const {
+  if (config_.security.curve()) return "client '" + name_of(msg) + "'";
+  std::string address = address_of(msg);
+  return address.empty() ? std::string() : "address " + address;
+}
+
 void ChpServer::serve_subscriptions() {
   for (int i = 0; i < 256; ++i) {
     zmq::message_t msg;
