@@ -6,6 +6,7 @@
 
 #include "protocol/byte_order.h"
 #include "protocol/endpoint.h"
+#include "server/ha_link.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -24,8 +25,9 @@ constexpr std::size_t kMaxBuffered = 1'000'000;
 
 ChpFollower::ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
                          chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security,
-                         std::uint64_t receive_budget)
-    : ctx_(ctx), store_(store), pending_(pending), leader_(std::move(leader)), limits_(limits),
+                         std::uint64_t receive_budget, std::string pair_token)
+    : ctx_(ctx), store_(store), pending_(pending), leader_(std::move(leader)), pair_token_(std::move(pair_token)),
+      limits_(limits),
       now_ms_(std::move(now_ms)), security_(std::move(security)), receive_budget_(receive_budget) {}
 
 void ChpFollower::start() {
@@ -47,6 +49,7 @@ zmq::socket_t ChpFollower::new_dealer() {
   dealer.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));  // the leader waits (ROUTER)
   dealer.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
   security_.as_client(dealer);
+  if (!pair_token_.empty()) dealer.set(zmq::sockopt::routing_id, pair_routing_id(pair_token_));
   dealer.connect(leader_);
   return dealer;
 }

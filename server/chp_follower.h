@@ -35,9 +35,12 @@ class ChpFollower {
   // receive_budget: bytes each of its receive queues may hold (its high-
   // water marks, receive_budget.h) and the KVPUBs it buffers while syncing;
   // an update lost to a full queue is a sequence gap, which resyncs.
+  // pair_token: our HA pair token (ha_link.h); each request then goes on a
+  // connection named with it (pair_routing_id), which the leader checks
+  // when the pair runs without CURVE. Empty: the socket's own id.
   ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
               protocol::chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {},
-              std::uint64_t receive_budget = kDefaultReceiveBudgetBytes);
+              std::uint64_t receive_budget = kDefaultReceiveBudgetBytes, std::string pair_token = {});
 
   // Connects and requests a snapshot.
   void start();
@@ -72,6 +75,7 @@ class ChpFollower {
   storage::ChpStore& store_;
   PendingList& pending_;
   std::string leader_;
+  std::string pair_token_;
   protocol::chp::Limits limits_;
   std::function<std::uint64_t()> now_ms_;
   security::SocketSecurity security_;  // CURVE client of the peer

@@ -15,6 +15,9 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> snapshots_served{0};
   std::atomic<std::uint64_t> snapshot_keys_sent{0};
   std::atomic<std::uint64_t> snapshots_stalled{0};
+  std::atomic<std::uint64_t> snapshots_refused{0};  // no slot: share, slots or byte budget taken
+  std::atomic<std::uint64_t> snapshots_evicted{0};  // paused sessions that gave their slot to a waiting request
+  std::atomic<std::uint64_t> snapshot_bytes_in_flight{0};  // the pump's estimate (chp_snapshots.h)
   std::atomic<std::uint64_t> batches{0};  // write batches committed (one per loop turn with updates)  // dropped after --snapshot-stall-ms without progress
   std::atomic<std::uint64_t> write_failures{0};
   std::atomic<std::uint64_t> last_sequence{0};
@@ -37,6 +40,9 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> acl_denied_subscriptions{0};
   std::atomic<std::uint64_t> acl_denied_peer_requests{0};
   std::atomic<std::uint64_t> acl_resubscriptions{0};  // reloads that dropped every subscriber (new r prefixes)
+  // The HA pair's requests (PEERSNAPSHOT?, CATCHUP?, RECONCILE?) refused:
+  // not from the configured peer (with or without --acl).
+  std::atomic<std::uint64_t> peer_requests_refused{0};
   // Liveness: steady-clock ms (loop_clock_ms()) of the reactor's latest
   // turn; set by start(), 0 after the last turn.
   std::atomic<std::int64_t> loop_heartbeat_ms{0};

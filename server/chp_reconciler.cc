@@ -1,6 +1,7 @@
 #include "server/chp_reconciler.h"
 
 #include "protocol/byte_order.h"
+#include "server/ha_link.h"
 #include "server/zmq_frames.h"
 
 namespace zstore::server {
@@ -23,9 +24,9 @@ bool superseded(std::string_view properties) {
 
 ChpReconciler::ChpReconciler(zmq::context_t& ctx, std::string peer_chp, std::uint64_t after, chp::Limits limits,
                              std::function<std::uint64_t()> now_ms, security::SocketSecurity security,
-                             std::uint64_t receive_budget)
+                             std::uint64_t receive_budget, std::string pair_token)
     : ctx_(ctx), peer_chp_(std::move(peer_chp)), after_(after), limits_(limits), now_ms_(std::move(now_ms)),
-      security_(std::move(security)), receive_budget_(receive_budget) {}
+      security_(std::move(security)), receive_budget_(receive_budget), pair_token_(std::move(pair_token)) {}
 
 void ChpReconciler::start() {
   dealer_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);
@@ -33,6 +34,7 @@ void ChpReconciler::start() {
   dealer_.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));  // the peer waits (ROUTER)
   dealer_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
   security_.as_client(dealer_);
+  if (!pair_token_.empty()) dealer_.set(zmq::sockopt::routing_id, pair_routing_id(pair_token_));
   dealer_.connect(peer_chp_);
   std::string after;
   protocol::put_be<std::uint64_t>(after, after_);

@@ -44,13 +44,14 @@ class ChpReconciler {
   using Clock = std::chrono::steady_clock;
 
   // peer_chp: "tcp://host:P" of the peer's CHP ports; after: the common point.
+  // pair_token: as ChpFollower's (the request's connection is named with it).
   // receive_budget: the bytes its receive queue may hold (receive_budget.h),
   // and the bytes of the peer's updates it holds until step() has given
   // them (each counted with kHeldKeyOverhead): past that the hand-over
   // fails (on_socket()), is retried, and the peer does not resync.
   ChpReconciler(zmq::context_t& ctx, std::string peer_chp, std::uint64_t after, protocol::chp::Limits limits,
                 std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {},
-                std::uint64_t receive_budget = kDefaultReceiveBudgetBytes);
+                std::uint64_t receive_budget = kDefaultReceiveBudgetBytes, std::string pair_token = {});
 
   void start();  // connects and sends the request
   zmq::socket_t& socket() { return dealer_; }
@@ -109,6 +110,7 @@ class ChpReconciler {
   std::function<std::uint64_t()> now_ms_;
   security::SocketSecurity security_;  // CURVE client of the peer
   std::uint64_t receive_budget_;
+  std::string pair_token_;
   zmq::socket_t dealer_;
   Clock::time_point last_progress_{};
   std::map<std::string, protocol::chp::KvMsg> latest_;  // the peer's latest update per key

@@ -29,7 +29,7 @@ std::uint64_t system_now_ms() {
 ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
                      ChpMetrics& metrics)
     : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
-      snapshots_(256, config_.snapshot_stall), io_vote_(config_.io_batching), backlog_vote_(config_.io_batching, static_cast<std::size_t>(receive_hwm(config_.receive_budget_bytes, config_.limits))),
+      snapshots_(256, config_.snapshot_stall, config_.snapshot_fairness), io_vote_(config_.io_batching), backlog_vote_(config_.io_batching, static_cast<std::size_t>(receive_hwm(config_.receive_budget_bytes, config_.limits))),
       pending_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }
@@ -48,7 +48,9 @@ void ChpServer::start() {
   router_ = zmq::socket_t(ctx_, zmq::socket_type::router);
   router_.set(zmq::sockopt::router_mandatory, 1);
   router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.limits.max_key_bytes + 64));
-  router_.set(zmq::sockopt::sndhwm, 10000);
+  // A client that stops reading holds at most this many messages in its
+  // pipe; the snapshot pump's byte budget counts them (chp_snapshots.h).
+  router_.set(zmq::sockopt::sndhwm, static_cast<int>(std::max<std::size_t>(1, config_.snapshot_fairness.pipe_messages)));
   router_.set(zmq::sockopt::linger, 0);
   // With an ACL the publisher is an XPUB whose subscriptions we set ourselves.
   publisher_ = zmq::socket_t(ctx_, config_.acl ? zmq::socket_type::xpub : zmq::socket_type::pub);
@@ -82,6 +84,8 @@ void ChpServer::start() {
                                         config_.security);
     bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
     published_state_ = config_.ha->role;
+    pair_token_ = new_pair_token();
+    resolve_peer_addresses();
   }
   reactor_.start([this] { run(); });
 }
@@ -329,7 +333,7 @@ void ChpServer::serve_snapshot_requests() {
     // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
     bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
     bool catchup = msg.views.size() >= 2 && msg.views[1] == chp::kPeerCatchup;
-    if ((reconcile || peer || catchup) && !may_ask_as_peer(msg)) continue;
+    if ((reconcile || peer || catchup) && !may_ask_as_peer(msg, msg.views[1])) continue;
     if (reconcile) {
       serve_reconcile(identity, msg);  // the HA peer's; answered in any state
       continue;
@@ -352,9 +356,14 @@ void ChpServer::serve_snapshot_requests() {
     if (req->resume_after && !peer) cursor = resume_cursor(*req->resume_after, req->subtree);
     bool resumed = cursor != nullptr;
     if (!cursor) cursor = store_.snapshot(req->subtree);
+    std::string group = snapshot_group(msg);
     if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer,
-                          read_filter(msg), peer)) {
-      bad_input_log_.log(spdlog::level::warn, "snapshot request refused: too many snapshots running");
+                          read_filter(msg), peer, group)) {
+      metrics_.snapshots_refused.fetch_add(1, std::memory_order_relaxed);
+      bad_input_log_.log(spdlog::level::warn,
+                         "snapshot request from {} refused: its share of the snapshot slots, every slot or the "
+                         "snapshot byte budget is taken by clients still reading",
+                         group);
     }
   }
   commit_write_requests();
@@ -375,12 +384,17 @@ std::unique_ptr<storage::ChpSnapshotCursor> ChpServer::resume_cursor(std::uint64
 }
 
 void ChpServer::pump_snapshots() {
-  if (!snapshots_.active()) return;
+  if (!snapshots_.active()) {
+    metrics_.snapshot_bytes_in_flight.store(0, std::memory_order_relaxed);
+    return;
+  }
   auto r = snapshots_.pump(router_, config_.snapshot_slice, config_.now_ms());
   metrics_.snapshot_keys_sent.fetch_add(r.keys_sent, std::memory_order_relaxed);
   metrics_.acl_withheld_snapshot_keys.fetch_add(r.withheld, std::memory_order_relaxed);
   metrics_.snapshot_keys_expired.fetch_add(r.expired, std::memory_order_relaxed);
   metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
+  metrics_.snapshots_evicted.fetch_add(r.evicted, std::memory_order_relaxed);
+  metrics_.snapshot_bytes_in_flight.store(snapshots_.bytes_in_flight(), std::memory_order_relaxed);
   if (r.stalled > 0) {
     metrics_.snapshots_stalled.fetch_add(r.stalled, std::memory_order_relaxed);
     bad_input_log_.log(spdlog::level::warn,

@@ -72,6 +72,10 @@ struct ChpServerConfig {
   // A snapshot whose client read nothing this long is dropped (its RocksDB
   // snapshot released); 0 = never.
   std::chrono::milliseconds snapshot_stall{30000};
+  // Slots per client group, the pause that loses a slot to a waiting
+  // request, the byte budget of the sessions' pipes (chp_snapshots.h); its
+  // pipe_messages is the snapshot port's ZMQ_SNDHWM.
+  SnapshotFairness snapshot_fairness;
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
   std::optional<HaConfig> ha;
   // CURVE for every socket (bound ones as servers, the HA side's connections
@@ -162,8 +166,21 @@ class ChpServer {
   void report_malformed(const char* where, const protocol::DecodeError& error);
   // Access rules (chp_server_acl.cc; all pass without an ACL).
   bool may_write(const ReceivedMessage& msg, std::string_view key);
-  bool may_ask_as_peer(const ReceivedMessage& msg);
+  // The pair's requests (PEERSNAPSHOT?, CATCHUP?, RECONCILE?) come only from
+  // the HA peer: with CURVE its key (ours, kPeerName); without, a connection
+  // named with the pair token the peer sent over the HA link, from an
+  // address of the configured peer host. Others are refused, counted and
+  // logged (rate-limited), and get nothing, so no priority either.
+  bool may_ask_as_peer(const ReceivedMessage& msg, std::string_view command);
+  // Without CURVE: whether the peer's state says it knows our pair token
+  // (before we ask it anything, so that it does not refuse us). With: true.
+  bool peer_knows_us() const;
+  // The addresses of the configured peer's hosts (--ha-peer-chp, --ha-peer).
+  void resolve_peer_addresses();
   SnapshotPump::KeyFilter read_filter(const ReceivedMessage& msg) const;
+  // Who asked, for the snapshot slots' fairness: a CURVE client's name, else
+  // the connection's address.
+  std::string snapshot_group(const ReceivedMessage& msg) const;
   void serve_subscriptions();  // XPUB_MANUAL: subscriptions become the permitted topics
   // A removed CURVE key ends every connection (each client authenticates
   // again); new r prefixes end every subscriber's (each subscribes again).
@@ -193,6 +210,10 @@ class ChpServer {
   RateLimiter handover_failure_log_{1, std::chrono::minutes(1)};
   RateLimiter loop_error_log_;
   RateLimiter acl_log_;
+  RateLimiter peer_request_log_;
+  std::string pair_token_;                  // ours, sent in our HA state (ha_link.h)
+  std::vector<std::string> peer_addresses_;  // numeric, as ZeroMQ's Peer-Address gives them
+  Clock::time_point peer_addresses_at_{};
   // --acl: the rules the publisher's subscriptions were set under, from
   // reload generation acl_generation_ (chp_server_acl.cc).
   std::shared_ptr<const ChpAcl> subscribed_under_;

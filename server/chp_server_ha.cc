@@ -102,6 +102,8 @@ void ChpServer::send_ha_state() {
   me.map = own_map();
   me.epochs = store_.epochs();
   me.reconciled = reconciled_;
+  me.pair_token = pair_token_;
+  if (peer_) me.heard_token = peer_->pair_token;
   ha_link_->send_state(me);
 }
 
@@ -125,11 +127,12 @@ bool ChpServer::handed_over() const {
 }
 
 void ChpServer::ha_tick() {
-  if (bstar_->state() == HaState::kPassive && !follower_ && handed_over()) {
+  if (bstar_->state() == HaState::kPassive && !follower_ && handed_over() && peer_knows_us()) {
     spdlog::info("HA: following the active at {} (our last sequence {}, handed over)", config_.ha->peer_chp,
                  store_.last_sequence());
     follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.ha->peer_chp, config_.limits,
-                                              config_.now_ms, config_.security, config_.receive_budget_bytes);
+                                              config_.now_ms, config_.security, config_.receive_budget_bytes,
+                                              pair_token_);
     follower_->start();
   }
   if (reconciler_ && reconciler_->on_timer() == ChpReconciler::Progress::kFailed) drop_reconcile(reconciler_->why());
@@ -139,13 +142,13 @@ void ChpServer::ha_tick() {
 
 void ChpServer::maybe_reconcile() {
   if (!bstar_->active() || reconciler_ || !peer_ || !peer_->has_facts) return;
-  if (peer_->state == HaState::kActive || !peer_->map.synced) return;
+  if (peer_->state == HaState::kActive || !peer_->map.synced || !peer_knows_us()) return;
   std::uint64_t common = storage::common_point(store_.epochs(), peer_->epochs);
   if (common >= peer_->map.last || reconciled_ >= peer_->map.last) return;
   if (Clock::now() < next_reconcile_) return;
   spdlog::info("HA: taking over what the peer applied after sequence {} (its last is {})", common, peer_->map.last);
   reconciler_ = std::make_unique<ChpReconciler>(ctx_, config_.ha->peer_chp, common, config_.limits, config_.now_ms,
-                                                 config_.security, config_.receive_budget_bytes);
+                                                 config_.security, config_.receive_budget_bytes, pair_token_);
   reconciler_->start();
 }
 

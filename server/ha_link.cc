@@ -1,6 +1,8 @@
 #include "server/ha_link.h"
 
+#include <atomic>
 #include <filesystem>
+#include <random>
 
 #include "protocol/chp_codec.h"
 #include "server/chp_acl.h"
@@ -14,7 +16,37 @@ std::string format_ha_facts(const HaPeerState& state) {
   return chp::format_properties({{"synced", state.map.synced ? "1" : "0"},
                                  {"last", std::to_string(state.map.last)},
                                  {std::string(chp::kEpochsProperty), storage::format_epochs(state.epochs)},
-                                 {"reconciled", std::to_string(state.reconciled)}});
+                                 {"reconciled", std::to_string(state.reconciled)},
+                                 {"pair-token", state.pair_token},
+                                 {"heard-token", state.heard_token}});
+}
+
+namespace {
+constexpr std::string_view kPairIdPrefix = "zstore-pair:";
+constexpr std::size_t kTokenSize = 32;
+
+bool is_token(std::string_view s) {
+  return s.empty() || (s.size() == kTokenSize && s.find_first_not_of("0123456789abcdef") == std::string_view::npos);
+}
+}  // namespace
+
+std::string new_pair_token() {
+  std::random_device random;
+  std::string token;
+  for (std::size_t i = 0; i < kTokenSize; ++i) token += "0123456789abcdef"[random() % 16];
+  return token;
+}
+
+std::string pair_routing_id(std::string_view token) {
+  static std::atomic<std::uint64_t> next{0};
+  return std::string(kPairIdPrefix) + std::string(token) + ":" + std::to_string(next.fetch_add(1));
+}
+
+std::string_view pair_token_of(std::string_view routing_id) {
+  if (!routing_id.starts_with(kPairIdPrefix)) return {};
+  routing_id.remove_prefix(kPairIdPrefix.size());
+  if (routing_id.size() <= kTokenSize || routing_id[kTokenSize] != ':') return {};
+  return routing_id.substr(0, kTokenSize);
 }
 
 namespace {
@@ -54,6 +86,9 @@ std::optional<HaPeerState> parse_ha_message(std::string_view digit, const std::s
       epochs = true;
     } else if (name == "reconciled") {
       if (!parse_u64(value, &out.reconciled)) return std::nullopt;
+    } else if (name == "pair-token" || name == "heard-token") {
+      if (!is_token(value)) return std::nullopt;
+      (name == "pair-token" ? out.pair_token : out.heard_token) = value;
     }
   }
   if (!synced || !last || !epochs) return std::nullopt;

@@ -27,7 +27,21 @@ struct HaPeerState {
   MapFacts map;
   storage::ChpEpochs epochs;    // the epochs that led to map.last
   std::uint64_t reconciled = 0;  // the receiver's last sequence the sender took over (0: none)
+  // Without CURVE, how a member tells its peer's requests on its CHP port
+  // from anyone's (pair_routing_id below): the sender's pair token, and the
+  // receiver's as the sender last heard it (empty: none yet).
+  std::string pair_token;
+  std::string heard_token;
 };
+
+// A new random pair token (32 hex digits), one per process start.
+std::string new_pair_token();
+// The routing id a member's follower or reconciler connects with to its
+// peer's CHP port: the token and a number unique in this process, so a new
+// connection never collides with one the peer has not yet seen close.
+std::string pair_routing_id(std::string_view token);
+// The token of such a routing id; empty for any other.
+std::string_view pair_token_of(std::string_view routing_id);
 
 // The properties frame of a state message, and back (nullopt: malformed).
 std::string format_ha_facts(const HaPeerState& state);

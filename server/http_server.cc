@@ -5,12 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <condition_variable>
+#include <algorithm>
+#include <deque>
+#include <list>
 #include <stdexcept>
 #include <vector>
 
 #include "server/db_admin.h"
 #include "server/http_auth.h"
 #include "server/http_health.h"
+#include "server/http_limits.h"
 #include "server/metrics_text.h"
 
 namespace zstore::server {
@@ -38,6 +43,104 @@ void refuse_other_methods(httplib::Server& s, const std::string& path, const std
   }
 }
 
+// cpp-httplib's ThreadPool has a fixed number of threads: as many slow
+// clients as threads (headers sent a byte a second) would leave none for
+// /healthz. This one starts a thread when a connection arrives and every
+// thread is busy, up to max; threads above min end after a second idle.
+class Workers : public httplib::TaskQueue {
+ public:
+  Workers(std::size_t min, std::size_t max) : min_(std::max<std::size_t>(1, min)), max_(std::max(min_, max)) {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < min_; ++i) spawn();
+  }
+  ~Workers() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(std::move(fn));
+    if (idle_ < jobs_.size() && running_ < max_) spawn();
+    cond_.notify_one();
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    cond_.notify_all();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+    threads_.clear();
+  }
+
+ private:
+  void spawn() {  // under mutex_
+    for (auto it = threads_.begin(); it != threads_.end();) {  // join those that ended
+      if (std::find(ended_.begin(), ended_.end(), it->get_id()) == ended_.end()) {
+        ++it;
+        continue;
+      }
+      it->join();
+      it = threads_.erase(it);
+    }
+    ended_.clear();
+    ++running_;
+    threads_.emplace_back([this] { work(); });
+  }
+
+  void work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      ++idle_;
+      bool woke = cond_.wait_for(lock, std::chrono::seconds(1), [&] { return !jobs_.empty() || stopping_; });
+      --idle_;
+      if (jobs_.empty() && (stopping_ || (!woke && running_ > min_))) break;
+      if (jobs_.empty()) continue;
+      auto fn = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      fn();
+      lock.lock();
+    }
+    --running_;
+    ended_.push_back(std::this_thread::get_id());
+  }
+
+  const std::size_t min_;
+  const std::size_t max_;
+  std::mutex mutex_;
+  std::condition_variable cond_;
+  std::deque<std::function<void()>> jobs_;
+  std::list<std::thread> threads_;
+  std::vector<std::thread::id> ended_;  // threads_ that returned, joined at the next spawn
+  std::size_t running_ = 0;
+  std::size_t idle_ = 0;
+  bool stopping_ = false;
+};
+
+// A request whose body its endpoint does not take: refused from its
+// headers (res filled in), before the body is read.
+bool refused_body(const httplib::Request& req, httplib::Response& res) {
+  std::string length = req.get_header_value("Content-Length");
+  bool has_length = req.has_header("Content-Length");
+  auto refusal = refuse_body(req.method, req.path, has_length ? &length : nullptr, req.has_header("Transfer-Encoding"));
+  if (!refusal) return false;
+  // A known path asked with another method is answered as it would be
+  // anyway (405), still without reading the body.
+  static const std::vector<std::pair<std::string, std::string>> allowed = {
+      {"/healthz", "GET"}, {"/metrics", "GET"}, {"/admin/checkpoint", "POST"}};
+  for (const auto& [path, method] : allowed) {
+    if (req.path == path && req.method != method) {
+      res.set_header("Allow", method);
+      json_reply(res, 405, {{"error", "method " + req.method + " not allowed on " + req.path + ", use " + method}});
+      return true;
+    }
+  }
+  json_reply(res, refusal->status, {{"error", refusal->error}});
+  return true;
+}
+
 }  // namespace
 
 HttpServer::HttpServer(HttpConfig config, ServerView view)
@@ -49,7 +152,17 @@ std::string HttpServer::endpoint() const { return "http://" + config_.bind + ":"
 
 void HttpServer::routes() {
   httplib::Server& s = *server_;
+  // A client that sends "Expect: 100-continue" learns before sending its body.
+  s.set_expect_100_continue_handler([](const httplib::Request& req, httplib::Response& res) {
+    return refused_body(req, res) ? res.status : 100;
+  });
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (refused_body(req, res)) {  // first: no body is read, no token compared
+      std::lock_guard lock(auth_log_mutex_);
+      auth_log_.log(spdlog::level::warn, "HTTP {} {} from {}: refused before reading its body: {}", req.method,
+                    req.path, req.remote_addr, res.body.substr(0, res.body.size() - 1));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     bool guarded = req.path == "/metrics" || req.path.rfind("/admin/", 0) == 0;
     if (config_.token.empty() || !guarded || bearer_matches(req.get_header_value("Authorization"), config_.token)) {
       return httplib::Server::HandlerResponse::Unhandled;
@@ -127,8 +240,9 @@ void HttpServer::checkpoint(const std::string& dir, int* status, std::string* bo
 
 void HttpServer::start() {
   routes();
-  int threads = config_.threads;
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  auto threads = static_cast<std::size_t>(std::max(1, config_.threads));
+  auto max_threads = static_cast<std::size_t>(std::max(config_.threads, config_.max_threads));
+  server_->new_task_queue = [threads, max_threads] { return new Workers(threads, max_threads); };
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would
   // let a second server share (and steal requests from) a port in use.
   server_->set_socket_options([](socket_t sock) {
@@ -136,6 +250,10 @@ void HttpServer::start() {
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   server_->set_keep_alive_timeout(1);  // an idle client delays shutdown at most this long
+  // One request per connection: after a refused body httplib would read the
+  // body's bytes as the next request line, into an unbounded buffer.
+  server_->set_keep_alive_max_count(1);
+  server_->set_payload_max_length(kMaxFormBytes);  // a second guard behind refused_body
   server_->set_read_timeout(2, 0);
   server_->set_write_timeout(5, 0);
   std::string host = config_.bind == "*" ? "0.0.0.0" : config_.bind;

@@ -8,6 +8,11 @@
 //                            backup_dir / 409 exists / 500 failed.
 // With a token, /metrics and /admin/* need "Authorization: Bearer TOKEN"
 // (401 otherwise, counted); /healthz stays open.
+// Before that, and before its body is read, a request whose body is larger
+// than its endpoint takes (http_limits.h) is refused: 413 (411 without a
+// length, 400 a bad one). Every connection serves one request and closes
+// (an unread body is never taken for the next request); reads time out
+// after 2 s without a byte.
 // Unknown paths get 404, a known path with another method 405 (with Allow).
 #pragma once
 
@@ -32,7 +37,11 @@ struct HttpConfig {
   std::string bind = "127.0.0.1";  // "*" means every interface
   std::uint16_t port = 0;          // 0: an ephemeral port (see port())
   std::chrono::milliseconds stale_after{5000};  // a loop silent this long is stuck
+  // Worker threads: `threads` wait for connections; more start while all
+  // are busy, up to max_threads (a client that sends its headers slowly
+  // holds one for as long as it keeps sending), and end once idle again.
   int threads = 2;
+  int max_threads = 32;
   std::string token;       // empty: no authentication
   std::string backup_dir;  // absolute; empty: checkpoints refused (403)
 };

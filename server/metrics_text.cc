@@ -54,6 +54,15 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
           get(m.batches));
   counter(w, "zstore_chp_snapshots_stalled_total", "CHP snapshots dropped: the client read nothing for --snapshot-stall-ms",
           get(m.snapshots_stalled));
+  counter(w, "zstore_chp_snapshots_refused_total",
+          "CHP snapshot requests refused: the client's share of the slots, every slot or the byte budget was taken",
+          get(m.snapshots_refused));
+  counter(w, "zstore_chp_snapshots_evicted_total",
+          "CHP snapshots dropped, their client paused, for a request that needed the slot or the byte budget",
+          get(m.snapshots_evicted));
+  gauge(w, "zstore_chp_snapshot_bytes_in_flight",
+        "estimated bytes waiting in the CHP snapshot sessions' pipes (at most their last ZMQ_SNDHWM messages)",
+        get(m.snapshot_bytes_in_flight));
   counter(w, "zstore_chp_expiries_total", "CHP keys deleted because their ttl lapsed", get(m.expiries));
   counter(w, "zstore_chp_snapshot_keys_expired_total",
           "CHP keys left out of client snapshots because their ttl had lapsed before the sweep deleted them",
@@ -84,6 +93,9 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
   counter(w, "zstore_chp_acl_resubscriptions_total",
           "--acl reloads that changed r prefixes: every subscriber was dropped to subscribe again under them",
           get(m.acl_resubscriptions));
+  counter(w, "zstore_chp_peer_requests_refused_total",
+          "HA pair requests (PEERSNAPSHOT?, CATCHUP?, RECONCILE?) refused: not from the configured peer",
+          get(m.peer_requests_refused));
   if (store) gauge(w, "zstore_chp_keys", "keys in the CHP map", store->live_keys());  // maintained: no scan
   if (store) {
     gauge(w, "zstore_chp_key_index_bytes",

@@ -13,6 +13,7 @@
 
 #include "protocol/chp_codec.h"
 #include "tests/ops/ops_support.h"
+#include "tests/server/curve_keys.h"
 #include "tests/support/chp_peer.h"
 #include "tests/support/zstored_fixtures.h"
 
@@ -174,10 +175,17 @@ BOOST_AUTO_TEST_CASE(history_entries_older_than_the_age_bound_are_dropped) {
 // The HA follower's CATCHUP? (a passive that lost KVPUBs): the updates
 // after its sequence with their exact expiry, KTHXBAI with resumed=1; when
 // the history does not reach back, a bare KTHXBAI (it then asks for the
-// whole map), never the whole map in reply.
+// whole map), never the whole map in reply. Only the HA peer is answered
+// (tests/ops/ha_peer_requests_test.cpp): here, a client holding the
+// server's own key, as a pair's members do under CURVE.
 BOOST_AUTO_TEST_CASE(a_catch_up_gets_the_history_or_nothing) {
-  Server s({"--chp-history", "4"});
-  auto p = s.peer();
+  zstore::testing::CurveKeys keys({}, {});
+  auto args = keys.server_args();
+  args.insert(args.end(), {"--chp-history", "4"});
+  Server s(args);
+  auto p = std::make_unique<ChpPeer>(s.ctx, "tcp://127.0.0.1", s.zstored.chp_port(),
+                                     zstore::security::SocketSecurity{keys.server, keys.server.public_key});
+  BOOST_REQUIRE(p->wait_connected());
   auto first = p->snapshot("");
   BOOST_REQUIRE(first);
   for (int i = 0; i < 10; ++i) p->set("/k" + std::to_string(i), "v", i == 9 ? "ttl=60\n" : "");

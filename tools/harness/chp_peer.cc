@@ -85,6 +85,10 @@ std::optional<ChpSnapshot> ChpPeer::catch_up(std::uint64_t after, std::chrono::m
   return ask(protocol::Frames{std::string(chp::kPeerCatchup), be}, timeout);
 }
 
+std::optional<ChpSnapshot> ChpPeer::peer_snapshot(std::chrono::milliseconds timeout) {
+  return ask(protocol::Frames{std::string(chp::kPeerSnapshot), ""}, timeout);
+}
+
 // A DEALER without a connection (none yet, or refused) blocks a send: the
 // request must go within the time-out too, or there is no answer.
 std::optional<ChpSnapshot> ChpPeer::ask(const protocol::Frames& request, std::chrono::milliseconds timeout) {

@@ -49,6 +49,8 @@ class ChpPeer {
   // An HA follower's CATCHUP? after a sequence gap (docs/chp-extensions.md).
   std::optional<ChpSnapshot> catch_up(std::uint64_t after,
                                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // An HA follower's PEERSNAPSHOT? (the whole map with exact expiries).
+  std::optional<ChpSnapshot> peer_snapshot(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // Next KVPUB or HUGZ from the publisher, skipping nothing.
   std::optional<protocol::chp::Update> next_update(std::chrono::milliseconds timeout);
