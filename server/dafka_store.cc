@@ -198,6 +198,9 @@ bool DafkaStore::admit(std::string_view subject, std::string_view partition, Tur
   if (log_.known(subject, partition)) return true;
   std::pair<std::string_view, std::string_view> key(subject, partition);
   if (turn && turn->admitted.find(key) != turn->admitted.end()) return true;
+  // Being FETCHed: admitted when its HEAD (or a refused write) came, so the
+  // answer is not counted, or refused, a second time.
+  if (gaps_.tracked(Key(subject, partition))) return true;
   PartitionsHeld held{log_.topic_count(), log_.partition_count(), log_.partitions_of(subject)};
   std::uint64_t in_turn = 0;
   if (turn) {

@@ -111,7 +111,7 @@ void describe_dafka(po::options_description& d, ServerOptions& o, Raw& raw) {
        "Dafka topics the store holds at most: a record of a new topic past it is refused (not stored, counted, "
        "logged once per --dafka-limits-interval-ms); 0 = no limit")
       ("dafka-max-partitions", po::value(&o.dafka_max_partitions)->default_value(o.dafka_max_partitions),
-       "Dafka partitions (topic, producer) the store holds at most, in all topics (about 700 bytes of memory "
+       "Dafka partitions (topic, producer) the store holds at most, in all topics (about 900 bytes of memory "
        "each); records of a new one past it are refused; 0 = no limit")
       ("dafka-max-partitions-per-topic",
        po::value(&o.dafka_max_partitions_per_topic)->default_value(o.dafka_max_partitions_per_topic),

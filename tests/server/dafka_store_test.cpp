@@ -740,3 +740,29 @@ BOOST_AUTO_TEST_CASE(metrics_keep_a_bounded_number_of_topic_series) {
   BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topic_partitions{topic=\"\"}"), kTopics - 5 + 1);
   BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topics_unlisted"), kTopics - 5 + 1);
 }
+
+// A new partition admitted by its HEAD (and so FETCHed) is not counted
+// again when the answer arrives: with room for one new partition, the
+// DIRECT-RECORDs that answer the FETCH are stored.
+BOOST_AUTO_TEST_CASE(the_answer_to_a_fetch_of_a_partition_admitted_by_its_head_is_stored) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-max-new-partitions", "2", "--dafka-limits-interval-ms", "60000", "--http-port", std::to_string(http)});
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // 1 of 2
+  // q's records went elsewhere; it announces its head.
+  FakeNode q(env.ctx, env.store.tower(), {'K', 'F'});
+  q.connect(env.store.endpoint());
+  auto m = q.wait_for(is<dafka::Fetch>([&](const dafka::Fetch& f) { return f.topic == q.address(); }), 15s,
+                      [&] { q.send(dafka::Head{kTopic, q.address(), kTopic, 4}); });  // 2 of 2
+  BOOST_REQUIRE_MESSAGE(m, env.store.zstored.log());
+  auto fetch = std::get<dafka::Fetch>(*m);
+  BOOST_REQUIRE_EQUAL(fetch.sequence, 0u);
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    q.send(dafka::DirectRecord{fetch.address, q.address(), kTopic, i, "content-" + std::to_string(i)});
+  }
+  BOOST_CHECK_MESSAGE(q.wait_for(is<dafka::Ack>([](const dafka::Ack& a) { return a.sequence == 4; })),
+                      env.store.zstored.log());
+  BOOST_CHECK_EQUAL(zstore::testing::metric(zstore::testing::scrape_metrics(http),
+                                            "zstore_dafka_refused_by_limit_total{limit=\"new_partitions\"}"),
+                    0);
+}
