@@ -41,9 +41,9 @@ struct HttpConfig {
   // are busy, up to max_threads (a client that sends its headers slowly
   // holds one for as long as it keeps sending), and end once idle again.
   int threads = 2;
-  int max_threads = 32;
   std::string token;       // empty: no authentication
   std::string backup_dir;  // absolute; empty: checkpoints refused (403)
+  int max_threads = 32;    // last: aggregate initialisers of the fields above stay valid
 };
 
 class HttpServer {
