@@ -26,11 +26,11 @@ milliseconds until(Clock::time_point t) {
 }
 
 // The outcome of one WRITE? to one server; nullopt when it was silent
-// until silent_at (or the security handshake failed: *refused says why).
+// until silent_at or the security handshake failed (the next probe
+// reports a failed handshake).
 std::optional<chp::WriteOutcome> send_and_wait(zmq::context_t& ctx, const Options& options,
                                                const std::string& server, const protocol::Frames& request,
-                                               std::string_view uuid, Clock::time_point silent_at,
-                                               std::string* refused) {
+                                               std::string_view uuid, Clock::time_point silent_at) {
   zmq::socket_t socket(ctx, zmq::socket_type::dealer);
   socket.set(zmq::sockopt::linger, 0);
   options.security.as_client(socket);
@@ -41,10 +41,7 @@ std::optional<chp::WriteOutcome> send_and_wait(zmq::context_t& ctx, const Option
     zmq::pollitem_t items[] = {{dealer.socket().handle(), 0, ZMQ_POLLIN, 0},
                                {dealer.monitor().events().handle(), 0, ZMQ_POLLIN, 0}};
     if (zmq::poll(items, 2, until(silent_at)) == 0) return std::nullopt;
-    if (auto failure = dealer.monitor().poll()) {
-      *refused = failure->message;
-      return std::nullopt;
-    }
+    if (dealer.monitor().poll()) return std::nullopt;
     transport::Message msg;
     if ((items[0].revents & ZMQ_POLLIN) == 0 || !transport::try_recv(dealer.socket(), &msg)) continue;
     auto outcome = chp::decode_written(msg.views);
@@ -95,9 +92,8 @@ WriteResult confirmed_write(const Options& options, std::string_view key, std::s
       out.result = R::kUnsupported;
       return out;
     }
-    std::string refused;
     auto outcome = send_and_wait(*o.context, o, found.server, request, out.uuid,
-                                 std::min(deadline, Clock::now() + failover), &refused);
+                                 std::min(deadline, Clock::now() + failover));
     sent = true;
     if (!outcome || outcome->kind == chp::WriteOutcome::Kind::kNotActive) continue;  // the pair fails over
     out.result = outcome->kind == chp::WriteOutcome::Kind::kApplied   ? R::kApplied
