@@ -1,6 +1,8 @@
 #include "protocol/byte_order.h"
 #include "tools/harness/chp_peer.h"
 
+#include <algorithm>
+
 #include <uuid/uuid.h>
 
 #include <zmq_addon.hpp>
@@ -25,7 +27,8 @@ bool send_frames(zmq::socket_t& s, const protocol::Frames& frames) {
 // Receives one multipart message within timeout.
 std::optional<std::vector<zmq::message_t>> recv_within(zmq::socket_t& s, std::chrono::milliseconds timeout) {
   zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
-  if (zmq::poll(&item, 1, timeout) <= 0) return std::nullopt;
+  // A deadline already past polls once: a negative time-out would block for ever.
+  if (zmq::poll(&item, 1, std::max(timeout, std::chrono::milliseconds(0))) <= 0) return std::nullopt;
   std::vector<zmq::message_t> parts;
   if (!zmq::recv_multipart(s, std::back_inserter(parts))) return std::nullopt;
   return parts;
@@ -90,8 +93,11 @@ std::optional<ChpSnapshot> ChpPeer::peer_snapshot(std::chrono::milliseconds time
 }
 
 // A DEALER without a connection (none yet, or refused) blocks a send: the
-// request must go within the time-out too, or there is no answer.
+// request must go within the time-out too, or there is no answer. A
+// time-out already past (a caller's deadline computed late) tries once:
+// libzmq refuses an SNDTIMEO below -1 with EINVAL.
 std::optional<ChpSnapshot> ChpPeer::ask(const protocol::Frames& request, std::chrono::milliseconds timeout) {
+  timeout = std::max(timeout, std::chrono::milliseconds(0));
   auto deadline = Clock::now() + timeout;
   dealer_.set(zmq::sockopt::sndtimeo, static_cast<int>(timeout.count()));
   bool sent = send_frames(dealer_, request);
