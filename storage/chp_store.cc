@@ -203,6 +203,18 @@ void ChpStore::put_meta(rocksdb::WriteBatch& batch, std::uint64_t last, const Ch
   batch.Put(meta, slice(kMetaChpHistoryCount), bytes);
 }
 
+// The counters one apply() moves: last sequence, history count, live keys.
+void ChpStore::put_apply_meta(rocksdb::WriteBatch& batch, std::uint64_t last, std::uint64_t history_count,
+                              std::uint64_t keys) {
+  std::string bytes;
+  protocol::put_be<std::uint64_t>(bytes, last);
+  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpLastSequence), bytes);
+  bytes.clear();
+  protocol::put_be<std::uint64_t>(bytes, history_count);
+  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpHistoryCount), bytes);
+  put_keys(batch, keys);
+}
+
 Status ChpStore::apply(std::span<ChpWrite> writes) {
   if (writes.empty()) return Status::Ok();
   adopt_scanned_index();
@@ -219,17 +231,25 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   name_keys(std::span<const ChpWrite>(writes), key_index_, &names, &fps);
   BatchPriors priors(db_, key_index_, names, fps);
   HistoryWriter history(history_slack(), &history_block_);
+  // A failure hands every write back the sequence it came with.
+  given_sequences_.clear();
+  for (const auto& w : writes) given_sequences_.push_back(w.sequence);
+  auto refuse = [&](Status s) {
+    for (std::size_t i = 0; i < writes.size(); ++i) writes[i].sequence = given_sequences_[i];
+    return s;
+  };
   for (std::size_t i = 0; i < writes.size(); ++i) {
     auto& w = writes[i];
     if (w.sequence == 0) {
       w.sequence = ++seq;
     } else if (w.sequence <= seq) {
-      return Status::Error("explicit sequence " + std::to_string(w.sequence) + " is not above " + std::to_string(seq));
+      return refuse(
+          Status::Error("explicit sequence " + std::to_string(w.sequence) + " is not above " + std::to_string(seq)));
     } else {
       seq = w.sequence;
     }
     BatchPriors::Prior old;
-    if (Status s = priors.before(i, &old); !s.ok()) return s;
+    if (Status s = priors.before(i, &old); !s.ok()) return refuse(s);
     if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, w.key));
     if (history_max_ > 0) history.add(batch, db_, w);
     bool exists = !w.value.empty();
@@ -243,18 +263,9 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   history.finish(batch, db_);
   put_map_in_key_order(batch, map, writes);
   std::uint64_t count = history_max_ > 0 ? history_count_ + writes.size() : 0;
-  std::string seq_bytes;
-  protocol::put_be<std::uint64_t>(seq_bytes, seq);
-  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpLastSequence), seq_bytes);
-  std::string count_bytes;
-  protocol::put_be<std::uint64_t>(count_bytes, count);
-  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpHistoryCount), count_bytes);
-  put_keys(batch, keys);
+  put_apply_meta(batch, seq, count, keys);
   Status s = db_->write(batch);
-  if (!s.ok()) {
-    for (auto& w : writes) w.sequence = 0;
-    return s;
-  }
+  if (!s.ok()) return refuse(s);
   last_sequence_ = seq;
   epochs_.back().last = seq;
   history_count_ = count;

@@ -148,8 +148,8 @@ class ChpStore {
   // Applies writes in order as one atomic batch, each also recorded in the
   // history. Writes with sequence 0 get last_sequence()+1, +2, ...; explicit
   // sequences (a follower copying its leader) must be above last_sequence()
-  // and increasing. On failure nothing is applied and the counter is
-  // unchanged.
+  // and increasing. On failure nothing is applied, the counter is unchanged
+  // and every write has the sequence it came with.
   Status apply(std::span<ChpWrite> writes);
 
   // Reads one key; *found tells whether it exists.
@@ -254,6 +254,7 @@ class ChpStore {
   Status start_key_index();
   bool all_new_after_clear(std::span<const ChpRecord> records) const;
   void put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys);
+  void put_apply_meta(rocksdb::WriteBatch& batch, std::uint64_t last, std::uint64_t history_count, std::uint64_t keys);
   void remember(std::span<const std::uint64_t> fps, std::span<const ChpWrite> writes);
   void remember(std::span<const std::uint64_t> fps, std::span<const ChpRecord> records);
   void remember_changes(std::span<const ChpKeyIndex::Change> changes);
@@ -280,6 +281,7 @@ class ChpStore {
   // stay allocated.
   rocksdb::WriteBatch apply_batch_;
   std::string history_block_;             // apply()'s HistoryWriter's buffer, kept (at most a block)
+  std::vector<std::uint64_t> given_sequences_;  // apply()'s writes' sequences as given, kept
   std::unique_ptr<ChpKeyScan> key_scan_;  // last: stopped before the rest goes
   // Since clear(), only load()s in ascending key order: the map holds no key
   // above last_loaded_ (none at all while !loaded_any_).

@@ -238,7 +238,12 @@ BOOST_AUTO_TEST_CASE(explicit_sequence_at_or_below_last_is_rejected_with_nothing
       {put("new", "1", 100, 30), del("base", 1)},         // a delete, with a ttl write before it
   };
   for (auto& writes : rejected) {
+    std::vector<std::uint64_t> given;
+    for (const auto& w : writes) given.push_back(w.sequence);
     Status st = s->apply(writes);
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      BOOST_CHECK_EQUAL(writes[i].sequence, given[i]);  // none reported as used
+    }
     BOOST_CHECK(!st.ok());
     BOOST_CHECK_MESSAGE(failure(st).find("not above") != std::string::npos, failure(st));
     BOOST_CHECK_EQUAL(s->last_sequence(), 20u);
