@@ -291,13 +291,15 @@ bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::spa
                  refused_since_ok_);
     refused_since_ok_ = 0;
   }
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    if (i < received.size()) {
-      publish_received(received[i], writes[i].sequence);
-    } else {
-      publish(writes[i]);
+  after_store_write("CHP", [&] {
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      if (i < received.size()) {
+        publish_received(received[i], writes[i].sequence);
+      } else {
+        publish(writes[i]);
+      }
     }
-  }
+  });
   metrics_.updates_applied.fetch_add(writes.size(), std::memory_order_relaxed);
   metrics_.batches.fetch_add(1, std::memory_order_relaxed);
   metrics_.last_sequence = store_.last_sequence();

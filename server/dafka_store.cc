@@ -269,10 +269,12 @@ void DafkaStore::commit(Turn* turn) {
     refused_since_ok_ = 0;
   }
   count_outcomes(outcomes);
-  auto touched = partitions_touched(turn->records);
-  for (const auto& p : touched) gaps_.note_seen(Key(p.subject, p.partition), p.highest);
-  send_acks(touched);
-  for (const auto& p : touched) request_missing(Key(p.subject, p.partition), false);
+  after_store_write("Dafka store", [&] {
+    auto touched = partitions_touched(turn->records);
+    for (const auto& p : touched) gaps_.note_seen(Key(p.subject, p.partition), p.highest);
+    send_acks(touched);
+    for (const auto& p : touched) request_missing(Key(p.subject, p.partition), false);
+  });
 }
 
 void DafkaStore::refuse(const Turn& turn, const storage::Status& s) {
