@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "client/clone_client.h"
+#include "client/confirmed_write.h"
 #include "protocol/chp_codec.h"
 #include "tests/support/zstored_fixtures.h"
 
@@ -169,6 +170,18 @@ BOOST_AUTO_TEST_CASE(sets_through_any_replica_reach_every_client_with_the_upstre
     }
     return true;
   }, 20s));
+  // A confirmed write through the leaf: applied upstream, answered with the
+  // upstream's sequence, published down the chain; a failed precondition too.
+  zstore::client::Options via_r2;
+  via_r2.servers = {chain.r2.chp_endpoint()};
+  auto w = zstore::client::confirmed_write(via_r2, "confirmed", "yes", 0, {}, 10s);
+  BOOST_TEST(std::string(to_string(w.result)) == "applied", w.detail);
+  BOOST_TEST(chain.everyone_has("confirmed", "yes"));
+  BOOST_TEST(chain.c0->sequence() >= w.sequence);
+  auto refused = zstore::client::confirmed_write(via_r2, "confirmed", "no", 0,
+                                                 {chp::Precondition::Kind::kAbsent, 0}, 10s);
+  BOOST_TEST(std::string(to_string(refused.result)) == "refused", refused.detail);
+  BOOST_TEST(refused.sequence == w.sequence);
   expect_converged(chain.ctx, chain.top, chain.clients());
   // Neither replica applied a KVSET itself: both forwarded theirs.
   auto top_snap = zstore::testing::snapshot_from(chain.ctx, chain.top, 5s);
