@@ -15,8 +15,8 @@ namespace zstore::server {
 namespace chp = protocol::chp;
 
 namespace {
-// WRITE? requests whose WRITTEN we still wait for; past it the oldest
-// asker is forgotten (its client times out and retries).
+// WRITE? requests whose WRITTEN we still wait for; past it one asker (the
+// lowest uuid) is forgotten: its client times out and retries.
 constexpr std::size_t kMaxWriteAskers = 65536;
 }  // namespace
 
