@@ -49,6 +49,9 @@ inline constexpr std::string_view kSupersededProperty = "superseded";
 inline constexpr std::string_view kEpochsProperty = "epochs";
 inline constexpr std::string_view kHistoryFromProperty = "history-from";
 inline constexpr std::string_view kResumedProperty = "resumed";
+// A read replica that has not heard its upstream for longer than its bound
+// (docs/replicas.md): the milliseconds since it last did.
+inline constexpr std::string_view kStaleProperty = "stale-ms";
 inline constexpr std::string_view kHugz = "HUGZ";
 inline constexpr std::size_t kUuidSize = 16;
 inline constexpr std::size_t kSequenceSize = 8;

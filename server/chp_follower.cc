@@ -30,7 +30,19 @@ ChpFollower::ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingL
       limits_(limits),
       now_ms_(std::move(now_ms)), security_(std::move(security)), receive_budget_(receive_budget) {}
 
+void ChpFollower::as_replica(Replica replica) {
+  replica_ = std::move(replica);
+  upstream_ = 0;
+  leader_ = replica_->upstreams.at(0);
+}
+
 void ChpFollower::start() {
+  connect_updates();
+  if (replica_ && store_.synced() && store_.last_sequence() != 0) return request_catchup("resuming after our start");
+  request_snapshot();
+}
+
+void ChpFollower::connect_updates() {
   // The leader's publisher at P+1; --ha-peer-chp leaves room for it (options.cc).
   std::string publisher = protocol::tcp_endpoint_at_offset(leader_, 1).value();
   sub_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
@@ -40,7 +52,15 @@ void ChpFollower::start() {
   sub_.set(zmq::sockopt::subscribe, "");
   security_.as_client(sub_);
   sub_.connect(publisher);
-  request_snapshot();
+}
+
+// A replica's move to the next upstream of its list (the same one again
+// when it has one): fresh sockets, so nothing stale is read.
+void ChpFollower::next_upstream(const std::string& why) {
+  upstream_ = (upstream_ + 1) % replica_->upstreams.size();
+  leader_ = replica_->upstreams[upstream_];
+  spdlog::warn("replica: following {} ({})", leader_, why);
+  connect_updates();
 }
 
 zmq::socket_t ChpFollower::new_dealer() {
@@ -56,7 +76,11 @@ zmq::socket_t ChpFollower::new_dealer() {
 
 void ChpFollower::request_snapshot() {
   dealer_ = new_dealer();
-  (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerSnapshot), ""});
+  // A replica asks as a client (an ICANHAZ? is a vote): its upstream may
+  // be another replica, and only the HA peer may send PEERSNAPSHOT?.
+  std::string_view command = replica_ ? chp::kIcanhaz : chp::kPeerSnapshot;
+  (void)try_send(dealer_, protocol::Frames{std::string(command), ""});
+  if (replica_) ++full_syncs_;
   phase_ = Phase::kRequested;
   loaded_.clear();
   caught_.clear();
@@ -68,13 +92,19 @@ void ChpFollower::request_snapshot() {
 // Asks for the updates after our last sequence; KVPUBs arriving meanwhile
 // are buffered as during a sync, and the map stays complete throughout.
 void ChpFollower::request_catchup(const std::string& why) {
-  spdlog::warn("HA follower: catching up from {} after sequence {}: {}", leader_, store_.last_sequence(), why);
+  spdlog::warn("{}: catching up from {} after sequence {}: {}", replica_ ? "replica" : "HA follower", leader_,
+               store_.last_sequence(), why);
   dealer_ = new_dealer();
   std::string after;
   protocol::put_be<std::uint64_t>(after, store_.last_sequence());
-  (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerCatchup), std::move(after)});
+  if (replica_) {
+    (void)try_send(dealer_, protocol::Frames{std::string(chp::kIcanhaz), "", std::move(after)});  // a resume
+  } else {
+    (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerCatchup), std::move(after)});
+  }
   phase_ = Phase::kCatchingUp;
   caught_.clear();
+  caught_bytes_ = 0;
   buffered_.clear();
   buffered_bytes_ = 0;
   last_progress_ = Clock::now();
@@ -86,9 +116,31 @@ void ChpFollower::restart(const std::string& why) {
 }
 
 void ChpFollower::on_timer() {
+  if (replica_) return replica_timer();
   if (phase_ != Phase::kFollowing && Clock::now() - last_progress_ > kSnapshotRetry) {
     restart(phase_ == Phase::kCatchingUp ? "catch-up request unanswered" : "snapshot request unanswered");
   }
+}
+
+// A replica tries the next upstream after silence or an unanswered request
+// (a passive of the pair ignores it), resuming when its map is complete.
+void ChpFollower::replica_timer() {
+  auto now = Clock::now();
+  std::string why;
+  if (phase_ == Phase::kFollowing && now - last_heard_ > replica_->silence) {
+    why = "no KVPUB or HUGZ from " + leader_ + " for " + std::to_string(replica_->silence.count()) + " ms";
+  } else if (phase_ != Phase::kFollowing && now - last_progress_ > kSnapshotRetry) {
+    why = "request to " + leader_ + " unanswered";
+  } else {
+    return;
+  }
+  next_upstream(why);
+  if (store_.synced() && store_.last_sequence() != 0) return request_catchup(why);
+  request_snapshot();
+}
+
+void ChpFollower::notify(std::span<const storage::ChpWrite> applied) const {
+  if (replica_ && replica_->applied && !applied.empty()) replica_->applied(applied);
 }
 
 std::uint64_t ChpFollower::expiry_of(const std::string& properties) const {
@@ -104,7 +156,7 @@ void ChpFollower::on_snapshot_socket() {
       restart("malformed snapshot message: " + reply.error().detail);
       return;
     }
-    last_progress_ = Clock::now();
+    last_progress_ = last_heard_ = Clock::now();
     if (phase_ == Phase::kCatchingUp) {
       on_catchup_reply(reply.value());
       if (phase_ != Phase::kCatchingUp) return;
@@ -136,6 +188,7 @@ void ChpFollower::flush_loaded() {
 void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   flush_loaded();
   if (phase_ != Phase::kLoading) return;
+  if (replica_) caught_.clear();
   auto epochs = storage::epochs_in_properties(done.properties);
   if (auto s = store_.adopt(done.sequence, epochs); !s.ok()) return restart(s.message());
   phase_ = Phase::kFollowing;
@@ -150,7 +203,8 @@ void ChpFollower::finish_sync(const chp::Kthxbai& done) {
     spdlog::info("HA follower: {} pending update(s) received before the snapshot completed dropped", dropped);
   }
   if (auto s = store_.set_synced(true); !s.ok()) return restart(s.message());
-  spdlog::info("HA follower: synced from {} at sequence {}", leader_, store_.last_sequence());
+  spdlog::info("{}: synced from {} at sequence {}", replica_ ? "replica" : "HA follower", leader_,
+               store_.last_sequence());
 }
 
 // KVPUBs buffered while syncing or catching up: those above our sequence
@@ -173,6 +227,10 @@ void ChpFollower::apply_buffered() {
 void ChpFollower::on_catchup_reply(chp::SnapshotReply& reply) {
   if (auto* done = std::get_if<chp::Kthxbai>(&reply)) return finish_catchup(*done);
   auto& kv = std::get<chp::KvMsg>(reply);
+  if (replica_) {
+    (void)take_caught(kv);
+    return;
+  }
   std::uint64_t last = store_.last_sequence() + caught_.size();
   pending_.seen_from_active(kv.uuid);
   if (kv.sequence <= last) return;
@@ -189,17 +247,56 @@ void ChpFollower::on_catchup_reply(chp::SnapshotReply& reply) {
   caught_.clear();
 }
 
+// A replica's resume reply, held until its KTHXBAI tells whether it is one
+// (resumed=1: the updates after our sequence, in order, some perhaps
+// skipped as superseded) or a full snapshot (keys in key order). False
+// (and a new sync) past the byte budget.
+bool ChpFollower::take_caught(chp::KvMsg& kv) {
+  std::uint64_t last = caught_.empty() ? store_.last_sequence() : caught_.back().sequence;
+  if (kv.sequence <= last) return true;  // not an update after ours (a snapshot's key): dropped if not a resume
+  caught_bytes_ += kv.key.size() + kv.uuid.size() + kv.properties.size() + kv.body.size();
+  if (caught_bytes_ > receive_budget_) {
+    restart("the resume reply is larger than --receive-buffer-bytes");
+    return false;
+  }
+  pending_.seen_from_active(kv.uuid);
+  caught_.push_back(write_of(kv));
+  return true;
+}
+
 // resumed=1: we hold every update up to done.sequence; otherwise the
 // history no longer reaches back and only a whole snapshot can help.
 void ChpFollower::finish_catchup(const chp::Kthxbai& done) {
-  if (!caught_.empty()) {
-    if (auto s = store_.apply(caught_); !s.ok()) return restart(s.message());
-    caught_.clear();
-  }
   auto props = chp::parse_properties(done.properties);
   bool resumed = props && std::any_of(props->begin(), props->end(), [](const chp::Property& p) {
     return p.first == chp::kResumedProperty && p.second == "1";
   });
+  if (replica_) {
+    if (!resumed) {
+      caught_.clear();
+      return restart("the upstream's history no longer reaches back to our sequence");
+    }
+    if (!apply_batch(caught_)) return;
+    caught_.clear();
+    if (done.sequence < store_.last_sequence()) {
+      return restart("the upstream is at sequence " + std::to_string(done.sequence) + ", below our " +
+                     std::to_string(store_.last_sequence()));
+    }
+    // Above ours: a new epoch of the pair (a failover) with no update yet.
+    if (done.sequence > store_.last_sequence()) {
+      if (auto s = store_.advance_to(done.sequence, storage::epochs_in_properties(done.properties)); !s.ok()) {
+        return restart(s.message());
+      }
+    }
+    ++resumes_;
+    phase_ = Phase::kFollowing;
+    spdlog::info("replica: resumed from {} at sequence {}", leader_, store_.last_sequence());
+    return apply_buffered();
+  }
+  if (!caught_.empty()) {
+    if (auto s = store_.apply(caught_); !s.ok()) return restart(s.message());
+    caught_.clear();
+  }
   if (!resumed) return restart("the active's history no longer reaches back to our sequence");
   if (store_.last_sequence() != done.sequence) {
     return restart("catch-up ended at sequence " + std::to_string(store_.last_sequence()) + ", the active's is " +
@@ -220,6 +317,7 @@ void ChpFollower::on_update_socket() {
   for (std::size_t n = 0; n < kPerTurn && try_recv(sub_, &msg); ++n) {
     auto update = chp::decode_update(msg.frames(), limits_);
     if (!update) continue;
+    last_heard_ = Clock::now();
     std::uint64_t last = store_.last_sequence() + batch.size();  // once the batch is applied
     if (auto* hugz = std::get_if<chp::Hugz>(&update.value())) {
       // The leader's HUGZ follows every KVPUB up to its sequence: above
@@ -260,6 +358,7 @@ bool ChpFollower::apply_batch(std::vector<storage::ChpWrite>& batch) {
     restart(s.message());
     return false;
   }
+  notify(batch);
   return true;
 }
 
@@ -288,7 +387,8 @@ void ChpFollower::apply_update(chp::KvMsg& kv) {
   }
   pending_.seen_from_active(kv.uuid);
   storage::ChpWrite w = write_of(kv);
-  if (auto s = store_.apply({&w, 1}); !s.ok()) restart(s.message());
+  if (auto s = store_.apply({&w, 1}); !s.ok()) return restart(s.message());
+  notify({&w, 1});
 }
 
 }  // namespace zstore::server

@@ -8,12 +8,20 @@
 // updates missed, applied in order, the map stays complete), or with a new
 // sync when the history no longer reaches back; an unanswered request
 // starts a new sync; it never gives up.
+//
+// As a read replica (as_replica, docs/replicas.md) it follows its upstream
+// as a clone client does: ICANHAZ? for the map, ICANHAZ? with its last
+// sequence to resume (applied only once KTHXBAI says resumed=1, else a full
+// snapshot), the next upstream of its list after silence, and it hands each
+// applied update to a callback that republishes it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,7 +50,19 @@ class ChpFollower {
               protocol::chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {},
               std::uint64_t receive_budget = kDefaultReceiveBudgetBytes, std::string pair_token = {});
 
-  // Connects and requests a snapshot.
+  // A read replica's upstreams ("tcp://host:P", the first tried first).
+  // silence: how long without a KVPUB or HUGZ before the next upstream is
+  // tried. applied: called with every batch of updates once persisted
+  // (their upstream sequences). Call before start().
+  struct Replica {
+    std::vector<std::string> upstreams;
+    std::chrono::milliseconds silence{3000};
+    std::function<void(std::span<const storage::ChpWrite>)> applied;
+  };
+  void as_replica(Replica replica);
+
+  // Connects; a replica whose map is synced resumes after its last
+  // sequence, anything else requests a snapshot.
   void start();
   // Socket handlers and the retry timer; call when readable / every turn.
   // A handler reads a bounded number of messages (one load batch) per call.
@@ -51,12 +71,23 @@ class ChpFollower {
   void on_timer();
 
   bool following() const { return phase_ == Phase::kFollowing; }
+  // When the upstream last sent anything (a KVPUB, HUGZ or reply).
+  Clock::time_point last_heard() const { return last_heard_; }
+  const std::string& upstream() const { return leader_; }
+  // A replica's resumes and full snapshots from its upstream so far.
+  std::uint64_t resumes() const { return resumes_; }
+  std::uint64_t full_syncs() const { return full_syncs_; }
   zmq::socket_t& snapshot_socket() { return dealer_; }
   zmq::socket_t& update_socket() { return sub_; }
 
  private:
   enum class Phase { kRequested, kLoading, kCatchingUp, kFollowing };
   void request_snapshot();
+  void connect_updates();
+  void next_upstream(const std::string& why);
+  void replica_timer();
+  bool take_caught(protocol::chp::KvMsg& kv);
+  void notify(std::span<const storage::ChpWrite> applied) const;
   void request_catchup(const std::string& why);
   void on_catchup_reply(protocol::chp::SnapshotReply& reply);
   void finish_catchup(const protocol::chp::Kthxbai& done);
@@ -89,6 +120,12 @@ class ChpFollower {
   std::vector<protocol::chp::KvMsg> buffered_;      // KVPUBs received while syncing
   std::uint64_t buffered_bytes_ = 0;
   std::uint64_t receive_budget_;
+  std::optional<Replica> replica_;
+  std::size_t upstream_ = 0;           // replica_->upstreams index
+  std::uint64_t caught_bytes_ = 0;     // a replica's resume reply, held until KTHXBAI
+  Clock::time_point last_heard_ = Clock::now();
+  std::uint64_t resumes_ = 0;
+  std::uint64_t full_syncs_ = 0;
 };
 
 }  // namespace zstore::server

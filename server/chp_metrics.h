@@ -32,6 +32,15 @@ struct ChpMetrics {
   // counted in updates_applied when new) and refused (precondition).
   std::atomic<std::uint64_t> writes_confirmed{0};
   std::atomic<std::uint64_t> writes_refused{0};
+  // A read replica (--replica-of, docs/replicas.md): ms since its upstream
+  // last sent anything (-1: not a replica), the bound past which it says it
+  // is stale, its resumes and full snapshots from upstream, and the KVSETs
+  // and WRITE? requests it forwarded upstream.
+  std::atomic<std::int64_t> replica_upstream_silent_ms{-1};
+  std::atomic<std::int64_t> replica_stale_after_ms{0};
+  std::atomic<std::uint64_t> replica_resumes{0};
+  std::atomic<std::uint64_t> replica_full_syncs{0};
+  std::atomic<std::uint64_t> replica_forwarded{0};
   MalformedCounts malformed;
   // --acl denials by kind: KVSETs dropped, snapshot keys withheld,
   // subscriptions narrowed or refused, HA peer requests from non-peers.

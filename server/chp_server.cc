@@ -87,6 +87,7 @@ void ChpServer::start() {
     pair_token_ = new_pair_token();
     resolve_peer_addresses();
   }
+  if (config_.replica) start_replica();
   reactor_.start([this] { run(); });
 }
 
@@ -132,6 +133,7 @@ bool ChpServer::turn() {
                                         {router_.handle(), 0, ZMQ_POLLIN, 0}};
   if (ha_link_) items.push_back({ha_link_->subscriber().handle(), 0, ZMQ_POLLIN, 0});
   ChpFollower* follower = follower_.get();  // handlers may replace it this turn
+  const std::size_t follower_item = items.size();
   if (follower) {
     items.push_back({follower->snapshot_socket().handle(), 0, ZMQ_POLLIN, 0});
     items.push_back({follower->update_socket().handle(), 0, ZMQ_POLLIN, 0});
@@ -140,6 +142,8 @@ bool ChpServer::turn() {
   if (reconciler) items.push_back({reconciler->socket().handle(), 0, ZMQ_POLLIN, 0});
   const std::size_t reconciler_item = items.size() - 1;
   if (config_.acl) items.push_back({publisher_.handle(), 0, ZMQ_POLLIN, 0});
+  const std::size_t acl_item = items.size() - 1;
+  if (config_.replica) items.push_back({upstream_writes_.handle(), 0, ZMQ_POLLIN, 0});
   zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
   if (items[0].revents & ZMQ_POLLIN) return false;
   follow_reloads();  // before this turn's updates are read and published
@@ -149,12 +153,13 @@ bool ChpServer::turn() {
   if (items[1].revents & ZMQ_POLLIN) drain_collector();
   if (items[2].revents & ZMQ_POLLIN) serve_snapshot_requests();
   if (follower && follower == follower_.get()) {
-    if (items[4].revents & ZMQ_POLLIN) follower->on_snapshot_socket();
-    if (items[5].revents & ZMQ_POLLIN) follower->on_update_socket();
+    if (items[follower_item].revents & ZMQ_POLLIN) follower->on_snapshot_socket();
+    if (items[follower_item + 1].revents & ZMQ_POLLIN) follower->on_update_socket();
     follower->on_timer();
     metrics_.last_sequence = store_.last_sequence();  // a passive's progress, on /metrics too
   }
-  if (config_.acl && (items.back().revents & ZMQ_POLLIN)) serve_subscriptions();
+  if (config_.acl && (items[acl_item].revents & ZMQ_POLLIN)) serve_subscriptions();
+  if (config_.replica) replica_tick();
   if (reconciler && reconciler == reconciler_.get() && (items[reconciler_item].revents & ZMQ_POLLIN)) {
     if (reconciler->on_socket() == ChpReconciler::Progress::kFailed) drop_reconcile(reconciler->why());
   }
@@ -176,6 +181,7 @@ void ChpServer::report_malformed(const char* where, const protocol::DecodeError&
 }
 
 void ChpServer::drain_collector() {
+  if (config_.replica) return forward_kvsets();  // a replica applies only its upstream's updates
   // Malformed messages count toward the batch: a flood of them cannot keep
   // the loop from HUGZ and HA heartbeats.
   std::size_t n = 0;
@@ -208,6 +214,7 @@ void ChpServer::drain_collector() {
 // applied here, else added to this turn's group (committed first when the
 // group already has its key, so each precondition sees the write before it).
 void ChpServer::take_write(const std::string& identity, const ReceivedMessage& msg) {
+  if (config_.replica) return forward_write(identity, msg);
   auto frames = msg.frames().subspan(1);
   auto req = chp::decode_write(frames, config_.limits);
   auto answer = [&](chp::WriteOutcome::Kind kind, std::string_view uuid, std::string detail) {
@@ -406,7 +413,7 @@ void ChpServer::pump_snapshots() {
 }
 
 void ChpServer::expire_due() {
-  if (!serving()) return;  // a passive applies the active's expiries
+  if (!serving() || config_.replica) return;  // a passive or replica applies its upstream's expiries
   auto now = Clock::now();
   if (now < next_expiry_ && !expiry_backlog_) return;
   next_expiry_ = now + config_.expiry_interval;
@@ -450,6 +457,7 @@ void ChpServer::sweep_expiries_now() {
 // quiet subtree of a busy server sees no KVPUB and would otherwise fail over.
 void ChpServer::heartbeat() {
   if (!serving()) return;  // only the active sends HUGZ, so clients never stay on a passive
+  if (config_.replica && !replica_has_map()) return;  // nor on a replica that is loading its map
   auto now = Clock::now();
   if (now - last_hugz_ < config_.hugz_interval) return;
   (void)try_send(publisher_, chp::encode_hugz({store_.last_sequence()}));
@@ -457,6 +465,7 @@ void ChpServer::heartbeat() {
 }
 
 std::string_view ChpServer::ha_state() const {
+  if (config_.replica) return "replica";
   return config_.ha ? to_string(published_state_.load()) : "standalone";
 }
 

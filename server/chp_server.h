@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -52,6 +53,17 @@ struct HaConfig {
   std::string cut_file;  // test seam: the HA link is cut while this file exists
 };
 
+// A read replica (--replica-of, docs/replicas.md): follows the first
+// reachable upstream, serves its map with the upstream's sequences, and
+// forwards KVSETs and WRITE? requests there.
+struct ReplicaConfig {
+  std::vector<std::string> upstreams;  // tcp://host:P, a pair's two members or one replica
+  std::chrono::milliseconds silence{3000};  // then the next upstream is tried
+  // Past this without hearing the upstream, /healthz and KTHXBAI say the
+  // map is stale (docs/replicas.md).
+  std::chrono::milliseconds stale_after{10000};
+};
+
 struct ChpServerConfig {
   std::string bind = "127.0.0.1";
   std::uint16_t port = 5556;
@@ -78,6 +90,7 @@ struct ChpServerConfig {
   SnapshotFairness snapshot_fairness;
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
   std::optional<HaConfig> ha;
+  std::optional<ReplicaConfig> replica;  // exclusive with ha
   // CURVE for every socket (bound ones as servers, the HA side's connections
   // as clients of the peer, which shares our certificate); default plain.
   security::SocketSecurity security;
@@ -189,6 +202,17 @@ class ChpServer {
   bool endpoint_unbound() const;
   int poll_timeout_ms() const;
   void serve_catchup(const std::string& identity, const ReceivedMessage& msg);
+  // Read replica (chp_server_replica.cc; no-ops otherwise).
+  void start_replica();
+  void replica_tick();
+  void republish(std::span<const storage::ChpWrite> applied);
+  void forward_kvsets();
+  void forward_write(const std::string& identity, const ReceivedMessage& msg);
+  void relay_written();
+  void connect_forwarders();
+  bool replica_stale() const;
+  // A complete map taken from upstream (sequence 0: none taken yet).
+  bool replica_has_map() const { return store_.synced() && store_.last_sequence() != 0; }
 
   zmq::context_t& ctx_;
   storage::ChpStore& store_;
@@ -236,6 +260,13 @@ class ChpServer {
   std::unique_ptr<HaLink> ha_link_;
   std::unique_ptr<BinaryStar> bstar_;
   std::unique_ptr<ChpFollower> follower_;
+  // A replica's forwarding to its upstream: KVSETs on a PUB to its
+  // collector, WRITE? on a DEALER whose replies (WRITTEN, by UUID) go back
+  // to the asking client; forwarded_to_ is the upstream they connect to.
+  zmq::socket_t upstream_writer_;
+  zmq::socket_t upstream_writes_;
+  std::string forwarded_to_;
+  std::map<std::string, std::string> write_askers_;  // uuid -> client identity, bounded
   std::unique_ptr<ChpReconciler> reconciler_;
   std::optional<HaPeerState> peer_;    // the peer's latest state message
   std::uint64_t max_peer_last_ = 0;    // the highest last sequence the peer ever told

@@ -14,6 +14,7 @@ constexpr auto kReconcileRetry = std::chrono::seconds(1);
 }  // namespace
 
 bool ChpServer::accept_vote() {
+  if (config_.replica) return replica_has_map();  // a replica loading its map serves nobody
   if (!bstar_) return true;
   HaState before = bstar_->state();
   std::string_view reason;
@@ -113,6 +114,10 @@ std::string ChpServer::kthxbai_properties(bool resumed) const {
     props.emplace_back(chp::kHistoryFromProperty, std::to_string(store_.history_from()));
   }
   if (resumed) props.emplace_back(chp::kResumedProperty, "1");
+  if (replica_stale()) {  // docs/replicas.md: the map may be older than the upstream's
+    auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - follower_->last_heard());
+    props.emplace_back(chp::kStaleProperty, std::to_string(silent.count()));
+  }
   props.emplace_back(chp::kWritesProperty, "1");  // takes WRITE? (protocol/chp_writes.h)
   return chp::format_properties(props);
 }

@@ -56,13 +56,18 @@ Health check_health(const ServerView& view, std::chrono::milliseconds stale_afte
       storage = "writes refused";
     }
   }
-  bool degraded = disk_low || unbound > 0 || failing || refused;
+  // A read replica past --replica-stale-ms without its upstream serves an
+  // old map: degraded, and said so (docs/replicas.md).
+  std::int64_t silent = view.chp ? view.chp->replica_upstream_silent_ms.load(std::memory_order_relaxed) : -1;
+  bool stale = silent >= 0 && silent > view.chp->replica_stale_after_ms.load(std::memory_order_relaxed);
+  bool degraded = disk_low || unbound > 0 || failing || refused || stale;
   nlohmann::json body = {{"status", !healthy ? "unhealthy" : degraded ? "degraded" : "ok"},
                          {"role", view.ha_state ? view.ha_state() : "standalone"},
                          {"database", view.db != nullptr && view.db->db() != nullptr ? "open" : "closed"},
                          {"storage", storage},
                          {"uptime_seconds", static_cast<std::int64_t>(uptime)},
                          {"loops", loops}};
+  if (silent >= 0) body["replica"] = {{"upstream", stale ? "stale" : "ok"}, {"upstream_silent_ms", silent}};
   if (view.disk) {
     body["disk"] = {{"state", disk_low ? "low: writes refused" : "ok"},
                     {"free_bytes", view.disk->free_bytes()},

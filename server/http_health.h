@@ -4,7 +4,9 @@
 // The body is one JSON object: status ("ok", "degraded" or "unhealthy"),
 // storage ("ok", "writes refused", "writes failing: ...", "stopped: ...": a
 // write failed for good, which makes it unhealthy), role (HA state
-// or "standalone"), uptime_seconds, and per loop its state and the age of
+// or "standalone"; "replica" for a read replica, which adds replica:
+// {upstream: "ok" or "stale", upstream_silent_ms} and is degraded when
+// stale), uptime_seconds, and per loop its state and the age of
 // its last turn.
 #pragma once
 

@@ -79,6 +79,12 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
           "CHP resume requests answered with a full snapshot (the history did not reach back, or was longer than "
           "the map)",
           get(m.resumes_declined));
+  counter(w, "zstore_chp_replica_resumes_total", "read replica: resumes from its upstream after its last sequence",
+          get(m.replica_resumes));
+  counter(w, "zstore_chp_replica_full_syncs_total", "read replica: full snapshots requested from its upstream",
+          get(m.replica_full_syncs));
+  counter(w, "zstore_chp_replica_forwarded_total", "read replica: KVSETs and WRITE? requests forwarded upstream",
+          get(m.replica_forwarded));
   counter(w, "zstore_chp_ha_handed_over_total", "CHP updates taken over from the HA peer before it resynced",
           get(m.handed_over));
   counter(w, "zstore_chp_ha_handovers_incomplete_total",

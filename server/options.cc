@@ -17,6 +17,7 @@ struct Raw {
   std::string sync = "always";
   std::string towers;
   std::string dafka_peers;
+  std::string replica_of;
   unsigned chp_port = 5556, dafka_port = 5582, tower_port = 5580, http_port = 0;
 };
 
@@ -36,6 +37,7 @@ void describe_retention(po::options_description& d, ServerOptions& o) {
 
 void describe_dafka(po::options_description& d, ServerOptions& o, Raw& raw);
 void describe_ha(po::options_description& d, ServerOptions& o);
+void describe_replica(po::options_description& d, ServerOptions& o, Raw& raw);
 
 po::options_description describe(ServerOptions& o, Raw& raw) {
   po::options_description d("zstored options (also ZSTORE_<FLAG> env vars and --config INI keys)");
@@ -73,6 +75,7 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
        "writes paced; off by default");
   describe_dafka(d, o, raw);
   describe_ha(d, o);
+  describe_replica(d, o, raw);
   describe_retention(d, o);
   return d;
 }
@@ -144,6 +147,18 @@ void describe_ha(po::options_description& d, ServerOptions& o) {
       ("test-power-cut", po::bool_switch(&o.test_power_cut),
        "testing only: file writes reach the disk only when synced, so a SIGKILL also loses what a power cut "
        "would (storage/power_cut_fs.h)");
+}
+
+// A read replica (docs/replicas.md).
+void describe_replica(po::options_description& d, ServerOptions& o, Raw& raw) {
+  d.add_options()
+      ("replica-of", po::value(&raw.replica_of),
+       "serve a read-only copy of this CHP map: comma-separated upstream CHP bases tcp://host:P (a pair's two "
+       "members, or another replica); KVSETs and WRITE? are forwarded there")
+      ("replica-silence-ms", po::value(&o.replica_silence_ms)->default_value(o.replica_silence_ms),
+       "a replica tries its next upstream after this long without a KVPUB or HUGZ")
+      ("replica-stale-ms", po::value(&o.replica_stale_ms)->default_value(o.replica_stale_ms),
+       "a replica that has not heard its upstream for this long says so in /healthz and KTHXBAI (stale-ms)");
 }
 
 void describe_security(po::options_description& d, ServerOptions& o) {
@@ -288,6 +303,24 @@ std::optional<std::string> check_ha(const ServerOptions& o) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_replica(const ServerOptions& o) {
+  if (o.replica_of.empty()) return std::nullopt;
+  if (!o.ha.empty()) return std::string("--replica-of cannot be combined with --ha (a replica follows a pair)");
+  if (o.chp_port == 0) return std::string("--replica-of needs CHP (--chp-port is 0)");
+  if (!o.curve_cert.empty()) {
+    return std::string("--replica-of does not support --curve-cert yet (the upstream link is plain)");
+  }
+  if (o.replica_of.size() > 2) return std::string("--replica-of: at most two upstreams (a pair)");
+  for (const auto& u : o.replica_of) {
+    if (!protocol::tcp_endpoint_at_offset(u, 2)) {
+      return "--replica-of: '" + u + "' is not a tcp://host:P address with P <= 65533 (CHP uses P..P+2)";
+    }
+  }
+  if (o.replica_silence_ms == 0) return std::string("--replica-silence-ms must be positive");
+  if (o.replica_stale_ms == 0) return std::string("--replica-stale-ms must be positive");
+  return std::nullopt;
+}
+
 std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   auto sync = storage::parse_sync_policy(raw.sync);
   if (!sync) return "--sync: expected none, batch or always, got '" + raw.sync + "'";
@@ -331,7 +364,10 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   if (o.dafka_max_message_bytes < (64u << 10) || o.dafka_max_message_bytes > (64u << 20)) {
     return std::string("--dafka-max-message-bytes must be 65536..67108864");
   }
+  o.replica_of = split_list(raw.replica_of);
+  if (!raw.replica_of.empty() && o.replica_of.empty()) return std::string("--replica-of: no upstream given");
   if (auto e = check_ha(o)) return e;
+  if (auto e = check_replica(o)) return e;
   if (auto e = check_security(o)) return e;
   if (auto e = check_exposure(o)) return e;
   static const char* levels[] = {"trace", "debug", "info", "warn", "error"};

@@ -36,6 +36,10 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
     c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
                     std::chrono::milliseconds(o.ha_heartbeat_ms), o.ha_test_cut_file};
   }
+  if (!o.replica_of.empty()) {
+    c.replica = ReplicaConfig{o.replica_of, std::chrono::milliseconds(o.replica_silence_ms),
+                              std::chrono::milliseconds(o.replica_stale_ms)};
+  }
   return c;
 }
 

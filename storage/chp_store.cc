@@ -434,6 +434,22 @@ Status ChpStore::adopt(std::uint64_t sequence, ChpEpochs epochs) {
   return Status::Ok();
 }
 
+Status ChpStore::advance_to(std::uint64_t sequence, ChpEpochs epochs) {
+  if (sequence <= last_sequence_) return Status::Error("advance_to: sequence not above the last one");
+  if (epochs.empty() || epochs.back().last != sequence) {
+    epochs = epochs_;
+    epochs.push_back({sequence, sequence});
+  }
+  if (epochs.size() > kMaxEpochs) epochs.erase(epochs.begin(), epochs.end() - static_cast<std::ptrdiff_t>(kMaxEpochs));
+  rocksdb::WriteBatch batch;
+  put_meta(batch, sequence, epochs, history_from_, history_count_);
+  Status s = db_->write_durable(batch);
+  if (!s.ok()) return s;
+  last_sequence_ = sequence;
+  epochs_ = std::move(epochs);
+  return Status::Ok();
+}
+
 Status ChpStore::begin_epoch(std::uint64_t floor, std::uint64_t now_ms, std::uint64_t salt) {
   std::uint64_t base = std::max({last_sequence_, floor, epoch_clock_base(now_ms, salt)});
   if (base <= epochs_.back().base) base = epochs_.back().base + 1;

@@ -184,6 +184,12 @@ class ChpStore {
   // (a leader that sent none), the history before sequence is unknown.
   Status adopt(std::uint64_t sequence, ChpEpochs epochs);
   Status reset_sequence(std::uint64_t sequence) { return adopt(sequence, {}); }
+  // A read replica that resumed from an upstream whose last sequence is
+  // above its own with no update in between (a failover's new epoch):
+  // takes sequence as the last one and the upstream's epochs (ours plus a
+  // new one ending at sequence when they do not end there), keeping the
+  // history. sequence must be above last_sequence().
+  Status advance_to(std::uint64_t sequence, ChpEpochs epochs);
 
   // Starts a new epoch (chp_epochs.h): its base is the largest of the last
   // sequence, floor (the peer's last sequence, if known) and the clock.

@@ -119,3 +119,24 @@ BOOST_AUTO_TEST_CASE(prometheus_labels_are_escaped) {
   w.sample(std::uint64_t{3}, {{"a", "q\"b\\n\nx"}});
   BOOST_TEST(w.text() == "# HELP zstore_x help text\n# TYPE zstore_x gauge\nzstore_x{a=\"q\\\"b\\\\n\\nx\"} 3\n");
 }
+
+// A read replica past --replica-stale-ms without its upstream is degraded
+// and says so; a fresh one is ok; a non-replica has no replica field.
+BOOST_FIXTURE_TEST_CASE(a_stale_replica_degrades_health, Fixture) {
+  chp.loop_heartbeat_ms = loop_clock_ms();
+  dafka.loop_heartbeat_ms = loop_clock_ms();
+  tower.loop_heartbeat_ms = loop_clock_ms();
+  BOOST_TEST(!nlohmann::json::parse(check_health(view, 5000ms).body).contains("replica"));
+  chp.replica_stale_after_ms = 1000;
+  chp.replica_upstream_silent_ms = 200;
+  auto body = nlohmann::json::parse(check_health(view, 5000ms).body);
+  BOOST_TEST(body["status"] == "ok");
+  BOOST_TEST(body["replica"]["upstream"] == "ok");
+  chp.replica_upstream_silent_ms = 1500;
+  Health h = check_health(view, 5000ms);
+  BOOST_TEST(h.healthy);
+  body = nlohmann::json::parse(h.body);
+  BOOST_TEST(body["status"] == "degraded");
+  BOOST_TEST(body["replica"]["upstream"] == "stale");
+  BOOST_TEST(body["replica"]["upstream_silent_ms"] == 1500);
+}

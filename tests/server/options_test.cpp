@@ -165,3 +165,21 @@ BOOST_AUTO_TEST_CASE(the_ha_peer_chp_base_leaves_room_for_its_three_ports) {
   expect_refused(with_peer("tcp://127.0.0.1:65534"), "--ha-peer-chp");
   expect_refused(with_peer("tcp://127.0.0.1"), "--ha-peer-chp");
 }
+
+BOOST_AUTO_TEST_CASE(replica_flags) {
+  auto o = parse({"--replica-of", "tcp://10.0.0.1:5556,tcp://10.0.0.2:5556", "--replica-stale-ms", "2500"});
+  BOOST_REQUIRE(o.options);
+  BOOST_TEST(o.options->replica_of.size() == 2u);
+  BOOST_TEST(o.options->replica_of[1] == "tcp://10.0.0.2:5556");
+  BOOST_TEST(o.options->replica_stale_ms == 2500u);
+  BOOST_TEST(parse({}).options->replica_of.empty());
+  expect_refused({"--replica-of", "tcp://h:5556", "--ha", "primary", "--ha-bind", "tcp://127.0.0.1:5003", "--ha-peer",
+                  "tcp://127.0.0.1:5004", "--ha-peer-chp", "tcp://127.0.0.1:5566"},
+                 "--replica-of cannot be combined with --ha");
+  expect_refused({"--replica-of", "h:5556"}, "--replica-of: 'h:5556'");
+  expect_refused({"--replica-of", "tcp://h:65534"}, "--replica-of");
+  expect_refused({"--replica-of", "tcp://a:1,tcp://b:1,tcp://c:1"}, "at most two");
+  expect_refused({"--replica-of", ","}, "--replica-of: no upstream");
+  expect_refused({"--replica-of", "tcp://h:5556", "--chp-port", "0"}, "--replica-of needs CHP");
+  expect_refused({"--replica-of", "tcp://h:5556", "--replica-stale-ms", "0"}, "--replica-stale-ms");
+}
