@@ -67,6 +67,9 @@ void report_latency(Report& report, const std::string& prefix, const Latencies& 
 
 void report_run(Report& report, const std::string& prefix, const LoadResult& result) {
   report.set(prefix + "per_s", result.rate(), "msg/s");
+  // All phases: received == sent shows the subscriber skipped nothing.
+  report.set(prefix + "sent", static_cast<double>(result.sent));
+  report.set(prefix + "received", static_cast<double>(result.completed));
   report_latency(report, prefix, result.latencies.window(result.window_start_ns, result.window_end_ns));
 }
 
