@@ -95,9 +95,11 @@ std::map<std::string, std::string> values_of(const ChpSnapshot& snap) {
   return values;
 }
 
-// Waits until every client holds `source`'s map, key by key, at its
-// sequence; reports the first client that does not.
-void expect_converged(zmq::context_t& ctx, const Zstored& source, const std::vector<CloneClient*>& clients) {
+// Waits until `source`'s map holds the last write (key, value) when one is
+// given (the writes before it are asynchronous) and every client holds that
+// map, key by key, at its sequence; reports the first client that does not.
+void expect_converged(zmq::context_t& ctx, const Zstored& source, const std::vector<CloneClient*>& clients,
+                      const std::optional<std::pair<std::string, std::string>>& last = std::nullopt) {
   std::optional<ChpSnapshot> snap;
   std::string why;
   bool same = wait_until([&] {
@@ -107,6 +109,10 @@ void expect_converged(zmq::context_t& ctx, const Zstored& source, const std::vec
       return false;
     }
     auto want = values_of(*snap);
+    if (last && (!want.count(last->first) || want.at(last->first) != last->second)) {
+      why = "the upstream does not have the last write " + last->first + "=" + last->second + " yet";
+      return false;
+    }
     for (std::size_t i = 0; i < clients.size(); ++i) {
       if (clients[i]->snapshot_map() != want || clients[i]->sequence() != snap->sequence) {
         why = "client " + std::to_string(i) + " at sequence " + std::to_string(clients[i]->sequence()) + " with " +
@@ -205,8 +211,13 @@ BOOST_AUTO_TEST_CASE(sigkill_of_a_replica_and_of_the_chains_middle_resumes_and_e
       if (i % 20 == 0) std::this_thread::sleep_for(5ms);
     }
   };
+  // The last write, sent through the top's client (writes via r2 may pass it).
+  auto last = [&] {
+    chain.c0->set("k/last", std::to_string(n));
+    return std::optional<std::pair<std::string, std::string>>(std::pair{"k/last", std::to_string(n)});
+  };
   write(300);
-  expect_converged(chain.ctx, chain.top, chain.clients());
+  expect_converged(chain.ctx, chain.top, chain.clients(), last());
 
   chain.r2.kill(SIGKILL);  // a leaf replica
   chain.r2.wait_exit();
@@ -214,14 +225,14 @@ BOOST_AUTO_TEST_CASE(sigkill_of_a_replica_and_of_the_chains_middle_resumes_and_e
   write(200);
   BOOST_REQUIRE_MESSAGE(chain.r2.restart(), chain.r2.log());
   write(100);
-  expect_converged(chain.ctx, chain.top, chain.clients());
+  expect_converged(chain.ctx, chain.top, chain.clients(), last());
 
   chain.r1.kill(SIGKILL);  // the upstream of r2
   chain.r1.wait_exit();
   write(200);
   BOOST_REQUIRE_MESSAGE(chain.r1.restart(), chain.r1.log());
   write(100);
-  expect_converged(chain.ctx, chain.top, chain.clients());
+  expect_converged(chain.ctx, chain.top, chain.clients(), last());
 
   watch.stop();
   for (const auto& back : watch.backs()) BOOST_ERROR("a sequence went back: " + back);
@@ -245,12 +256,12 @@ BOOST_AUTO_TEST_CASE(a_replica_of_a_pair_follows_the_failover_by_itself) {
   BOOST_REQUIRE(reader->wait_synced(20s));
   SequenceWatch watch({reader.get()});
   for (int i = 0; i < 200; ++i) writer->set("k" + std::to_string(i % 50), "before" + std::to_string(i));
-  expect_converged(pair.ctx, pair.primary, {writer.get(), reader.get()});
+  expect_converged(pair.ctx, pair.primary, {writer.get(), reader.get()}, std::pair{"k49", "before199"});
 
   pair.primary.kill(SIGKILL);
   pair.primary.wait_exit();
   for (int i = 0; i < 200; ++i) writer->set("k" + std::to_string(i % 70), "after" + std::to_string(i));
-  expect_converged(pair.ctx, pair.backup, {writer.get(), reader.get()});
+  expect_converged(pair.ctx, pair.backup, {writer.get(), reader.get()}, std::pair{"k59", "after199"});
   BOOST_TEST(reader->get("k69").value_or("") == "after139");  // i = 139 was its last set
   watch.stop();
   for (const auto& back : watch.backs()) BOOST_ERROR("a sequence went back: " + back);
