@@ -179,6 +179,9 @@ void dafka_limits(PromWriter& w, const DafkaMetrics& m) {
 void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog* log, std::size_t top_topics) {
   counter(w, "zstore_dafka_records_stored_total", "Dafka records persisted", get(m.records_stored));
   counter(w, "zstore_dafka_duplicates_total", "Dafka records received again (already stored)", get(m.duplicates));
+  counter(w, "zstore_dafka_records_too_far_total",
+          "Dafka records refused (not stored): more than 100000 offsets past their partition's next expected offset",
+          get(m.too_far));
   counter(w, "zstore_dafka_acks_sent_total", "Dafka ACKs sent after a commit", get(m.acks_sent));
   counter(w, "zstore_dafka_fetches_sent_total", "Dafka FETCHes sent for gaps", get(m.fetches_sent));
   counter(w, "zstore_dafka_fetches_served_total", "Dafka FETCHes answered from disk", get(m.fetches_served));

@@ -766,3 +766,36 @@ BOOST_AUTO_TEST_CASE(the_answer_to_a_fetch_of_a_partition_admitted_by_its_head_i
                                             "zstore_dafka_refused_by_limit_total{limit=\"new_partitions\"}"),
                     0);
 }
+
+// Hostile offsets (issue 53's probes): records at offset 1e15 and HEADs at
+// 2^63 of one partition are refused and counted, never stored, and cost the
+// log a bounded number of lines (each was a line of its own before).
+BOOST_AUTO_TEST_CASE(records_and_heads_at_absurd_offsets_are_refused_counted_and_log_little) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--dafka-fetch-retry-ms", "100", "--dafka-fetch-retries", "1", "--http-port", std::to_string(http)});
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));
+  const std::size_t log_before = env.store.zstored.log().size();
+  constexpr std::uint64_t kProbes = 20000;
+  const std::string far = zstore::testing::random_dafka_address();
+  for (std::uint64_t i = 0; i < kProbes; ++i) {
+    p->send(dafka::Record{kTopic, far, kTopic, 1000000000000000ull + i, "x"});
+    p->send(dafka::Head{kTopic, p->address(), kTopic, (std::uint64_t{1} << 63) - i});
+  }
+  // Everything before it on p's connection has been handled once this is ACKed.
+  BOOST_REQUIRE(produce_until_acked(*p, {0, 1}, 1));
+  auto m = zstore::testing::scrape_metrics(http);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_records_too_far_total"), kProbes);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_records_stored_total"), 2);
+  // The HEADs' gap is FETCHed, given up and forgotten; its lines are limited.
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] {
+                          return env.store.zstored.log().find("waiting for its next HEAD") != std::string::npos;
+                        }),
+                        env.store.zstored.log().substr(log_before, 4000));
+  std::string log = env.store.zstored.log().substr(log_before);
+  std::size_t lines = static_cast<std::size_t>(std::count(log.begin(), log.end(), '\n'));
+  BOOST_TEST_MESSAGE(lines << " log line(s), " << log.size() << " bytes for " << 2 * kProbes << " hostile messages");
+  BOOST_CHECK_LE(lines, 100u);
+  BOOST_CHECK_LT(log.size(), 64u << 10);
+  BOOST_CHECK(produce_until_acked(*p, {2}, 2));  // the store still serves
+}
