@@ -10,6 +10,8 @@
 #include <deque>
 #include <list>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "server/db_admin.h"
@@ -43,6 +45,12 @@ void refuse_other_methods(httplib::Server& s, const std::string& path, const std
   }
 }
 
+// What an enqueue that took its job returns: nothing, or true.
+template <typename R>
+R accepted() {
+  if constexpr (!std::is_void_v<R>) return R(true);
+}
+
 // cpp-httplib's ThreadPool has a fixed number of threads: as many slow
 // clients as threads (headers sent a byte a second) would leave none for
 // /healthz. This one starts a thread when a connection arrives and every
@@ -55,11 +63,15 @@ class Workers : public httplib::TaskQueue {
   }
   ~Workers() override { shutdown(); }
 
-  void enqueue(std::function<void()> fn) override {
+  // cpp-httplib 0.11 (Debian 12) declares enqueue void, 0.18 (Debian 13)
+  // bool (false: the connection is refused); this overrides either.
+  using EnqueueResult = decltype(std::declval<httplib::TaskQueue&>().enqueue(std::function<void()>()));
+  EnqueueResult enqueue(std::function<void()> fn) override {
     std::lock_guard lock(mutex_);
     jobs_.push_back(std::move(fn));
     if (idle_ < jobs_.size() && running_ < max_) spawn();
     cond_.notify_one();
+    return accepted<EnqueueResult>();
   }
 
   void shutdown() override {
