@@ -799,3 +799,57 @@ BOOST_AUTO_TEST_CASE(records_and_heads_at_absurd_offsets_are_refused_counted_and
   BOOST_CHECK_LT(log.size(), 64u << 10);
   BOOST_CHECK(produce_until_acked(*p, {2}, 2));  // the store still serves
 }
+
+namespace {
+
+// The resident size of a process, in KiB (0 if it cannot be read).
+std::uint64_t rss_kib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmRSS:")) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+}  // namespace
+
+// Issue 53's hostile producers at the default limits: records for 30,000
+// new topics with 200-byte names and 100,000 new partitions of one topic,
+// sent as fast as a PUB goes. What the limits refuse is counted, never
+// stored; memory, /metrics and the log stay small (before the limits:
+// +205 MiB and a 35.9 MB scrape for 50,000 topics).
+BOOST_AUTO_TEST_CASE(a_flood_of_new_topics_and_partitions_keeps_memory_metrics_and_log_bounded) {
+  const std::uint16_t http = zstore::testing::free_port();
+  Env env({"--http-port", std::to_string(http)});
+  auto p = env.producer();
+  BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));
+  const std::uint64_t rss_before = rss_kib(env.store.zstored.process()->pid());
+  const std::size_t log_before = env.store.zstored.log().size();
+  constexpr int kTopics = 30000, kPartitions = 100000;
+  for (int i = 0; i < kTopics; ++i) {
+    std::string topic = std::to_string(i) + std::string(200 - std::to_string(i).size(), 't');
+    p->send(dafka::Record{topic, p->address(), topic, 0, "x"});
+  }
+  for (int i = 0; i < kPartitions; ++i) {
+    p->send(dafka::Record{kTopic, zstore::testing::random_dafka_address(), kTopic, 0, "x"});
+  }
+  BOOST_REQUIRE(produce_until_acked(*p, {0, 1}, 1));  // everything before it was handled
+  auto m = zstore::testing::scrape_metrics(http);
+  double refused = 0;
+  for (const char* limit : {"topics", "partitions", "partitions_per_topic", "new_partitions"}) {
+    refused += zstore::testing::metric(m, std::string("zstore_dafka_refused_by_limit_total{limit=\"") + limit + "\"}");
+  }
+  const double stored = zstore::testing::metric(m, "zstore_dafka_records_stored_total");
+  BOOST_CHECK_EQUAL(stored + refused, kTopics + kPartitions + 2);  // each either stored or refused
+  BOOST_CHECK_LE(zstore::testing::metric(m, "zstore_dafka_topics"), 10000);  // --dafka-max-topics
+  const std::size_t scrape = zstore::testing::http_request(http, "GET", "/metrics").body.size();
+  const std::uint64_t rss_after = rss_kib(env.store.zstored.process()->pid());
+  const std::size_t log = env.store.zstored.log().size() - log_before;
+  BOOST_TEST_MESSAGE("stored " << stored << ", refused " << refused << "; RSS " << rss_before / 1024 << " -> "
+                               << rss_after / 1024 << " MiB; /metrics " << scrape << " B; log +" << log << " B");
+  BOOST_CHECK_LT(scrape, 1u << 20);
+  BOOST_CHECK_LT(log, 1u << 20);
+  BOOST_CHECK_LT(rss_after, rss_before + (90u << 10));  // the partitions' budget (docs/dafka.md#limits)
+  BOOST_CHECK(produce_until_acked(*p, {2}, 2));
+}
