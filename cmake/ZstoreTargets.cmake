@@ -80,7 +80,29 @@ function(zstore_add_test name)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
     ENVIRONMENT "ZSTORE_BIN_DIR=${CMAKE_BINARY_DIR}/bin")
   zstore_test_env(${name})
-  if(ARG_LABELS)
-    set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
-  endif()
+  # Labelled by its folder (protocol, storage, server, ...), and at the end
+  # of this directory (when its add_dependencies are known) unit or process.
+  get_filename_component(area ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+  set_tests_properties(${name} PROPERTIES LABELS "${area};${ARG_LABELS}")
+  # (EVAL: a deferred call reads its arguments when it runs, not now.)
+  cmake_language(EVAL CODE "cmake_language(DEFER CALL zstore_label_tier [[${name}]])")
+endfunction()
+
+# Adds the label "unit" to a zstore_add_test test that starts no program of
+# ours (its target depends on no executable: it runs in process, in seconds;
+# `ctest -L unit`), and "process" to the others.
+function(zstore_label_tier name)
+  get_property(deps TARGET ${name} PROPERTY MANUALLY_ADDED_DEPENDENCIES)
+  set(tier unit)
+  foreach(dep ${deps})
+    if(NOT TARGET ${dep})
+      set(tier process)
+    else()
+      get_target_property(type ${dep} TYPE)
+      if(type STREQUAL "EXECUTABLE" OR type STREQUAL "UTILITY")
+        set(tier process)
+      endif()
+    endif()
+  endforeach()
+  set_property(TEST ${name} APPEND PROPERTY LABELS ${tier})
 endfunction()
