@@ -72,11 +72,10 @@ class ManualRecovery final : public rocksdb::EventListener {
   }
 };
 
-}  // namespace
-
-
-rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
-  rocksdb::ColumnFamilyOptions cf;
+// Block-based tables: bloom filters for point lookups, larger blocks for
+// the CHP map's whole scans.
+void set_table_options(std::string_view name, rocksdb::ColumnFamilyOptions* cfo) {
+  rocksdb::ColumnFamilyOptions& cf = *cfo;
   rocksdb::BlockBasedTableOptions table;
   // Point lookups on the CHP map and Dafka heads; cheap for the others.
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
@@ -86,24 +85,75 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
   // calls), and the random writes' point reads nothing measurable.
   if (name == "chp_map") table.block_size = 16 << 10;
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  if (name == "chp_map") {
-    // Every write looks up the key's previous entry (ChpStore keeps the key
-    // count and the TTL index exact): a memtable bloom filter answers most
-    // lookups of new keys without a search of the memtable.
-    cf.memtable_whole_key_filtering = true;
-    cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<WholeMapInsertHint>();
-    cf.memtable_prefix_bloom_size_ratio = 0.02;
-    // Small memtables, merged at flush: a skip-list insert of a random key
-    // walks the memtable's nodes, one cache miss each, so its cost grows
-    // with the memtable (zstore-bench store, random keys over 1M: 1.1-1.2
-    // us of the writer's CPU per update with 1 MiB memtables, 1.4 with 2
-    // MiB, 1.7 with 4 MiB). Sixteen are flushed together, so level 0 still
-    // gets 16 MiB tables; sixteen more take writes while they flush (RocksDB
-    // slows writes down on the last one). At most 32 MiB of memtables.
-    cf.write_buffer_size = kChpMapWriteBufferBytes;
-    cf.min_write_buffer_number_to_merge = kChpMapWriteBuffersMerged;
-    cf.max_write_buffer_number = 2 * kChpMapWriteBuffersMerged;
-  }
+}
+
+// chp_map: small merged memtables with insert hints and a memtable bloom.
+void set_chp_map_options(rocksdb::ColumnFamilyOptions* cfo) {
+  rocksdb::ColumnFamilyOptions& cf = *cfo;
+  // Every write looks up the key's previous entry (ChpStore keeps the key
+  // count and the TTL index exact): a memtable bloom filter answers most
+  // lookups of new keys without a search of the memtable.
+  cf.memtable_whole_key_filtering = true;
+  cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<WholeMapInsertHint>();
+  cf.memtable_prefix_bloom_size_ratio = 0.02;
+  // Small memtables, merged at flush: a skip-list insert of a random key
+  // walks the memtable's nodes, one cache miss each, so its cost grows
+  // with the memtable (zstore-bench store, random keys over 1M: 1.1-1.2
+  // us of the writer's CPU per update with 1 MiB memtables, 1.4 with 2
+  // MiB, 1.7 with 4 MiB). Sixteen are flushed together, so level 0 still
+  // gets 16 MiB tables; sixteen more take writes while they flush (RocksDB
+  // slows writes down on the last one). At most 32 MiB of memtables.
+  cf.write_buffer_size = kChpMapWriteBufferBytes;
+  cf.min_write_buffer_number_to_merge = kChpMapWriteBuffersMerged;
+  cf.max_write_buffer_number = 2 * kChpMapWriteBuffersMerged;
+}
+
+// dafka_records: per-partition insert hints, four 32 MiB memtables, blob files.
+void set_dafka_records_options(rocksdb::ColumnFamilyOptions* cfo) {
+  rocksdb::ColumnFamilyOptions& cf = *cfo;
+  // Memtable insert hints: the skip-list search of each insert was the
+  // largest CPU cost of a write (docs/benchmarks.md). With a hint per
+  // partition an insert starts from where that partition's previous one
+  // went, which is short: its records arrive in offset order.
+  cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<PartitionOfRecordKey>();
+  // Records are written once and read back in runs. The first levels are
+  // rewritten soon by compaction: not compressed (compressing them was
+  // most of the compaction that a restart starts and that a replay then
+  // waits behind, docs/benchmarks.md); LZ4 below (cheap to read back).
+  cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
+  cf.level0_file_num_compaction_trigger = 8;
+  // Four memtables of 32 MiB, not two of 64 (the same 128 MiB at most).
+  // With two, the active one filled while the other still flushed on the
+  // server's shared core, and RocksDB stopped every write until the flush
+  // ended: 100-200 ms every few seconds under a saturating load (LOG:
+  // "Stopping writes because we have 2 immutable memtables"), Dafka's
+  // p999 98-209 ms against 17-31 ms now (docs/benchmarks.md).
+  cf.write_buffer_size = 32 << 20;
+  cf.max_write_buffer_number = 4;
+  // Record runs (dafka_log_internal.h) of kMinBlobBytes and more go to
+  // blob files at flush and stay there: compaction moves their keys, not
+  // their bytes. Compaction rewriting every record (uncompressed L0/L1,
+  // copied into the page cache once per level) was a fifth of the server
+  // core under a saturating Dafka load; with blob files zstored ACKed
+  // 0.87-0.91 x the relay instead of 0.71-0.78 (docs/benchmarks.md).
+  // Retention frees a blob file once compaction has dropped every key
+  // into it; garbage collection rewrites what is still live in the oldest
+  // quarter of the files, and forces that compaction once half of their
+  // bytes are garbage, so a partition kept long does not pin the disk of
+  // those trimmed beside it.
+  cf.enable_blob_files = true;
+  cf.min_blob_size = kMinBlobBytes;
+  cf.enable_blob_garbage_collection = true;
+  cf.blob_garbage_collection_age_cutoff = 0.25;
+  cf.blob_garbage_collection_force_threshold = 0.5;
+}
+
+}  // namespace
+
+rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
+  rocksdb::ColumnFamilyOptions cf;
+  set_table_options(name, &cf);
+  if (name == "chp_map") set_chp_map_options(&cf);
   if (name == "chp_map" || name == "chp_history") {
     // Every CHP write reads its key's previous entry (above), mostly from
     // the first levels with random keys: uncompressed there, a read costs
@@ -111,43 +161,7 @@ rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
     // write, docs/benchmarks.md); LZ4 below, where most bytes rest.
     cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
   }
-  if (name == "dafka_records") {
-    // Memtable insert hints: the skip-list search of each insert was the
-    // largest CPU cost of a write (docs/benchmarks.md). With a hint per
-    // partition an insert starts from where that partition's previous one
-    // went, which is short: its records arrive in offset order.
-    cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<PartitionOfRecordKey>();
-    // Records are written once and read back in runs. The first levels are
-    // rewritten soon by compaction: not compressed (compressing them was
-    // most of the compaction that a restart starts and that a replay then
-    // waits behind, docs/benchmarks.md); LZ4 below (cheap to read back).
-    cf.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression, rocksdb::kLZ4Compression};
-    cf.level0_file_num_compaction_trigger = 8;
-    // Four memtables of 32 MiB, not two of 64 (the same 128 MiB at most).
-    // With two, the active one filled while the other still flushed on the
-    // server's shared core, and RocksDB stopped every write until the flush
-    // ended: 100-200 ms every few seconds under a saturating load (LOG:
-    // "Stopping writes because we have 2 immutable memtables"), Dafka's
-    // p999 98-209 ms against 17-31 ms now (docs/benchmarks.md).
-    cf.write_buffer_size = 32 << 20;
-    cf.max_write_buffer_number = 4;
-    // Record runs (dafka_log_internal.h) of kMinBlobBytes and more go to
-    // blob files at flush and stay there: compaction moves their keys, not
-    // their bytes. Compaction rewriting every record (uncompressed L0/L1,
-    // copied into the page cache once per level) was a fifth of the server
-    // core under a saturating Dafka load; with blob files zstored ACKed
-    // 0.87-0.91 x the relay instead of 0.71-0.78 (docs/benchmarks.md).
-    // Retention frees a blob file once compaction has dropped every key
-    // into it; garbage collection rewrites what is still live in the oldest
-    // quarter of the files, and forces that compaction once half of their
-    // bytes are garbage, so a partition kept long does not pin the disk of
-    // those trimmed beside it.
-    cf.enable_blob_files = true;
-    cf.min_blob_size = kMinBlobBytes;
-    cf.enable_blob_garbage_collection = true;
-    cf.blob_garbage_collection_age_cutoff = 0.25;
-    cf.blob_garbage_collection_force_threshold = 0.5;
-  }
+  if (name == "dafka_records") set_dafka_records_options(&cf);
   return cf;
 }
 
