@@ -116,6 +116,11 @@ std::optional<std::string> ClientState::get(std::string_view key) const {
   return map_.get(key);
 }
 
+std::optional<std::pair<std::string, std::uint64_t>> ClientState::get_with_sequence(std::string_view key) const {
+  std::lock_guard lock(mu_);
+  return map_.get_with_sequence(key);
+}
+
 std::map<std::string, std::string> ClientState::values() const {
   std::lock_guard lock(mu_);
   return map_.values();

@@ -22,6 +22,7 @@
 #include "client/local_map.h"
 #include "client/recent_uuids.h"
 #include "client/snapshot_sync.h"
+#include "client/write_waiters.h"
 #include "protocol/chp_codec.h"
 
 namespace zstore::client {
@@ -64,6 +65,7 @@ class ClientState {
   // Waits until fewer than limit writes are unsent; false on time-out.
   bool wait_unsent_below(std::size_t limit, std::chrono::milliseconds timeout) const;
   std::optional<std::string> get(std::string_view key) const;
+  std::optional<std::pair<std::string, std::uint64_t>> get_with_sequence(std::string_view key) const;
   std::map<std::string, std::string> values() const;
   std::uint64_t sequence() const;
   bool synced() const;
@@ -77,6 +79,9 @@ class ClientState {
   bool wait_published(std::string_view uuid, std::chrono::milliseconds timeout) const;
   // Evaluates predicate without the lock, again after each change.
   bool wait_for(const std::function<bool()>& predicate, std::chrono::milliseconds timeout) const;
+
+  // ---- both: the confirmed writes not yet answered (its own lock)
+  WriteWaiters& confirmed_writes() { return confirmed_writes_; }
 
  private:
   std::atomic<std::size_t> unsent_{0};
@@ -93,6 +98,7 @@ class ClientState {
   RecentUuids uuids_{kRememberedUuids};
   ClientStats stats_;
   std::vector<std::optional<std::string>> handshake_errors_;  // per server
+  WriteWaiters confirmed_writes_;
 };
 
 }  // namespace zstore::client

@@ -84,7 +84,8 @@ bool CloneAgent::step() {
   };
   const std::size_t sub_at = sub_ ? add(sub_.socket()) : 0;
   const std::size_t dealer_at = dealer_ ? add(dealer_.socket()) : 0;
-  for (auto* w : {&sub_, &dealer_}) {
+  const std::size_t writer_at = writer_ ? add(writer_.socket()) : 0;
+  for (auto* w : {&sub_, &dealer_, &writer_}) {
     if (*w) add(w->monitor().events());
   }
   for (auto& c : collectors_) add(c.socket.monitor().events());
@@ -100,6 +101,7 @@ bool CloneAgent::step() {
   }
   if (ready(sub_at)) on_subscriber();
   if (session == session_ && ready(dealer_at)) on_snapshot_socket();
+  if (session == session_ && ready(writer_at)) on_writer();
   on_timers();
   return true;
 }
@@ -108,6 +110,7 @@ CloneAgent::Clock::time_point CloneAgent::next_deadline() const {
   auto deadline = last_heard_ + options_.failover_timeout;
   if (phase_ != Phase::kLive) deadline = std::min(deadline, request_deadline_);
   if (flush_retry_) deadline = std::min(deadline, *flush_retry_);
+  if (auto write = next_write_deadline()) deadline = std::min(deadline, *write);
   return deadline;
 }
 
@@ -124,6 +127,7 @@ bool CloneAgent::on_pipe() {
     if (frames[0] == kPipeSet && frames.size() == 1 + chp::kKvFrames) {
       forward_kvset(protocol::Frames(frames.begin() + 1, frames.end()));
     }
+    if (frames[0] == kPipeWrite) take_write(protocol::Frames(frames.begin() + 1, frames.end()));
   }
   return true;
 }
@@ -186,6 +190,9 @@ void CloneAgent::start_session(std::size_t index, SessionCause cause) {
   phase_ = Phase::kSubscribing;
   dealer_.close();
   sub_.close();
+  writer_.close();
+  writes_taken_ = WritesTaken::kUnknown;
+  for (auto& [uuid, w] : writes_) w.sent = false;  // sent again to this session's server
   sync_ = SnapshotSync(options_.subtree, kMaxBufferedUpdates);
   next_wait_ = options_.snapshot_retry_initial;
   request_deadline_ = last_heard_ + vote_interval();
@@ -244,9 +251,11 @@ void CloneAgent::on_timers() {
   }
   if (phase_ == Phase::kRequesting && now >= request_deadline_) send_request();
   if (phase_ == Phase::kSubscribing && now >= request_deadline_) send_vote();
+  write_timers(now);
   if (flush_retry_ && now >= *flush_retry_) {
     flush_retry_.reset();
     for (auto& c : collectors_) flush(c);
+    send_writes();
   }
 }
 
@@ -336,6 +345,7 @@ void CloneAgent::handle_reply(chp::SnapshotReply reply) {
   auto facts = read_kthxbai(done.properties);
   resumable_ = resumable_ || facts.offers_resume;
   load_snapshot(done.sequence, facts.resumed);
+  open_writer(facts.takes_writes);
 }
 
 void CloneAgent::load_snapshot(std::uint64_t sequence, bool resumed) {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -32,6 +33,7 @@ namespace zstore::client {
 // Commands on the pipe from CloneClient to the agent.
 inline constexpr std::string_view kPipeSet = "SET";    // then the 5 KVSET frames
 inline constexpr std::string_view kPipeStop = "STOP";  // alone
+inline constexpr std::string_view kPipeWrite = "WRITE";  // then the 6 WRITE? frames (a confirmed write)
 
 class CloneAgent {
  public:
@@ -94,6 +96,17 @@ class CloneAgent {
   void count_malformed(const protocol::DecodeError& error);
   void count_agent_error(const std::string& what);
 
+  // Confirmed writes (clone_agent_writes.cc): WRITE? on a DEALER of their
+  // own to the server in use, once its KTHXBAI said writes=1; re-sent (same
+  // UUID) after silence, a not-active answer or a new session, until
+  // answered or no handle wants them.
+  void take_write(protocol::Frames request);
+  void open_writer(bool takes_writes);
+  void send_writes();
+  void on_writer();
+  void write_timers(Clock::time_point now);
+  std::optional<Clock::time_point> next_write_deadline() const;
+
   Clock::time_point next_deadline() const;
   zmq::socket_t make_socket(zmq::socket_type type);
   security::WatchedSocket watch(zmq::socket_t socket);
@@ -120,6 +133,16 @@ class CloneAgent {
   std::chrono::milliseconds next_wait_{0};     // for the next one (doubling)
   std::optional<Clock::time_point> flush_retry_;
   bool resumable_ = false;  // a server of the list announced history-from
+
+  struct InFlight {
+    protocol::Frames request;
+    bool sent = false;
+    Clock::time_point resend_at{};
+  };
+  std::map<std::string, InFlight> writes_;  // by uuid
+  security::WatchedSocket writer_;          // this session's, once writes are taken
+  enum class WritesTaken : std::uint8_t { kUnknown, kYes, kNo };
+  WritesTaken writes_taken_ = WritesTaken::kUnknown;
 };
 
 }  // namespace zstore::client

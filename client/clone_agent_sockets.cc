@@ -19,6 +19,7 @@ void CloneAgent::check_handshakes() {
   for (std::size_t i = 0; i < collectors_.size(); ++i) check_handshake(i, collectors_[i].socket);
   check_handshake(current_, sub_);
   check_handshake(current_, dealer_);
+  check_handshake(current_, writer_);
 }
 
 void CloneAgent::check_handshake(std::size_t index, security::WatchedSocket& socket) {
@@ -37,6 +38,7 @@ void CloneAgent::heard_from(std::size_t index) {
 
 void CloneAgent::close_all() {
   dealer_.close();
+  writer_.close();
   sub_.close();
   for (auto& c : collectors_) c.socket.close();
   pipe_.close();

@@ -13,6 +13,7 @@
 #include "client/server_endpoints.h"
 #include "client/uuid.h"
 #include "protocol/chp_codec.h"
+#include "protocol/chp_writes.h"
 #include "transport/zmq_frames.h"
 
 namespace zstore::client {
@@ -69,6 +70,17 @@ struct CloneClient::Impl {
     std::lock_guard lock(pipe_mutex);
     transport::send(pipe, frames);  // blocks while the agent is behind
   }
+
+  PendingWrite submit(std::shared_ptr<PendingWrite::State> write) {
+    if (state.confirmed_writes().size() >= max_unsent) {
+      throw WriteQueueFull("CHP client: " + std::to_string(max_unsent) + " confirmed writes still wait for their answer");
+    }
+    state.confirmed_writes().add(write);
+    protocol::Frames frames = write->request;
+    frames.insert(frames.begin(), std::string(kPipeWrite));
+    send(frames);
+    return PendingWrite(std::move(write));
+  }
 };
 
 CloneClient::CloneClient(Options options) : impl_(std::make_unique<Impl>()) {
@@ -121,7 +133,31 @@ std::string CloneClient::set(std::string_view key, std::string_view value, std::
 
 std::string CloneClient::erase(std::string_view key) { return set(key, "", 0); }
 
+PendingWrite CloneClient::write(std::string_view key, std::string_view value, const WriteOptions& options) {
+  const std::uint64_t ttl = value.empty() ? 0 : options.ttl_seconds;
+  check_write(key, value, ttl);
+  auto write = std::make_shared<PendingWrite::State>();
+  write->uuid = random_uuid();
+  std::string properties = ttl > 0 ? chp::format_properties({{"ttl", std::to_string(ttl)}}) : "";
+  write->request = chp::encode_write(key, write->uuid, properties, value, options.precondition);
+  return impl_->submit(std::move(write));
+}
+
+PendingWrite CloneClient::write_erase(std::string_view key, const WriteOptions& options) {
+  return write(key, "", options);
+}
+
+PendingWrite CloneClient::retry(const PendingWrite& earlier) {
+  auto write = std::make_shared<PendingWrite::State>();
+  write->uuid = earlier.state()->uuid;
+  write->request = earlier.state()->request;
+  return impl_->submit(std::move(write));
+}
+
 std::optional<std::string> CloneClient::get(std::string_view key) const { return impl_->state.get(key); }
+std::optional<std::pair<std::string, std::uint64_t>> CloneClient::get_with_sequence(std::string_view key) const {
+  return impl_->state.get_with_sequence(key);
+}
 std::map<std::string, std::string> CloneClient::snapshot_map() const { return impl_->state.values(); }
 std::uint64_t CloneClient::sequence() const { return impl_->state.sequence(); }
 bool CloneClient::synced() const { return impl_->state.synced(); }

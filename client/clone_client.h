@@ -17,10 +17,12 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "client/change.h"
 #include "client/client_stats.h"
 #include "client/options.h"
+#include "client/pending_write.h"
 
 namespace zstore::client {
 
@@ -53,7 +55,29 @@ class CloneClient {
   // Sends a delete (KVSET with an empty value); returns its UUID.
   std::string erase(std::string_view key);
 
+  // Confirmed writes (docs/chp-extensions.md, "Confirmed and conditional
+  // writes"): WRITE? to the server in use, applied only if options'
+  // precondition holds there (if-seq=N, if-absent), answered with its
+  // outcome; the handle's wait() returns it: applied with the write's
+  // sequence, refused with the key's current one, failed, or unknown when
+  // no answer came by the deadline (never reported as applied then). The
+  // client sends the write (same UUID) again after a failover or silence
+  // while the handle lives; a server applies one UUID at most once. Against
+  // a server that does not announce writes=1 (the Guide's) the write fails
+  // without being sent. Throws std::invalid_argument as set() does, and
+  // WriteQueueFull when Options::max_unsent_writes confirmed writes wait
+  // for their answers.
+  PendingWrite write(std::string_view key, std::string_view value, const WriteOptions& options = {});
+  // A confirmed delete (options: a precondition; ttl is ignored).
+  PendingWrite write_erase(std::string_view key, const WriteOptions& options = {});
+  // Sends the same write again (same UUID) with a new handle: after an
+  // unknown outcome it learns the first one's, or applies it if it never was.
+  PendingWrite retry(const PendingWrite& write);
+
   std::optional<std::string> get(std::string_view key) const;
+  // The key's value and the sequence of its last update (what an if-seq
+  // precondition names); nullopt when absent from the local map.
+  std::optional<std::pair<std::string, std::uint64_t>> get_with_sequence(std::string_view key) const;
   std::map<std::string, std::string> snapshot_map() const;
   // Sequence of the last applied snapshot or KVPUB; 0 before the first sync.
   std::uint64_t sequence() const;

@@ -8,9 +8,9 @@
 
 #include "client/one_shot_snapshot.h"
 #include "client/server_endpoints.h"
+#include "client/server_request.h"
 #include "client/snapshot_sync.h"
 #include "client/uuid.h"
-#include "security/watched_socket.h"
 #include "transport/zmq_frames.h"
 
 namespace zstore::client {
@@ -21,32 +21,21 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using R = WriteResult::Result;
 
-milliseconds until(Clock::time_point t) {
-  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(t - Clock::now()));
-}
-
 // The outcome of one WRITE? to one server; nullopt when it was silent
 // until silent_at or the security handshake failed (the next probe
 // reports a failed handshake).
 std::optional<chp::WriteOutcome> send_and_wait(zmq::context_t& ctx, const Options& options,
                                                const std::string& server, const protocol::Frames& request,
                                                std::string_view uuid, Clock::time_point silent_at) {
-  zmq::socket_t socket(ctx, zmq::socket_type::dealer);
-  socket.set(zmq::sockopt::linger, 0);
-  options.security.as_client(socket);
-  security::WatchedSocket dealer(ctx, std::move(socket), options.security.curve());
-  dealer.socket().connect(parse_server(server).snapshot);
-  transport::send(dealer.socket(), request);
-  while (true) {
-    zmq::pollitem_t items[] = {{dealer.socket().handle(), 0, ZMQ_POLLIN, 0},
-                               {dealer.monitor().events().handle(), 0, ZMQ_POLLIN, 0}};
-    if (zmq::poll(items, 2, until(silent_at)) == 0) return std::nullopt;
-    if (dealer.monitor().poll()) return std::nullopt;
-    transport::Message msg;
-    if ((items[0].revents & ZMQ_POLLIN) == 0 || !transport::try_recv(dealer.socket(), &msg)) continue;
+  ServerRequest dealer(ctx, options.security, parse_server(server).snapshot);
+  dealer.send(request);
+  transport::Message msg;
+  std::string why;
+  while (dealer.receive(silent_at, &msg, &why) == ServerRequest::Received::kMessage) {
     auto outcome = chp::decode_written(msg.views);
     if (outcome && outcome->uuid == uuid) return std::move(outcome).value();
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -80,7 +69,7 @@ WriteResult confirmed_write(const Options& options, std::string_view key, std::s
   while (Clock::now() < deadline) {
     // An empty snapshot (no key can be KTHXBAI) from whichever server
     // answers clients now: its KTHXBAI says whether it takes WRITE?.
-    auto found = one_shot_snapshot(o, chp::kKthxbai, until(deadline), [](chp::KvMsg&&) { return true; }, [] {});
+    auto found = one_shot_snapshot(o, chp::kKthxbai, time_until(deadline), [](chp::KvMsg&&) { return true; }, [] {});
     if (found.result == OneShotSnapshot::Result::kHandshakeFailed) {
       out.result = R::kHandshakeFailed;
       out.detail = found.error;

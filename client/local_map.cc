@@ -64,4 +64,10 @@ std::map<std::string, std::string> LocalMap::values() const {
   return out;
 }
 
+std::optional<std::pair<std::string, std::uint64_t>> LocalMap::get_with_sequence(std::string_view key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  return std::make_pair(it->second.value, it->second.sequence);
+}
+
 }  // namespace zstore::client

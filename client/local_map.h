@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "client/change.h"
@@ -40,6 +41,8 @@ class LocalMap {
   Applied apply(const protocol::chp::KvMsg& update);
 
   std::optional<std::string> get(std::string_view key) const;
+  // The value and the sequence of the key's last update.
+  std::optional<std::pair<std::string, std::uint64_t>> get_with_sequence(std::string_view key) const;
   std::map<std::string, std::string> values() const;
   std::uint64_t sequence() const { return sequence_; }
   std::size_t size() const { return entries_.size(); }

@@ -8,7 +8,7 @@
 #include <zmq.hpp>
 
 #include "client/server_endpoints.h"
-#include "security/watched_socket.h"
+#include "client/server_request.h"
 #include "transport/zmq_frames.h"
 
 namespace zstore::client {
@@ -22,7 +22,7 @@ using std::chrono::milliseconds;
 enum class Reply : std::uint8_t { kComplete, kStopped, kSilent, kMalformed, kRefused };
 
 struct Request {
-  security::WatchedSocket dealer;
+  ServerRequest dealer;
   std::uint64_t sequence = 0;  // kComplete
   std::string properties;      // kComplete
   std::string error;           // kRefused: why the handshake failed
@@ -30,17 +30,9 @@ struct Request {
 
 Request ask(zmq::context_t& ctx, const ServerEndpoints& server, std::string_view prefix,
             const security::SocketSecurity& security) {
-  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
-  dealer.set(zmq::sockopt::linger, 0);
-  security.as_client(dealer);
-  Request r{security::WatchedSocket(ctx, std::move(dealer), security.curve()), 0, {}, {}};
-  r.dealer.socket().connect(server.snapshot);
-  transport::send(r.dealer.socket(), chp::encode_icanhaz({std::string(prefix), std::nullopt}));
+  Request r{ServerRequest(ctx, security, server.snapshot), 0, {}, {}};
+  r.dealer.send(chp::encode_icanhaz({std::string(prefix), std::nullopt}));
   return r;
-}
-
-milliseconds until(Clock::time_point t) {
-  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(t - Clock::now()));
 }
 
 // Reads replies until on_entry stops, KTHXBAI, silence for failover or the
@@ -50,16 +42,10 @@ Reply await(Request& r, const SnapshotEntry& on_entry, milliseconds failover, Cl
   auto silent_at = Clock::now() + failover;
   bool spoiled = false;
   while (true) {
-    zmq::pollitem_t items[] = {{r.dealer.socket().handle(), 0, ZMQ_POLLIN, 0},
-                               {r.dealer.monitor().events().handle(), 0, ZMQ_POLLIN, 0}};
-    if (zmq::poll(items, 2, until(std::min(silent_at, deadline))) == 0) return Reply::kSilent;
-    if (auto failure = r.dealer.monitor().poll()) {
-      r.error = failure->message;
-      return Reply::kRefused;
-    }
-    if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
     transport::Message msg;
-    if (!transport::try_recv(r.dealer.socket(), &msg)) continue;
+    auto got = r.dealer.receive(std::min(silent_at, deadline), &msg, &r.error);
+    if (got == ServerRequest::Received::kSilent) return Reply::kSilent;
+    if (got == ServerRequest::Received::kHandshakeFailed) return Reply::kRefused;
     silent_at = Clock::now() + failover;
     auto reply = chp::decode_snapshot_reply(msg.views);
     if (!reply) {

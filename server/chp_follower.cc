@@ -140,7 +140,9 @@ void ChpFollower::replica_timer() {
 }
 
 void ChpFollower::notify(std::span<const storage::ChpWrite> applied) const {
-  if (replica_ && replica_->applied && !applied.empty()) replica_->applied(applied);
+  if (applied.empty()) return;
+  if (replica_ && replica_->applied) replica_->applied(applied);
+  if (applied_) applied_(applied);
 }
 
 std::uint64_t ChpFollower::expiry_of(const std::string& properties) const {
@@ -244,6 +246,7 @@ void ChpFollower::on_catchup_reply(chp::SnapshotReply& reply) {
                      kv.sequence, written != 0 ? written : now_ms_()});
   if (caught_.size() < kLoadBatch) return;
   if (auto s = store_.apply(caught_); !s.ok()) return restart(s.message());
+  notify(caught_);
   caught_.clear();
 }
 
@@ -295,6 +298,7 @@ void ChpFollower::finish_catchup(const chp::Kthxbai& done) {
   }
   if (!caught_.empty()) {
     if (auto s = store_.apply(caught_); !s.ok()) return restart(s.message());
+    notify(caught_);
     caught_.clear();
   }
   if (!resumed) return restart("the active's history no longer reaches back to our sequence");

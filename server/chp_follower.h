@@ -60,6 +60,9 @@ class ChpFollower {
     std::function<void(std::span<const storage::ChpWrite>)> applied;
   };
   void as_replica(Replica replica);
+  // An HA follower's: called with every batch of the active's updates once
+  // persisted (KVPUBs and catch-ups; a snapshot's keys are not updates).
+  void on_applied(std::function<void(std::span<const storage::ChpWrite>)> applied) { applied_ = std::move(applied); }
 
   // Connects; a replica whose map is synced resumes after its last
   // sequence, anything else requests a snapshot.
@@ -121,6 +124,7 @@ class ChpFollower {
   std::uint64_t buffered_bytes_ = 0;
   std::uint64_t receive_budget_;
   std::optional<Replica> replica_;
+  std::function<void(std::span<const storage::ChpWrite>)> applied_;
   std::size_t upstream_ = 0;           // replica_->upstreams index
   std::uint64_t caught_bytes_ = 0;     // a replica's resume reply, held until KTHXBAI
   Clock::time_point last_heard_ = Clock::now();

@@ -84,6 +84,7 @@ void ChpServer::start() {
                                         config_.security);
     bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
     published_state_ = config_.ha->role;
+    write_acks_ = ChpWriteAcks(2 * config_.ha->heartbeat);
     pair_token_ = new_pair_token();
     resolve_peer_addresses();
   }
@@ -113,6 +114,7 @@ int ChpServer::poll_timeout_ms() const {
   auto next = now + std::chrono::seconds(1);
   if (serving()) next = std::min({next, last_hugz_ + config_.hugz_interval, next_expiry_});
   if (ha_link_) next = std::min(next, next_ha_beat_);
+  if (auto held = write_acks_.next_deadline()) next = std::min(next, *held);
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
   return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
 }
@@ -157,6 +159,10 @@ bool ChpServer::turn() {
     if (items[follower_item + 1].revents & ZMQ_POLLIN) follower->on_update_socket();
     follower->on_timer();
     metrics_.last_sequence = store_.last_sequence();  // a passive's progress, on /metrics too
+  }
+  if (ha_link_) {
+    acknowledge_active();
+    release_acked_writes();
   }
   if (config_.acl && (items[acl_item].revents & ZMQ_POLLIN)) serve_subscriptions();
   if (config_.replica) replica_tick();
@@ -231,7 +237,7 @@ void ChpServer::take_write(const std::string& identity, const ReceivedMessage& m
   if (!may_write(msg, req->key)) return answer(chp::WriteOutcome::Kind::kFailed, req->uuid, "refused by the ACL");
   if (auto earlier = write_requests_.earlier(req->uuid)) {
     metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
-    (void)try_send(router_, chp::encode_written(*earlier), identity);
+    answer_write({identity, std::move(*earlier)});
     return;
   }
   if (write_requests_.has_key(req->key)) commit_write_requests();
@@ -261,9 +267,9 @@ void ChpServer::commit_write_requests() {
     }
     std::move(done.begin(), done.end(), std::back_inserter(replies));
   }
-  for (const auto& r : replies) {
+  for (auto& r : replies) {
     if (r.outcome.kind == chp::WriteOutcome::Kind::kApplied) metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
-    (void)try_send(router_, chp::encode_written(r.outcome), r.identity);
+    answer_write(std::move(r));
   }
 }
 
@@ -336,6 +342,10 @@ void ChpServer::serve_snapshot_requests() {
     std::string identity(msg.views[0]);
     if (msg.views.size() >= 2 && msg.views[1] == chp::kWriteCommand) {
       take_write(identity, msg);
+      continue;
+    }
+    if (msg.views.size() >= 2 && msg.views[1] == kPeerAckCommand) {
+      if (may_ask_as_peer(msg, msg.views[1])) take_peer_ack(msg);
       continue;
     }
     bool reconcile = msg.views.size() >= 2 && msg.views[1] == kReconcileCommand;

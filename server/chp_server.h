@@ -34,6 +34,7 @@
 #include "server/io_batching.h"
 #include "server/key_revocations.h"
 #include "server/chp_snapshots.h"
+#include "server/chp_write_acks.h"
 #include "server/chp_write_requests.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
@@ -169,6 +170,14 @@ class ChpServer {
   // the snapshot socket and committed once a turn (chp_write_requests.h).
   void take_write(const std::string& identity, const ReceivedMessage& msg);
   void commit_write_requests();
+  // Sends a WRITTEN, or holds an applied one until the passive of a joined
+  // pair acknowledged its sequence (chp_write_acks.h; chp_server_ha.cc).
+  void answer_write(ChpWriteRequests::Reply reply);
+  void release_acked_writes();
+  void take_peer_ack(const ReceivedMessage& msg);
+  // A following passive's PEERACK of what it stored: after each batch, and
+  // every heartbeat.
+  void acknowledge_active();
   // Persists writes and, only if that succeeded, publishes them. received[i],
   // when given, is the KVSET writes[i] came from: its parts are published as
   // the KVPUB (zero-copy, a new sequence frame), so they are moved from.
@@ -233,6 +242,7 @@ class ChpServer {
   // way for as long as the cause lasts (the memory budget): once a minute.
   RateLimiter handover_failure_log_{1, std::chrono::minutes(1)};
   RateLimiter loop_error_log_;
+  RateLimiter ack_timeout_log_;  // writes answered without the passive's acknowledgement
   RateLimiter acl_log_;
   RateLimiter peer_request_log_;
   std::string pair_token_;                  // ours, sent in our HA state (ha_link.h)
@@ -274,6 +284,9 @@ class ChpServer {
   Clock::time_point next_reconcile_{};
   PendingList pending_;
   ChpWriteRequests write_requests_;
+  ChpWriteAcks write_acks_{std::chrono::milliseconds(0)};  // a pair's: waits 2 heartbeats
+  std::uint64_t ack_sent_ = 0;     // a passive's last PEERACK
+  Clock::time_point next_ack_{};
   std::atomic<HaState> published_state_{HaState::kPrimary};
   Clock::time_point next_ha_beat_{};
 };

@@ -64,7 +64,10 @@ void ChpServer::enter(HaState from, HaState to) {
     spdlog::error("HA: could not become active; back to {}", to_string(to));
   }
   published_state_ = to;
-  if (to != HaState::kActive) reconciler_.reset();
+  if (to != HaState::kActive) {
+    reconciler_.reset();
+    write_acks_.reset();  // the held replies' writers learn nothing: unknown, retried on the other
+  }
   if (to == HaState::kPassive) {
     snapshots_.clear();  // a passive serves nobody
     follower_.reset();   // ha_tick starts it once nothing of ours would be lost
@@ -81,6 +84,7 @@ bool ChpServer::become_active() {
     spdlog::error("HA: cannot start a new epoch: {}", s.message());
     return false;
   }
+  write_acks_.reset();
   auto writes = pending_.take_all();
   spdlog::info("HA: active from sequence {}, applying {} pending update(s)", store_.last_sequence(), writes.size());
   commit_and_publish(writes);
@@ -138,6 +142,12 @@ void ChpServer::ha_tick() {
     follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.ha->peer_chp, config_.limits,
                                               config_.now_ms, config_.security, config_.receive_budget_bytes,
                                               pair_token_);
+    // A retry of a write we stored from the active, sent to us after a
+    // failover, is answered applied, not applied again.
+    follower_->on_applied([this](std::span<const storage::ChpWrite> applied) {
+      for (const auto& w : applied) write_requests_.remember_applied(w.uuid, w.sequence);
+    });
+    ack_sent_ = 0;
     follower_->start();
   }
   if (reconciler_ && reconciler_->on_timer() == ChpReconciler::Progress::kFailed) drop_reconcile(reconciler_->why());
@@ -201,6 +211,53 @@ void ChpServer::serve_reconcile(const std::string& identity, const ReceivedMessa
   spdlog::info("HA: the peer asks for our updates after sequence {} (our last {}): sending {}", after,
                store_.last_sequence(), complete ? "our history" : "our whole map (history too short)");
   (void)snapshots_.start(identity, "", std::move(cursor), complete ? "complete=1\n" : "complete=0\n", true, {}, true);
+}
+
+void ChpServer::acknowledge_active() {
+  if (!follower_ || !follower_->following()) return;
+  auto now = Clock::now();
+  std::uint64_t last = store_.last_sequence();
+  if (last == ack_sent_ && now < next_ack_) return;
+  std::string sequence;
+  protocol::put_be<std::uint64_t>(sequence, last);
+  if (try_send(follower_->snapshot_socket(), protocol::Frames{std::string(kPeerAckCommand), std::move(sequence)}) !=
+      transport::SendOutcome::kSent) {
+    return;  // the active is gone or behind: the next turn tries again
+  }
+  ack_sent_ = last;
+  next_ack_ = now + config_.ha->heartbeat;
+}
+
+void ChpServer::take_peer_ack(const ReceivedMessage& msg) {
+  if (msg.views.size() != 3 || msg.views[2].size() != 8) {
+    report_malformed("write acknowledgement", {protocol::DecodeErrorKind::kFrameCount, "PEERACK needs 2 frames"});
+    return;
+  }
+  if (!bstar_ || !bstar_->active()) return;
+  write_acks_.acknowledged(protocol::get_be<std::uint64_t>(msg.views[2]), Clock::now());
+}
+
+void ChpServer::answer_write(ChpWriteRequests::Reply reply) {
+  auto now = Clock::now();
+  if (reply.outcome.kind == chp::WriteOutcome::Kind::kApplied && bstar_ && bstar_->active() &&
+      reply.outcome.sequence > write_acks_.acknowledged() && write_acks_.joined(now)) {
+    return write_acks_.hold(std::move(reply), now);
+  }
+  (void)try_send(router_, chp::encode_written(reply.outcome), reply.identity);
+}
+
+void ChpServer::release_acked_writes() {
+  if (write_acks_.empty()) return;
+  std::uint64_t timed_out = 0;
+  for (const auto& r : write_acks_.due(Clock::now(), &timed_out)) {
+    (void)try_send(router_, chp::encode_written(r.outcome), r.identity);
+  }
+  if (timed_out > 0) {
+    ack_timeout_log_.log(spdlog::level::warn,
+                         "HA: the passive did not acknowledge {} write(s) within {} ms (it stored up to sequence "
+                         "{}): answered after our own commit, as when alone, until it catches up",
+                         timed_out, 2 * config_.ha->heartbeat.count(), write_acks_.acknowledged());
+  }
 }
 
 namespace {

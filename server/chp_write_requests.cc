@@ -72,6 +72,11 @@ std::vector<ChpWriteRequests::Reply> ChpWriteRequests::failed(const std::string&
   return replies;
 }
 
+void ChpWriteRequests::remember_applied(std::string_view uuid, std::uint64_t sequence) {
+  if (uuid.size() != chp::kUuidSize) return;  // an expiry, or a delete without uuid
+  remember({Kind::kApplied, std::string(uuid), sequence, {}});
+}
+
 void ChpWriteRequests::remember(const chp::WriteOutcome& outcome) {
   if (remembered_ == 0) return;
   if (!outcomes_.emplace(outcome.uuid, outcome).second) return;

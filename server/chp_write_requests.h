@@ -51,6 +51,9 @@ class ChpWriteRequests {
   std::vector<Reply> applied(const std::vector<storage::ChpWrite>& writes);
   // After the batch failed: a failed reply for each write. Ends the group.
   std::vector<Reply> failed(const std::string& why);
+  // An update this member stored from its active (a passive's follower): a
+  // retry of its uuid after a failover is answered applied at sequence.
+  void remember_applied(std::string_view uuid, std::uint64_t sequence);
 
  private:
   struct Request {
