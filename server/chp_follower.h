@@ -11,9 +11,11 @@
 //
 // As a read replica (as_replica, docs/replicas.md) it follows its upstream
 // as a clone client does: ICANHAZ? for the map, ICANHAZ? with its last
-// sequence to resume (applied only once KTHXBAI says resumed=1, else a full
-// snapshot), the next upstream of its list after silence, and it hands each
-// applied update to a callback that republishes it.
+// sequence to resume (held until it is known to be one: applied once
+// KTHXBAI says resumed=1; a reply that turns out to be the snapshot the
+// upstream sent instead is loaded as one, never asked for again), the next
+// upstream of its list after silence, and it hands each applied update to a
+// callback that republishes it.
 #pragma once
 
 #include <chrono>
@@ -74,9 +76,12 @@ class ChpFollower {
   // When the upstream last sent anything (a KVPUB, HUGZ or reply).
   Clock::time_point last_heard() const { return last_heard_; }
   const std::string& upstream() const { return leader_; }
-  // A replica's resumes and full snapshots from its upstream so far.
+  // A replica's resumes and full snapshots from its upstream so far (a
+  // declined resume whose snapshot it loaded counts as a full snapshot).
   std::uint64_t resumes() const { return resumes_; }
   std::uint64_t full_syncs() const { return full_syncs_; }
+  // KVPUBs held while a snapshot loads or a catch-up runs.
+  std::size_t buffered() const { return buffered_.size(); }
   zmq::socket_t& snapshot_socket() { return dealer_; }
   zmq::socket_t& update_socket() { return sub_; }
 
@@ -86,7 +91,10 @@ class ChpFollower {
   void connect_updates();
   void next_upstream(const std::string& why);
   void replica_timer();
-  bool take_caught(protocol::chp::KvMsg& kv);
+  void hold_resumed(protocol::chp::KvMsg& kv);
+  bool begin_loading();
+  void load_record(protocol::chp::KvMsg& kv);
+  void load_held_as_snapshot(const std::string& why);
   void notify(std::span<const storage::ChpWrite> applied) const;
   void request_catchup(const std::string& why);
   void on_catchup_reply(protocol::chp::SnapshotReply& reply);
@@ -97,7 +105,6 @@ class ChpFollower {
   void restart(const std::string& why);
   void flush_loaded();
   void finish_sync(const protocol::chp::Kthxbai& done);
-  void apply_update(protocol::chp::KvMsg& kv);
   bool buffer(protocol::chp::KvMsg& kv);
   storage::ChpWrite write_of(protocol::chp::KvMsg& kv) const;
   std::uint64_t expiry_of(const std::string& properties) const;
@@ -122,7 +129,10 @@ class ChpFollower {
   std::uint64_t receive_budget_;
   std::optional<Replica> replica_;
   std::size_t upstream_ = 0;           // replica_->upstreams index
-  std::uint64_t caught_bytes_ = 0;     // a replica's resume reply, held until KTHXBAI
+  // A replica's resume reply, held until it is known to be one (its KTHXBAI
+  // says resumed=1) or the snapshot sent instead (loaded as one).
+  std::vector<protocol::chp::KvMsg> held_;
+  std::uint64_t held_bytes_ = 0;
   Clock::time_point last_heard_ = Clock::now();
   std::uint64_t resumes_ = 0;
   std::uint64_t full_syncs_ = 0;

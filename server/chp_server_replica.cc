@@ -49,6 +49,7 @@ void ChpServer::connect_forwarders() {
   upstream_writes_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);
   upstream_writes_.set(zmq::sockopt::linger, 0);
   upstream_writes_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(config_.limits));
+  upstream_writes_.set(zmq::sockopt::immediate, 1);  // no queue to an upstream not connected: forward_write says so
   upstream_writes_.connect(forwarded_to_);
   write_askers_.clear();  // their clients retry (a WRITE? is idempotent by uuid)
 }
@@ -95,9 +96,17 @@ void ChpServer::forward_write(const std::string& identity, const ReceivedMessage
                                                  "refused by the ACL"}), identity);
     return;
   }
+  // Not queued (the upstream is not connected, or its queue is full): the
+  // client is told at once to ask another server of its list rather than
+  // wait for an answer that cannot come (its retry is idempotent by uuid).
+  if (try_send(upstream_writes_, frames) != SendOutcome::kSent) {
+    (void)try_send(router_, chp::encode_written({chp::WriteOutcome::Kind::kNotActive, std::string(req->uuid), 0,
+                                                 "the replica cannot reach its upstream " + forwarded_to_}),
+                   identity);
+    return;
+  }
   if (write_askers_.size() >= kMaxWriteAskers) write_askers_.erase(write_askers_.begin());
   write_askers_[std::string(req->uuid)] = identity;
-  (void)try_send(upstream_writes_, frames);
   metrics_.replica_forwarded.fetch_add(1, std::memory_order_relaxed);
 }
 
