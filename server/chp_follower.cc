@@ -49,7 +49,12 @@ void ChpFollower::connect_updates() {
   sub_.set(zmq::sockopt::linger, 0);
   sub_.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));
   sub_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
-  sub_.set(zmq::sockopt::subscribe, "");
+  if (gapped()) {
+    sub_.set(zmq::sockopt::subscribe, replica_->subtree);
+    sub_.set(zmq::sockopt::subscribe, std::string(chp::kHugz));
+  } else {
+    sub_.set(zmq::sockopt::subscribe, "");
+  }
   security_.as_client(sub_);
   sub_.connect(publisher);
 }
@@ -79,7 +84,7 @@ void ChpFollower::request_snapshot() {
   // A replica asks as a client (an ICANHAZ? is a vote): its upstream may
   // be another replica, and only the HA peer may send PEERSNAPSHOT?.
   std::string_view command = replica_ ? chp::kIcanhaz : chp::kPeerSnapshot;
-  (void)try_send(dealer_, protocol::Frames{std::string(command), ""});
+  (void)try_send(dealer_, protocol::Frames{std::string(command), subtree()});
   if (replica_) ++full_syncs_;
   phase_ = Phase::kRequested;
   loaded_.clear();
@@ -100,7 +105,7 @@ void ChpFollower::request_catchup(const std::string& why) {
   std::string after;
   protocol::put_be<std::uint64_t>(after, store_.last_sequence());
   if (replica_) {
-    (void)try_send(dealer_, protocol::Frames{std::string(chp::kIcanhaz), "", std::move(after)});  // a resume
+    (void)try_send(dealer_, protocol::Frames{std::string(chp::kIcanhaz), subtree(), std::move(after)});  // a resume
   } else {
     (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerCatchup), std::move(after)});
   }
@@ -234,14 +239,14 @@ void ChpFollower::apply_buffered() {
   std::vector<chp::KvMsg> buffered;
   buffered.swap(buffered_);
   buffered_bytes_ = 0;
-  std::vector<storage::ChpWrite> batch;  // sequences last_sequence()+1, +2, ...
+  std::vector<storage::ChpWrite> batch;  // sequences last_sequence()+1, +2, ... (a subtree's: ascending)
   for (auto& kv : buffered) {
-    std::uint64_t last = store_.last_sequence() + batch.size();
+    std::uint64_t last = batch.empty() ? store_.last_sequence() : batch.back().sequence;
     if (kv.sequence <= last) {
       pending_.seen_from_active(kv.uuid);  // published; its effect is in the map
       continue;
     }
-    if (kv.sequence != last + 1) {
+    if (kv.sequence != last + 1 && !gapped()) {
       std::string why = "sequence gap: " + std::to_string(last) + " -> " + std::to_string(kv.sequence);
       if (!apply_batch(batch)) return;
       // A replica's map stays complete: it resumes from its upstream's history.
@@ -371,23 +376,33 @@ void ChpFollower::finish_catchup(const chp::Kthxbai& done) {
 // active writes them), so a passive keeps up with its active's rate.
 void ChpFollower::on_update_socket() {
   ReceivedMessage msg;
-  std::vector<storage::ChpWrite> batch;  // sequences last_sequence()+1, +2, ...
+  std::vector<storage::ChpWrite> batch;  // sequences last_sequence()+1, +2, ... (a subtree's: ascending)
   for (std::size_t n = 0; n < kPerTurn && try_recv(sub_, &msg); ++n) {
     auto update = chp::decode_update(msg.frames(), limits_);
     if (!update) continue;
     last_heard_ = Clock::now();
-    std::uint64_t last = store_.last_sequence() + batch.size();  // once the batch is applied
+    std::uint64_t last = batch.empty() ? store_.last_sequence() : batch.back().sequence;  // once applied
     if (auto* hugz = std::get_if<chp::Hugz>(&update.value())) {
       // The leader's HUGZ follows every KVPUB up to its sequence: above
-      // ours, some were lost (a full receive queue drops the latest).
+      // ours, some were lost (a full receive queue drops the latest); for
+      // a subtree replica, the updates in between were of other subtrees.
       if (phase_ == Phase::kFollowing && hugz->sequence > last) {
         if (!apply_batch(batch)) return;
+        batch.clear();
+        if (gapped()) {
+          // No update of ours up to it: its sequence, in our current epoch.
+          storage::ChpEpochs epochs = store_.epochs();
+          if (!epochs.empty()) epochs.back().last = hugz->sequence;
+          if (auto s = store_.advance_to(hugz->sequence, epochs); !s.ok()) return restart(s.message());
+          continue;
+        }
         return request_catchup("HUGZ at sequence " + std::to_string(hugz->sequence) + ", above our " +
                                std::to_string(last) + ": updates were lost");
       }
       continue;
     }
     auto& kv = std::get<chp::KvMsg>(update.value());
+    if (gapped() && !kv.key.starts_with(replica_->subtree)) continue;  // "HUGZ..." keys match the HUGZ subscription
     if (phase_ != Phase::kFollowing) {
       if (!buffer(kv)) return;
       continue;
@@ -396,7 +411,7 @@ void ChpFollower::on_update_socket() {
       pending_.seen_from_active(kv.uuid);
       continue;
     }
-    if (kv.sequence != last + 1) {
+    if (kv.sequence != last + 1 && !gapped()) {
       // The catch-up brings this update too: the active published it
       // before we asked.
       std::string why = "sequence gap: " + std::to_string(last) + " -> " + std::to_string(kv.sequence);

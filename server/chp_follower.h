@@ -60,6 +60,11 @@ class ChpFollower {
     std::vector<std::string> upstreams;
     std::chrono::milliseconds silence{3000};
     std::function<void(std::span<const storage::ChpWrite>)> applied;
+    // A subtree replica's prefix (empty: the whole map): it asks for that
+    // subtree's snapshot and resumes, subscribes to it (and HUGZ) only, and
+    // takes each HUGZ above its sequence as its new sequence (its subtree
+    // had no update in between that it did not receive).
+    std::string subtree;
   };
   void as_replica(Replica replica);
 
@@ -88,6 +93,8 @@ class ChpFollower {
  private:
   enum class Phase { kRequested, kLoading, kCatchingUp, kFollowing };
   void request_snapshot();
+  bool gapped() const { return replica_ && !replica_->subtree.empty(); }
+  std::string subtree() const { return replica_ ? replica_->subtree : std::string(); }
   void connect_updates();
   void next_upstream(const std::string& why);
   void replica_timer();

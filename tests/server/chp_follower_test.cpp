@@ -275,7 +275,7 @@ struct Replica {
                                              zstore::security::SocketSecurity{}, budget);
     follower->as_replica({{upstream}, std::chrono::milliseconds(60000), [this](auto applied) {
                             for (const auto& w : applied) republished.push_back(w.sequence);
-                          }});
+                          }, {}});
     follower->start();
     BOOST_REQUIRE(next_request());
     BOOST_REQUIRE_EQUAL(request.size(), 2u);  // a whole snapshot
