@@ -49,7 +49,12 @@ void ChpFollower::connect_updates() {
   sub_.set(zmq::sockopt::linger, 0);
   sub_.set(zmq::sockopt::rcvhwm, receive_hwm(receive_budget_, limits_));
   sub_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(limits_));
-  sub_.set(zmq::sockopt::subscribe, "");
+  if (gapped()) {
+    sub_.set(zmq::sockopt::subscribe, replica_->subtree);
+    sub_.set(zmq::sockopt::subscribe, std::string(chp::kHugz));
+  } else {
+    sub_.set(zmq::sockopt::subscribe, "");
+  }
   security_.as_client(sub_);
   sub_.connect(publisher);
 }
@@ -79,11 +84,13 @@ void ChpFollower::request_snapshot() {
   // A replica asks as a client (an ICANHAZ? is a vote): its upstream may
   // be another replica, and only the HA peer may send PEERSNAPSHOT?.
   std::string_view command = replica_ ? chp::kIcanhaz : chp::kPeerSnapshot;
-  (void)try_send(dealer_, protocol::Frames{std::string(command), ""});
+  (void)try_send(dealer_, protocol::Frames{std::string(command), subtree()});
   if (replica_) ++full_syncs_;
   phase_ = Phase::kRequested;
   loaded_.clear();
   caught_.clear();
+  held_.clear();
+  held_bytes_ = 0;
   buffered_.clear();
   buffered_bytes_ = 0;
   last_progress_ = Clock::now();
@@ -98,13 +105,14 @@ void ChpFollower::request_catchup(const std::string& why) {
   std::string after;
   protocol::put_be<std::uint64_t>(after, store_.last_sequence());
   if (replica_) {
-    (void)try_send(dealer_, protocol::Frames{std::string(chp::kIcanhaz), "", std::move(after)});  // a resume
+    (void)try_send(dealer_, protocol::Frames{std::string(chp::kIcanhaz), subtree(), std::move(after)});  // a resume
   } else {
     (void)try_send(dealer_, protocol::Frames{std::string(chp::kPeerCatchup), std::move(after)});
   }
   phase_ = Phase::kCatchingUp;
   caught_.clear();
-  caught_bytes_ = 0;
+  held_.clear();
+  held_bytes_ = 0;
   buffered_.clear();
   buffered_bytes_ = 0;
   last_progress_ = Clock::now();
@@ -161,25 +169,39 @@ void ChpFollower::on_snapshot_socket() {
     last_progress_ = last_heard_ = Clock::now();
     if (phase_ == Phase::kCatchingUp) {
       on_catchup_reply(reply.value());
+      if (phase_ == Phase::kLoading) continue;  // a replica's declined resume: the rest is its snapshot
       if (phase_ != Phase::kCatchingUp) return;
       continue;
     }
-    if (phase_ == Phase::kRequested) {
-      // The first reply: from here the local map is incomplete until KTHXBAI.
-      if (auto s = store_.set_synced(false); !s.ok()) return restart(s.message());
-      if (auto s = store_.clear(); !s.ok()) return restart(s.message());
-      phase_ = Phase::kLoading;
-    }
+    if (phase_ == Phase::kRequested && !begin_loading()) return;
     if (auto* done = std::get_if<chp::Kthxbai>(&reply.value())) return finish_sync(*done);
-    auto& kv = std::get<chp::KvMsg>(reply.value());
-    pending_.seen_from_active(kv.uuid);
-    std::uint64_t expires = 0;
-    std::string properties = chp::take_expires_at(kv.properties, &expires);
-    if (expires == 0) expires = expiry_of(properties);  // a leader that sent the ttl only
-    loaded_.push_back({std::move(kv.key), {kv.sequence, expires, std::move(kv.uuid), std::move(properties),
-                                           std::move(kv.body)}});
-    if (loaded_.size() >= kLoadBatch) flush_loaded();
+    load_record(std::get<chp::KvMsg>(reply.value()));
   }
+}
+
+// The first message of a snapshot: from here the local map is incomplete
+// until KTHXBAI. False (and a new sync) when the store fails.
+bool ChpFollower::begin_loading() {
+  if (auto s = store_.set_synced(false); !s.ok()) {
+    restart(s.message());
+    return false;
+  }
+  if (auto s = store_.clear(); !s.ok()) {
+    restart(s.message());
+    return false;
+  }
+  phase_ = Phase::kLoading;
+  return true;
+}
+
+void ChpFollower::load_record(chp::KvMsg& kv) {
+  pending_.seen_from_active(kv.uuid);
+  std::uint64_t expires = 0;
+  std::string properties = chp::take_expires_at(kv.properties, &expires);
+  if (expires == 0) expires = expiry_of(properties);  // a leader that sent the ttl only
+  loaded_.push_back({std::move(kv.key), {kv.sequence, expires, std::move(kv.uuid), std::move(properties),
+                                         std::move(kv.body)}});
+  if (loaded_.size() >= kLoadBatch) flush_loaded();
 }
 
 void ChpFollower::flush_loaded() {
@@ -193,6 +215,11 @@ void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   if (replica_) caught_.clear();
   auto epochs = storage::epochs_in_properties(done.properties);
   if (auto s = store_.adopt(done.sequence, epochs); !s.ok()) return restart(s.message());
+  // The map is complete at done.sequence: the KVPUBs buffered meanwhile
+  // only move it on (a gap among them is caught up, which needs it synced).
+  if (auto s = store_.set_synced(true); !s.ok()) return restart(s.message());
+  spdlog::info("{}: synced from {} at sequence {}", replica_ ? "replica" : "HA follower", leader_,
+               store_.last_sequence());
   phase_ = Phase::kFollowing;
   apply_buffered();
   if (phase_ != Phase::kFollowing) return;
@@ -204,35 +231,45 @@ void ChpFollower::finish_sync(const chp::Kthxbai& done) {
   if (auto dropped = pending_.drop_received_before(pending_.mark()); dropped > 0) {
     spdlog::info("HA follower: {} pending update(s) received before the snapshot completed dropped", dropped);
   }
-  if (auto s = store_.set_synced(true); !s.ok()) return restart(s.message());
-  spdlog::info("{}: synced from {} at sequence {}", replica_ ? "replica" : "HA follower", leader_,
-               store_.last_sequence());
 }
 
 // KVPUBs buffered while syncing or catching up: those above our sequence
-// are applied, the others are already in the map.
+// are applied, in batches of kLoadBatch (one store write each, not one per
+// update: up to kMaxBuffered of them can wait here), the others are
+// already in the map. A gap among them: a replica resumes, a passive syncs.
 void ChpFollower::apply_buffered() {
   std::vector<chp::KvMsg> buffered;
   buffered.swap(buffered_);
   buffered_bytes_ = 0;
+  std::vector<storage::ChpWrite> batch;  // sequences last_sequence()+1, +2, ... (a subtree's: ascending)
   for (auto& kv : buffered) {
-    if (kv.sequence > store_.last_sequence()) {
-      apply_update(kv);
-    } else {
+    std::uint64_t last = batch.empty() ? store_.last_sequence() : batch.back().sequence;
+    if (kv.sequence <= last) {
       pending_.seen_from_active(kv.uuid);  // published; its effect is in the map
+      continue;
     }
-    if (phase_ != Phase::kFollowing) return;
+    if (kv.sequence != last + 1 && !gapped()) {
+      std::string why = "sequence gap: " + std::to_string(last) + " -> " + std::to_string(kv.sequence);
+      if (!apply_batch(batch)) return;
+      // A replica's map stays complete: it resumes from its upstream's history.
+      if (replica_) return request_catchup(why);
+      return restart(why);
+    }
+    pending_.seen_from_active(kv.uuid);
+    batch.push_back(write_of(kv));
+    if (batch.size() >= kLoadBatch) {
+      if (!apply_batch(batch)) return;
+      batch.clear();
+    }
   }
+  apply_batch(batch);
 }
 
 // One update of a catch-up: the next sequence, applied in batches.
 void ChpFollower::on_catchup_reply(chp::SnapshotReply& reply) {
   if (auto* done = std::get_if<chp::Kthxbai>(&reply)) return finish_catchup(*done);
   auto& kv = std::get<chp::KvMsg>(reply);
-  if (replica_) {
-    (void)take_caught(kv);
-    return;
-  }
+  if (replica_) return hold_resumed(kv);
   std::uint64_t last = store_.last_sequence() + caught_.size();
   pending_.seen_from_active(kv.uuid);
   if (kv.sequence <= last) return;
@@ -250,21 +287,37 @@ void ChpFollower::on_catchup_reply(chp::SnapshotReply& reply) {
   caught_.clear();
 }
 
-// A replica's resume reply, held until its KTHXBAI tells whether it is one
-// (resumed=1: the updates after our sequence, in order, some perhaps
-// skipped as superseded) or a full snapshot (keys in key order). False
-// (and a new sync) past the byte budget.
-bool ChpFollower::take_caught(chp::KvMsg& kv) {
-  std::uint64_t last = caught_.empty() ? store_.last_sequence() : caught_.back().sequence;
-  if (kv.sequence <= last) return true;  // not an update after ours (a snapshot's key): dropped if not a resume
-  caught_bytes_ += kv.key.size() + kv.uuid.size() + kv.properties.size() + kv.body.size();
-  if (caught_bytes_ > receive_budget_) {
-    restart("the resume reply is larger than --receive-buffer-bytes");
-    return false;
+// A replica's resume reply, held until it is known to be one. A resume
+// sends the updates after our sequence in sequence order (some skipped as
+// superseded); a message at or below our sequence, or below the one before
+// it, can only be a key of the full snapshot the upstream sent instead (in
+// key order): from there the reply is loaded as that snapshot, not asked
+// for again. Past the byte budget while still undecided: a new sync.
+void ChpFollower::hold_resumed(chp::KvMsg& kv) {
+  std::uint64_t last = held_.empty() ? store_.last_sequence() : held_.back().sequence;
+  if (kv.sequence <= last) {
+    load_held_as_snapshot("its reply is out of sequence order");
+    if (phase_ == Phase::kLoading) load_record(kv);
+    return;
   }
-  pending_.seen_from_active(kv.uuid);
-  caught_.push_back(write_of(kv));
-  return true;
+  held_bytes_ += kv.key.size() + kv.uuid.size() + kv.properties.size() + kv.body.size();
+  if (held_bytes_ > receive_budget_) return restart("the resume reply is larger than --receive-buffer-bytes");
+  held_.push_back(std::move(kv));
+}
+
+// The held reply becomes the first records of a full snapshot.
+void ChpFollower::load_held_as_snapshot(const std::string& why) {
+  spdlog::warn("replica: {} declined our resume after sequence {} ({}): loading the snapshot it sent instead",
+               leader_, store_.last_sequence(), why);
+  ++full_syncs_;
+  std::vector<chp::KvMsg> held;
+  held.swap(held_);
+  held_bytes_ = 0;
+  if (!begin_loading()) return;
+  for (auto& kv : held) {
+    load_record(kv);
+    if (phase_ != Phase::kLoading) return;  // the store failed: a new sync was asked
+  }
 }
 
 // resumed=1: we hold every update up to done.sequence; otherwise the
@@ -276,9 +329,19 @@ void ChpFollower::finish_catchup(const chp::Kthxbai& done) {
   });
   if (replica_) {
     if (!resumed) {
-      caught_.clear();
-      return restart("the upstream's history no longer reaches back to our sequence");
+      // Every message was above our sequence, in order, yet it is the
+      // snapshot (the history no longer reaches back): the whole of it.
+      load_held_as_snapshot("its history no longer reaches back");
+      if (phase_ == Phase::kLoading) finish_sync(done);
+      return;
     }
+    caught_.clear();
+    for (auto& kv : held_) {
+      pending_.seen_from_active(kv.uuid);
+      caught_.push_back(write_of(kv));
+    }
+    held_.clear();
+    held_bytes_ = 0;
     if (!apply_batch(caught_)) return;
     caught_.clear();
     if (done.sequence < store_.last_sequence()) {
@@ -317,23 +380,33 @@ void ChpFollower::finish_catchup(const chp::Kthxbai& done) {
 // active writes them), so a passive keeps up with its active's rate.
 void ChpFollower::on_update_socket() {
   ReceivedMessage msg;
-  std::vector<storage::ChpWrite> batch;  // sequences last_sequence()+1, +2, ...
+  std::vector<storage::ChpWrite> batch;  // sequences last_sequence()+1, +2, ... (a subtree's: ascending)
   for (std::size_t n = 0; n < kPerTurn && try_recv(sub_, &msg); ++n) {
     auto update = chp::decode_update(msg.frames(), limits_);
     if (!update) continue;
     last_heard_ = Clock::now();
-    std::uint64_t last = store_.last_sequence() + batch.size();  // once the batch is applied
+    std::uint64_t last = batch.empty() ? store_.last_sequence() : batch.back().sequence;  // once applied
     if (auto* hugz = std::get_if<chp::Hugz>(&update.value())) {
       // The leader's HUGZ follows every KVPUB up to its sequence: above
-      // ours, some were lost (a full receive queue drops the latest).
+      // ours, some were lost (a full receive queue drops the latest); for
+      // a subtree replica, the updates in between were of other subtrees.
       if (phase_ == Phase::kFollowing && hugz->sequence > last) {
         if (!apply_batch(batch)) return;
+        batch.clear();
+        if (gapped()) {
+          // No update of ours up to it: its sequence, in our current epoch.
+          storage::ChpEpochs epochs = store_.epochs();
+          if (!epochs.empty()) epochs.back().last = hugz->sequence;
+          if (auto s = store_.advance_to(hugz->sequence, epochs); !s.ok()) return restart(s.message());
+          continue;
+        }
         return request_catchup("HUGZ at sequence " + std::to_string(hugz->sequence) + ", above our " +
                                std::to_string(last) + ": updates were lost");
       }
       continue;
     }
     auto& kv = std::get<chp::KvMsg>(update.value());
+    if (gapped() && !kv.key.starts_with(replica_->subtree)) continue;  // "HUGZ..." keys match the HUGZ subscription
     if (phase_ != Phase::kFollowing) {
       if (!buffer(kv)) return;
       continue;
@@ -342,7 +415,7 @@ void ChpFollower::on_update_socket() {
       pending_.seen_from_active(kv.uuid);
       continue;
     }
-    if (kv.sequence != last + 1) {
+    if (kv.sequence != last + 1 && !gapped()) {
       // The catch-up brings this update too: the active published it
       // before we asked.
       std::string why = "sequence gap: " + std::to_string(last) + " -> " + std::to_string(kv.sequence);
@@ -366,11 +439,23 @@ bool ChpFollower::apply_batch(std::vector<storage::ChpWrite>& batch) {
   return true;
 }
 
-// Keeps a KVPUB that arrived while the snapshot loads; false (and a new
-// sync) past the byte budget.
+// Keeps a KVPUB that arrived while the snapshot loads or a catch-up runs.
+// Past the byte budget a passive syncs again (false); a replica drops what
+// it holds and keeps the newest: the gap they leave is resumed from the
+// upstream's history once the map is in (a new full snapshot would meet
+// the same flow of updates, again and again, on a busy upstream).
 bool ChpFollower::buffer(chp::KvMsg& kv) {
-  buffered_bytes_ += kv.key.size() + kv.uuid.size() + kv.properties.size() + kv.body.size();
+  std::uint64_t bytes = kv.key.size() + kv.uuid.size() + kv.properties.size() + kv.body.size();
+  buffered_bytes_ += bytes;
   if (buffered_.size() >= kMaxBuffered || buffered_bytes_ > receive_budget_) {
+    if (replica_) {
+      spdlog::warn("replica: {} update(s) received while syncing dropped (more than --receive-buffer-bytes); "
+                   "they are resumed from {} afterwards", buffered_.size(), leader_);
+      buffered_.clear();
+      buffered_bytes_ = bytes;
+      buffered_.push_back(std::move(kv));
+      return true;
+    }
     restart("too many updates while syncing (" + std::to_string(buffered_bytes_) +
             " bytes, more than --receive-buffer-bytes)");
     return false;
@@ -383,16 +468,6 @@ storage::ChpWrite ChpFollower::write_of(chp::KvMsg& kv) const {
   std::uint64_t expires = kv.body.empty() ? 0 : expiry_of(kv.properties);
   return {std::move(kv.key), std::move(kv.uuid), std::move(kv.properties), std::move(kv.body), expires, kv.sequence,
           now_ms_()};
-}
-
-void ChpFollower::apply_update(chp::KvMsg& kv) {
-  if (kv.sequence != store_.last_sequence() + 1) {
-    return restart("sequence gap: " + std::to_string(store_.last_sequence()) + " -> " + std::to_string(kv.sequence));
-  }
-  pending_.seen_from_active(kv.uuid);
-  storage::ChpWrite w = write_of(kv);
-  if (auto s = store_.apply({&w, 1}); !s.ok()) return restart(s.message());
-  notify({&w, 1});
 }
 
 }  // namespace zstore::server

@@ -11,9 +11,11 @@
 //
 // As a read replica (as_replica, docs/replicas.md) it follows its upstream
 // as a clone client does: ICANHAZ? for the map, ICANHAZ? with its last
-// sequence to resume (applied only once KTHXBAI says resumed=1, else a full
-// snapshot), the next upstream of its list after silence, and it hands each
-// applied update to a callback that republishes it.
+// sequence to resume (held until it is known to be one: applied once
+// KTHXBAI says resumed=1; a reply that turns out to be the snapshot the
+// upstream sent instead is loaded as one, never asked for again), the next
+// upstream of its list after silence, and it hands each applied update to a
+// callback that republishes it.
 #pragma once
 
 #include <chrono>
@@ -58,6 +60,11 @@ class ChpFollower {
     std::vector<std::string> upstreams;
     std::chrono::milliseconds silence{3000};
     std::function<void(std::span<const storage::ChpWrite>)> applied;
+    // A subtree replica's prefix (empty: the whole map): it asks for that
+    // subtree's snapshot and resumes, subscribes to it (and HUGZ) only, and
+    // takes each HUGZ above its sequence as its new sequence (its subtree
+    // had no update in between that it did not receive).
+    std::string subtree;
   };
   void as_replica(Replica replica);
   // An HA follower's: called with every batch of the active's updates once
@@ -77,19 +84,27 @@ class ChpFollower {
   // When the upstream last sent anything (a KVPUB, HUGZ or reply).
   Clock::time_point last_heard() const { return last_heard_; }
   const std::string& upstream() const { return leader_; }
-  // A replica's resumes and full snapshots from its upstream so far.
+  // A replica's resumes and full snapshots from its upstream so far (a
+  // declined resume whose snapshot it loaded counts as a full snapshot).
   std::uint64_t resumes() const { return resumes_; }
   std::uint64_t full_syncs() const { return full_syncs_; }
+  // KVPUBs held while a snapshot loads or a catch-up runs.
+  std::size_t buffered() const { return buffered_.size(); }
   zmq::socket_t& snapshot_socket() { return dealer_; }
   zmq::socket_t& update_socket() { return sub_; }
 
  private:
   enum class Phase { kRequested, kLoading, kCatchingUp, kFollowing };
   void request_snapshot();
+  bool gapped() const { return replica_ && !replica_->subtree.empty(); }
+  std::string subtree() const { return replica_ ? replica_->subtree : std::string(); }
   void connect_updates();
   void next_upstream(const std::string& why);
   void replica_timer();
-  bool take_caught(protocol::chp::KvMsg& kv);
+  void hold_resumed(protocol::chp::KvMsg& kv);
+  bool begin_loading();
+  void load_record(protocol::chp::KvMsg& kv);
+  void load_held_as_snapshot(const std::string& why);
   void notify(std::span<const storage::ChpWrite> applied) const;
   void request_catchup(const std::string& why);
   void on_catchup_reply(protocol::chp::SnapshotReply& reply);
@@ -100,7 +115,6 @@ class ChpFollower {
   void restart(const std::string& why);
   void flush_loaded();
   void finish_sync(const protocol::chp::Kthxbai& done);
-  void apply_update(protocol::chp::KvMsg& kv);
   bool buffer(protocol::chp::KvMsg& kv);
   storage::ChpWrite write_of(protocol::chp::KvMsg& kv) const;
   std::uint64_t expiry_of(const std::string& properties) const;
@@ -126,7 +140,10 @@ class ChpFollower {
   std::optional<Replica> replica_;
   std::function<void(std::span<const storage::ChpWrite>)> applied_;
   std::size_t upstream_ = 0;           // replica_->upstreams index
-  std::uint64_t caught_bytes_ = 0;     // a replica's resume reply, held until KTHXBAI
+  // A replica's resume reply, held until it is known to be one (its KTHXBAI
+  // says resumed=1) or the snapshot sent instead (loaded as one).
+  std::vector<protocol::chp::KvMsg> held_;
+  std::uint64_t held_bytes_ = 0;
   Clock::time_point last_heard_ = Clock::now();
   std::uint64_t resumes_ = 0;
   std::uint64_t full_syncs_ = 0;

@@ -368,6 +368,7 @@ void ChpServer::serve_snapshot_requests() {
       report_malformed("snapshot request", req.error());
       continue;
     }
+    if (!holds_subtree(req->subtree)) continue;  // never a silently partial map: the client fails over
     if (!accept_vote()) continue;  // a non-active server ignores clients: they fail over
     // A client that names its last sequence gets only what came after it,
     // when our history holds that (docs/chp-extensions.md, "Resume").

@@ -63,6 +63,9 @@ struct ReplicaConfig {
   // Past this without hearing the upstream, /healthz and KTHXBAI say the
   // map is stale (docs/replicas.md).
   std::chrono::milliseconds stale_after{10000};
+  // --replica-subtree: the prefix it follows and serves (empty: the whole
+  // map); a snapshot request for anything wider is not answered.
+  std::string subtree;
 };
 
 struct ChpServerConfig {
@@ -220,6 +223,9 @@ class ChpServer {
   void relay_written();
   void connect_forwarders();
   bool replica_stale() const;
+  // Whether this server holds the whole of `subtree` (logs and counts a
+  // refusal when it does not: a subtree replica asked for a wider one).
+  bool holds_subtree(std::string_view subtree);
   // A complete map taken from upstream (sequence 0: none taken yet).
   bool replica_has_map() const { return store_.synced() && store_.last_sequence() != 0; }
 

@@ -24,10 +24,12 @@ void ChpServer::start_replica() {
   follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.replica->upstreams.front(), config_.limits,
                                             config_.now_ms, security::SocketSecurity{}, config_.receive_budget_bytes);
   follower_->as_replica({config_.replica->upstreams, config_.replica->silence,
-                         [this](std::span<const storage::ChpWrite> applied) { republish(applied); }});
+                         [this](std::span<const storage::ChpWrite> applied) { republish(applied); },
+                         config_.replica->subtree});
   metrics_.replica_stale_after_ms = config_.replica->stale_after.count();
-  spdlog::info("replica of {} (last sequence {}, map {})", follower_->upstream(), store_.last_sequence(),
-               store_.synced() ? "complete" : "incomplete");
+  spdlog::info("replica of {}{} (last sequence {}, map {})", follower_->upstream(),
+               config_.replica->subtree.empty() ? "" : " subtree '" + config_.replica->subtree + "'",
+               store_.last_sequence(), store_.synced() ? "complete" : "incomplete");
   follower_->start();
   connect_forwarders();
 }
@@ -49,6 +51,7 @@ void ChpServer::connect_forwarders() {
   upstream_writes_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);
   upstream_writes_.set(zmq::sockopt::linger, 0);
   upstream_writes_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(config_.limits));
+  upstream_writes_.set(zmq::sockopt::immediate, 1);  // no queue to an upstream not connected: forward_write says so
   upstream_writes_.connect(forwarded_to_);
   write_askers_.clear();  // their clients retry (a WRITE? is idempotent by uuid)
 }
@@ -60,6 +63,16 @@ void ChpServer::replica_tick() {
   metrics_.replica_upstream_silent_ms = silent.count();
   metrics_.replica_resumes = follower_->resumes();
   metrics_.replica_full_syncs = follower_->full_syncs();
+}
+
+bool ChpServer::holds_subtree(std::string_view subtree) {
+  if (!config_.replica || subtree.starts_with(config_.replica->subtree)) return true;
+  metrics_.snapshots_refused.fetch_add(1, std::memory_order_relaxed);
+  bad_input_log_.log(spdlog::level::warn,
+                     "snapshot request for subtree '{}' not answered: this replica holds only '{}' "
+                     "(--replica-subtree); ask the upstream or a replica of the whole map",
+                     subtree, config_.replica->subtree);
+  return false;
 }
 
 bool ChpServer::replica_stale() const {
@@ -95,9 +108,17 @@ void ChpServer::forward_write(const std::string& identity, const ReceivedMessage
                                                  "refused by the ACL"}), identity);
     return;
   }
+  // Not queued (the upstream is not connected, or its queue is full): the
+  // client is told at once to ask another server of its list rather than
+  // wait for an answer that cannot come (its retry is idempotent by uuid).
+  if (try_send(upstream_writes_, frames) != SendOutcome::kSent) {
+    (void)try_send(router_, chp::encode_written({chp::WriteOutcome::Kind::kNotActive, std::string(req->uuid), 0,
+                                                 "the replica cannot reach its upstream " + forwarded_to_}),
+                   identity);
+    return;
+  }
   if (write_askers_.size() >= kMaxWriteAskers) write_askers_.erase(write_askers_.begin());
   write_askers_[std::string(req->uuid)] = identity;
-  (void)try_send(upstream_writes_, frames);
   metrics_.replica_forwarded.fetch_add(1, std::memory_order_relaxed);
 }
 

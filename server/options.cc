@@ -158,7 +158,10 @@ void describe_replica(po::options_description& d, ServerOptions& o, Raw& raw) {
       ("replica-silence-ms", po::value(&o.replica_silence_ms)->default_value(o.replica_silence_ms),
        "a replica tries its next upstream after this long without a KVPUB or HUGZ")
       ("replica-stale-ms", po::value(&o.replica_stale_ms)->default_value(o.replica_stale_ms),
-       "a replica that has not heard its upstream for this long says so in /healthz and KTHXBAI (stale-ms)");
+       "a replica that has not heard its upstream for this long says so in /healthz and KTHXBAI (stale-ms)")
+      ("replica-subtree", po::value(&o.replica_subtree),
+       "a replica of this subtree only (a key prefix, e.g. /site-a/): it stores and serves that prefix and "
+       "answers no snapshot request for a wider one; its data dir must not have held another subtree");
 }
 
 void describe_security(po::options_description& d, ServerOptions& o) {
@@ -304,7 +307,10 @@ std::optional<std::string> check_ha(const ServerOptions& o) {
 }
 
 std::optional<std::string> check_replica(const ServerOptions& o) {
-  if (o.replica_of.empty()) return std::nullopt;
+  if (o.replica_of.empty()) {
+    if (!o.replica_subtree.empty()) return std::string("--replica-subtree needs --replica-of");
+    return std::nullopt;
+  }
   if (!o.ha.empty()) return std::string("--replica-of cannot be combined with --ha (a replica follows a pair)");
   if (o.chp_port == 0) return std::string("--replica-of needs CHP (--chp-port is 0)");
   if (!o.curve_cert.empty()) {
@@ -317,6 +323,7 @@ std::optional<std::string> check_replica(const ServerOptions& o) {
     }
   }
   if (o.replica_silence_ms == 0) return std::string("--replica-silence-ms must be positive");
+  if (o.replica_subtree.size() > 1024) return std::string("--replica-subtree: longer than 1024 bytes");
   if (o.replica_stale_ms == 0) return std::string("--replica-stale-ms must be positive");
   return std::nullopt;
 }

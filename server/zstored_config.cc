@@ -38,7 +38,7 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
   }
   if (!o.replica_of.empty()) {
     c.replica = ReplicaConfig{o.replica_of, std::chrono::milliseconds(o.replica_silence_ms),
-                              std::chrono::milliseconds(o.replica_stale_ms)};
+                              std::chrono::milliseconds(o.replica_stale_ms), o.replica_subtree};
   }
   return c;
 }

@@ -360,6 +360,42 @@ BOOST_AUTO_TEST_CASE(storm_mode_failing_over_an_ha_pair) {
                      "--json"}));
 }
 
+// The storm with the clients on two replicas of the pair: the kill of the
+// active is seen by the replicas alone, which resume from the survivor
+// (no second full snapshot), and every client follows its replica again.
+BOOST_AUTO_TEST_CASE(storm_mode_with_the_clients_on_replicas_of_an_ha_pair) {
+  Run run = bench({"storm", "--clients", "4", "--keys", "3000", "--ha", "--replicas", "2", "--client-threads", "2",
+                   "--writer-rate", "100", "--deadline", "30", "--json"});
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  const json& j = run.last;
+  BOOST_TEST(j["mode"] == "storm");
+  BOOST_TEST(j["replicas"].get<double>() == 2.0);
+  BOOST_TEST(j["replica_seconds"].get<double>() > 0.0);
+  BOOST_TEST(j["replica_server_cpu_s"].get<double>() >= 0.0);
+  BOOST_TEST(j["replica_resumes"].get<double>() >= 2.0, run.output);
+  BOOST_TEST(j["replica_full_syncs"].get<double>() == 2.0, run.output);
+}
+
+// An update's latency at the top of a chain and through each of its two
+// replicas: every hop received the writer's updates, its percentiles in
+// order; --replicas out of range is a usage error.
+BOOST_AUTO_TEST_CASE(chain_mode_through_two_replicas) {
+  Run run = bench({"chain", "--replicas", "2", "--writer-rate", "200", "--duration", "1", "--warmup", "0.5", "--json"});
+  BOOST_TEST_REQUIRE(run.code == 0, run.output);
+  BOOST_TEST_REQUIRE(run.last.is_object(), run.output);
+  const json& j = run.last;
+  BOOST_TEST(j["mode"] == "chain");
+  for (const char* hop : {"hop0_", "hop1_", "hop2_"}) {
+    std::string p = hop;
+    BOOST_TEST(j.at(p + "samples").get<double>() > 50.0, p);
+    BOOST_TEST(j.at(p + "p50_ms").get<double>() > 0.0, p);
+    BOOST_TEST(j.at(p + "p50_ms").get<double>() <= j.at(p + "p99_ms").get<double>(), p);
+  }
+  BOOST_TEST(!j.contains("hop3_samples"));
+  BOOST_TEST(bench({"chain", "--replicas", "9"}).code == 2);
+}
+
 BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_a_missing_server_exits_1) {
   BOOST_TEST(bench({"warp"}).code == 2);
   BOOST_TEST(bench({"chp", "--value-bytes", "5"}).code == 2);

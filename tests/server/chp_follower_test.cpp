@@ -6,8 +6,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <zmq.hpp>
 
@@ -241,4 +243,195 @@ BOOST_AUTO_TEST_CASE(updates_buffered_during_a_snapshot_past_the_budget_restart_
     asked_again = zstore::server::try_recv(b.router, &request);
   }
   BOOST_CHECK(!b.follower->following());
+}
+
+// ---- as a read replica -------------------------------------------------------
+
+namespace {
+
+// A scripted upstream (ROUTER at P, PUB at P+1) and a replica-mode
+// follower of it, synced once at sequence 10 with a@5 and b@10.
+struct Replica {
+  zstore::testing::TempDir dir;
+  std::unique_ptr<zstore::storage::Database> db;
+  std::unique_ptr<zstore::storage::ChpStore> store;
+  zmq::context_t ctx;
+  std::uint16_t port = zstore::testing::free_port_range(2);
+  zmq::socket_t router{ctx, zmq::socket_type::router};
+  zmq::socket_t pub{ctx, zmq::socket_type::pub};
+  PendingList pending;
+  std::unique_ptr<ChpFollower> follower;
+  std::vector<std::uint64_t> republished;  // the applied callback's sequences
+  std::string identity;
+  std::vector<std::string> request;  // the latest request's frames after the identity
+
+  explicit Replica(std::uint64_t budget = zstore::server::kDefaultReceiveBudgetBytes) {
+    BOOST_REQUIRE(zstore::storage::Database::Open(dir.str(), {}, &db).ok());
+    BOOST_REQUIRE(zstore::storage::ChpStore::Open(db.get(), &store).ok());
+    router.bind("tcp://127.0.0.1:" + std::to_string(port));
+    pub.bind("tcp://127.0.0.1:" + std::to_string(port + 1));
+    std::string upstream = "tcp://127.0.0.1:" + std::to_string(port);
+    follower = std::make_unique<ChpFollower>(ctx, *store, pending, upstream, chp::Limits{}, [] { return 0; },
+                                             zstore::security::SocketSecurity{}, budget);
+    follower->as_replica({{upstream}, std::chrono::milliseconds(60000), [this](auto applied) {
+                            for (const auto& w : applied) republished.push_back(w.sequence);
+                          }, {}});
+    follower->start();
+    BOOST_REQUIRE(next_request());
+    BOOST_REQUIRE_EQUAL(request.size(), 2u);  // a whole snapshot
+    send(chp::encode_kvmsg({"a", 5, std::string(16, '\x01'), "", "a5"}));
+    send(chp::encode_kvmsg({"b", 10, std::string(16, '\x02'), "", "b10"}));
+    send(chp::encode_kthxbai({10, "", {}}));
+    BOOST_REQUIRE(until_following());
+    BOOST_REQUIRE_EQUAL(store->last_sequence(), 10u);
+  }
+
+  void send(const zstore::protocol::Frames& frames) { (void)zstore::server::try_send(router, frames, identity); }
+
+  void pump() {
+    follower->on_update_socket();
+    follower->on_snapshot_socket();
+    follower->on_timer();
+  }
+
+  // Pumps the follower (calling each() every time) until a request reaches
+  // the upstream within `within`; false if none did.
+  bool next_request(const std::function<void()>& each = {}, std::chrono::milliseconds within = 10s) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    ReceivedMessage msg;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (zstore::server::try_recv(router, &msg)) {
+        identity = std::string(msg.views[0]);
+        request.assign(msg.views.begin() + 1, msg.views.end());
+        return true;
+      }
+      if (each) each();
+      pump();
+      std::this_thread::sleep_for(1ms);
+    }
+    return false;
+  }
+
+  bool until_following() {
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!follower->following() && std::chrono::steady_clock::now() < deadline) {
+      pump();
+      std::this_thread::sleep_for(1ms);
+    }
+    return follower->following();
+  }
+
+  // A HUGZ above our sequence (sent until the subscription carries it)
+  // makes the replica resume: the request must name sequence `after`.
+  void resume_asked(std::uint64_t hugz, std::uint64_t after) {
+    BOOST_REQUIRE(next_request([&] { (void)zstore::server::try_send(pub, chp::encode_hugz({hugz})); }));
+    BOOST_REQUIRE_EQUAL(request.size(), 3u);
+    BOOST_CHECK_EQUAL(request[0], std::string(chp::kIcanhaz));
+    BOOST_CHECK_EQUAL(zstore::protocol::get_be<std::uint64_t>(request[2]), after);
+  }
+
+  std::optional<std::string> value(const std::string& key) {
+    zstore::storage::ChpEntry entry;
+    bool found = false;
+    BOOST_REQUIRE(store->get(key, &entry, &found).ok());
+    return found ? std::optional(entry.value) : std::nullopt;
+  }
+};
+
+}  // namespace
+
+// The upstream declines the resume (its history no longer reaches back)
+// and answers with its whole map, whose keys come in key order: the
+// replica loads that snapshot as it comes. Before, it dropped it and asked
+// for the map again, so the upstream sent it twice.
+BOOST_AUTO_TEST_CASE(a_declined_resume_is_loaded_as_the_snapshot_it_is_not_asked_for_again) {
+  Replica r;
+  r.resume_asked(20, 10);
+  r.send(chp::encode_kvmsg({"a", 15, std::string(16, '\x03'), "", "a15"}));
+  r.send(chp::encode_kvmsg({"c", 3, std::string(16, '\x04'), "", "c3"}));  // below ours: a snapshot's key
+  r.send(chp::encode_kthxbai({20, "", {}}));
+  BOOST_REQUIRE(r.until_following());
+  BOOST_CHECK(!r.next_request({}, 300ms));  // nothing asked again
+  BOOST_CHECK_EQUAL(r.store->last_sequence(), 20u);
+  BOOST_CHECK(r.store->synced());
+  BOOST_CHECK(r.value("a") == std::optional<std::string>("a15"));
+  BOOST_CHECK(r.value("c") == std::optional<std::string>("c3"));
+  BOOST_CHECK(!r.value("b"));  // not in the upstream's map any more
+  BOOST_CHECK_EQUAL(r.follower->full_syncs(), 2u);
+  BOOST_CHECK_EQUAL(r.follower->resumes(), 0u);
+}
+
+// A declined resume whose snapshot happens to look like updates (every key
+// above our sequence, in order) is known only at its KTHXBAI: still loaded
+// as the whole map.
+BOOST_AUTO_TEST_CASE(a_declined_resume_in_sequence_order_is_loaded_as_the_whole_map) {
+  Replica r;
+  r.resume_asked(20, 10);
+  r.send(chp::encode_kvmsg({"a", 15, std::string(16, '\x03'), "", "a15"}));
+  r.send(chp::encode_kvmsg({"d", 18, std::string(16, '\x05'), "", "d18"}));
+  r.send(chp::encode_kthxbai({20, "", {}}));
+  BOOST_REQUIRE(r.until_following());
+  BOOST_CHECK(!r.next_request({}, 300ms));
+  BOOST_CHECK_EQUAL(r.store->last_sequence(), 20u);
+  BOOST_CHECK(r.value("a") == std::optional<std::string>("a15"));
+  BOOST_CHECK(r.value("d") == std::optional<std::string>("d18"));
+  BOOST_CHECK(!r.value("b"));
+  BOOST_CHECK_EQUAL(r.follower->full_syncs(), 2u);
+}
+
+// A resume (resumed=1) is applied on top of the map and republished.
+BOOST_AUTO_TEST_CASE(a_resume_is_applied_on_top_of_the_map_and_republished) {
+  Replica r;
+  r.resume_asked(20, 10);
+  r.send(chp::encode_kvmsg({"b", 15, std::string(16, '\x06'), "", "b15"}));
+  r.send(chp::encode_kthxbai({20, "", "resumed=1\n"}));
+  BOOST_REQUIRE(r.until_following());
+  BOOST_CHECK_EQUAL(r.store->last_sequence(), 20u);
+  BOOST_CHECK(r.value("a") == std::optional<std::string>("a5"));
+  BOOST_CHECK(r.value("b") == std::optional<std::string>("b15"));
+  BOOST_CHECK_EQUAL(r.follower->resumes(), 1u);
+  BOOST_CHECK_EQUAL(r.follower->full_syncs(), 1u);
+  BOOST_CHECK(r.republished == std::vector<std::uint64_t>{15});
+}
+
+// A KVPUB received during the resume that does not follow its end (the one
+// before it was lost) makes the replica resume again from there, its map
+// kept; before, it threw the map away for a whole new snapshot.
+BOOST_AUTO_TEST_CASE(a_gap_among_the_updates_buffered_during_a_resume_resumes_again) {
+  Replica r;
+  r.resume_asked(20, 10);
+  (void)zstore::server::try_send(r.pub, chp::encode_kvmsg({"e", 22, std::string(16, '\x07'), "", "e22"}));
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (r.follower->buffered() == 0) {  // held: the resume is not answered yet
+    BOOST_REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(1ms);
+    r.follower->on_update_socket();
+  }
+  r.send(chp::encode_kthxbai({20, "", "resumed=1\n"}));
+  BOOST_REQUIRE(r.next_request());
+  BOOST_REQUIRE_EQUAL(r.request.size(), 3u);
+  BOOST_CHECK_EQUAL(zstore::protocol::get_be<std::uint64_t>(r.request[2]), 20u);
+  BOOST_CHECK(r.store->synced());
+  BOOST_CHECK_EQUAL(r.follower->full_syncs(), 1u);
+}
+
+// More KVPUBs during a resume than the budget holds: a replica drops the
+// oldest of them and, once the resume is in, resumes again from its end
+// (its map kept); before, it threw the map away for a new full snapshot,
+// which a busy upstream's flow of updates could make endless.
+BOOST_AUTO_TEST_CASE(updates_past_the_budget_during_a_resume_are_resumed_not_a_new_snapshot) {
+  Replica r(10'000);
+  r.resume_asked(20, 10);
+  std::uint64_t next = 21;
+  BOOST_CHECK(!r.next_request([&] {
+    (void)zstore::server::try_send(r.pub, chp::encode_kvmsg({"f", next++, std::string(16, '\x08'), "",
+                                                             std::string(1000, 'v')}));
+  }, 500ms));
+  BOOST_REQUIRE_GT(next, 40u);  // more than 10,000 bytes of them were sent
+  r.send(chp::encode_kthxbai({20, "", "resumed=1\n"}));
+  BOOST_REQUIRE(r.next_request());
+  BOOST_REQUIRE_EQUAL(r.request.size(), 3u);
+  BOOST_CHECK_EQUAL(zstore::protocol::get_be<std::uint64_t>(r.request[2]), 20u);
+  BOOST_CHECK(r.store->synced());
+  BOOST_CHECK_EQUAL(r.follower->full_syncs(), 1u);
 }

@@ -182,4 +182,7 @@ BOOST_AUTO_TEST_CASE(replica_flags) {
   expect_refused({"--replica-of", ","}, "--replica-of: no upstream");
   expect_refused({"--replica-of", "tcp://h:5556", "--chp-port", "0"}, "--replica-of needs CHP");
   expect_refused({"--replica-of", "tcp://h:5556", "--replica-stale-ms", "0"}, "--replica-stale-ms");
+  BOOST_TEST(parse({"--replica-of", "tcp://h:5556", "--replica-subtree", "/site-a/"}).options->replica_subtree ==
+             "/site-a/");
+  expect_refused({"--replica-subtree", "/site-a/"}, "--replica-subtree needs --replica-of");
 }

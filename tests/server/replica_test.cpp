@@ -294,3 +294,119 @@ BOOST_AUTO_TEST_CASE(a_replica_that_lost_its_upstream_says_its_map_is_stale) {
   BOOST_TEST(stale->entries.at("key").body == "value");
   BOOST_TEST(stale->sequence == fresh->sequence);
 }
+
+namespace {
+
+std::optional<ChpSnapshot> subtree_of(zmq::context_t& ctx, const Zstored& server, const std::string& subtree,
+                                      std::chrono::milliseconds timeout = 2s) {
+  zstore::testing::ChpPeer peer(ctx, "tcp://127.0.0.1", server.chp_port());
+  return peer.snapshot(subtree, timeout);
+}
+
+}  // namespace
+
+// A subtree replica (--replica-subtree /a/) stores and serves /a/ only,
+// at the upstream's sequence (its HUGZ move it past the other subtrees'
+// updates); a snapshot of anything wider is not answered, never partial;
+// a write outside /a/ is forwarded; after its SIGKILL it resumes (a
+// subtree's sequences have gaps) and its client's sequence never goes back.
+BOOST_AUTO_TEST_CASE(a_subtree_replica_holds_serves_and_resumes_only_its_subtree) {
+  zmq::context_t ctx;
+  Zstored top(kFast);
+  Zstored r1(replica_of(top.chp_endpoint(), {"--replica-subtree", "/a/"}));
+  BOOST_REQUIRE_MESSAGE(top.start(), top.log());
+  auto writer = client_of({top.chp_endpoint()});
+  BOOST_REQUIRE(writer->wait_synced(20s));
+  int n = 0;
+  auto write = [&](int count) {
+    for (int i = 0; i < count; ++i, ++n) {
+      writer->set("/a/" + std::to_string(n % 40), "a" + std::to_string(n));
+      writer->set("/b/" + std::to_string(n % 40), "b" + std::to_string(n));
+    }
+    writer->set("/a/last", std::to_string(n));
+  };
+  write(60);
+  BOOST_REQUIRE_MESSAGE(r1.start(), r1.log());
+  zstore::client::Options o;
+  o.servers = {r1.chp_endpoint()};
+  o.subtree = "/a/";
+  o.failover_timeout = 1500ms;
+  auto reader = std::make_unique<CloneClient>(o);
+  BOOST_REQUIRE(reader->wait_synced(20s));
+  SequenceWatch watch({reader.get()});
+
+  CloneClient* mirror = reader.get();  // the client whose map is compared
+  auto expect_same = [&] {
+    std::string why;
+    bool same = wait_until([&] {
+      auto want = subtree_of(ctx, top, "/a/");
+      auto got = subtree_of(ctx, r1, "/a/");
+      if (!want || !got) {
+        why = "no /a/ snapshot from the upstream or the replica";
+        return false;
+      }
+      auto last = want->entries.find("/a/last");
+      if (last == want->entries.end() || last->second.body != std::to_string(n)) {
+        why = "the upstream does not have the last write yet";
+        return false;
+      }
+      if (values_of(*got) != values_of(*want) || got->sequence != want->sequence) {
+        why = "the replica has " + std::to_string(got->entries.size()) + " keys at " + std::to_string(got->sequence) +
+              ", the upstream " + std::to_string(want->entries.size()) + " at " + std::to_string(want->sequence);
+        return false;
+      }
+      if (mirror->snapshot_map() != values_of(*want)) {
+        why = "the replica's client has " + std::to_string(mirror->snapshot_map().size()) + " keys at " +
+              std::to_string(mirror->sequence()) + ", the upstream " + std::to_string(want->sequence);
+        auto mine = mirror->snapshot_map();
+        auto theirs = values_of(*want);
+        for (const auto& [k, v] : theirs) {
+          if (mine[k] != v) {
+            why += "; " + k + ": " + mine[k] + " vs " + v;
+            break;
+          }
+        }
+        return false;
+      }
+      return true;
+    }, 30s);
+    BOOST_REQUIRE_MESSAGE(same, why);
+  };
+  expect_same();
+  // Only /a/ is there, and nothing wider is served.
+  auto a = subtree_of(ctx, r1, "/a/");
+  BOOST_REQUIRE(a);
+  BOOST_TEST(a->entries.size() == 41u);  // /a/0../a/39 and /a/last
+  auto a1 = subtree_of(ctx, r1, "/a/1");  // narrower: served
+  BOOST_REQUIRE(a1);
+  BOOST_TEST(a1->entries.size() == 11u);  // /a/1, /a/10../a/19
+  BOOST_TEST(!subtree_of(ctx, r1, "", 1s));
+  BOOST_TEST(!subtree_of(ctx, r1, "/", 1s));
+  BOOST_TEST(!subtree_of(ctx, r1, "/b/", 1s));
+  BOOST_TEST(r1.log().find("holds only '/a/'") != std::string::npos, r1.log());
+  // A write outside its subtree goes upstream all the same.
+  zstore::testing::ChpPeer outside(ctx, "tcp://127.0.0.1", r1.chp_port());
+  BOOST_TEST(wait_until([&] {
+    outside.set("/b/via-replica", "x");  // again until the forwarding connection carries it
+    return writer->wait_for([&] { return writer->get("/b/via-replica").has_value(); }, 200ms);
+  }, 20s));
+
+  r1.kill(SIGKILL);
+  r1.wait_exit();
+  write(50);
+  BOOST_REQUIRE_MESSAGE(r1.restart(), r1.log());
+  write(20);
+  // A subtree client cannot tell a KVPUB lost while its SUB reconnected to
+  // the restarted replica from another subtree's update (client/, not the
+  // replica: the same after any server's restart), so `reader` may miss
+  // some; the map is checked through a client that starts now.
+  auto fresh = std::make_unique<CloneClient>(o);
+  BOOST_REQUIRE(fresh->wait_synced(20s));
+  mirror = fresh.get();
+  expect_same();
+  watch.stop();
+  for (const auto& back : watch.backs()) BOOST_ERROR("a sequence went back: " + back);
+  std::string log = r1.log();
+  BOOST_TEST(count(log, "replica: synced from") == 1u, log);
+  BOOST_TEST(count(log, "replica: resumed from") >= 1u, log);
+}

@@ -21,6 +21,7 @@
 #include "tools/bench/relay.h"
 #include "tools/bench/restart.h"
 #include "tools/bench/resync.h"
+#include "tools/bench/chain.h"
 #include "tools/bench/scrape.h"
 #include "tools/bench/server_process.h"
 #include "tools/bench/storm.h"
@@ -433,6 +434,7 @@ Report run_mode(const Options& o, std::ostream& log) {
   if (o.mode == "store") return store_mode(o, log);
   if (o.mode == "storm") return storm_mode(o, log);
   if (o.mode == "resync") return resync_mode(o, log);
+  if (o.mode == "chain") return chain_mode(o, log);
   return snapshot_mode(o, log);
 }
 

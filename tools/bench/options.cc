@@ -14,7 +14,7 @@ namespace {
 
 po::options_description describe(Options& o) {
   po::options_description desc(
-      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart|storm|resync|store [options]\n"
+      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart|storm|resync|store|chain [options]\n"
       "Measures zstored (started on a temp dir unless --server) or the in-process relay.\nOptions");
   desc.add_options()
       ("help,h", "this text")
@@ -46,6 +46,9 @@ po::options_description describe(Options& o) {
       ("ha", po::bool_switch(&o.ha), "storm: fail over an HA pair (default: kill -9 and restart one zstored)")
       ("deadline", po::value(&o.deadline_s)->default_value(o.deadline_s),
        "storm: seconds for every client to be current after the kill")
+      ("replicas", po::value(&o.replicas)->default_value(o.replicas),
+       "chain: read replicas in the chain after the standalone zstored (0: 2); storm: the clients are spread "
+       "over this many read replicas of the server(s) instead of on them (0)")
       ("records", po::value(&o.records)->default_value(o.records), "replay: records produced then fetched")
       ("server", po::value(&o.server), "host:P, CHP base port of a running zstored")
       ("dafka-server", po::value(&o.dafka_server), "host:D, publisher of a running Dafka store")
@@ -78,9 +81,9 @@ void check(bool ok, const std::string& message) {
 }
 
 void validate(const Options& o) {
-  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay", "restart", "storm", "resync", "store"};
+  static const std::vector<std::string> modes = {"relay", "chp", "snapshot", "dafka", "replay", "restart", "storm", "resync", "store", "chain"};
   check(std::find(modes.begin(), modes.end(), o.mode) != modes.end(),
-        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka, replay, restart, storm, resync or store)");
+        "unknown mode '" + o.mode + "' (relay, chp, snapshot, dafka, replay, restart, storm, resync, store or chain)");
   check(o.writers >= 1 && o.writers <= 256, "--writers must be 1..256");
   check(o.value_bytes >= kMinValueBytes && o.value_bytes <= (16u << 20), "--value-bytes must be 20..16777216");
   check(o.duration_s > 0 && o.duration_s <= 3600, "--duration must be in (0, 3600] seconds");
@@ -101,6 +104,9 @@ void validate(const Options& o) {
   check(o.key_order == "random" || o.key_order == "sequential", "--key-order must be random or sequential");
   check(o.resume == "on" || o.resume == "off" || o.resume == "both", "--resume must be on, off or both");
   check(o.deadline_s > 0, "--deadline must be > 0");
+  check(o.replicas >= 0 && o.replicas <= 8, "--replicas must be 0..8");
+  check(o.replicas == 0 || o.mode == "chain" || o.mode == "storm", "--replicas is for the chain and storm modes");
+  check(o.mode != "chain" || o.server.empty(), "chain starts its own servers: it cannot use --server");
   check(o.mode != "storm" || o.server.empty(), "storm kills and restarts its own servers: it cannot use --server");
   check(!o.vs_floor || o.mode == "chp" || o.mode == "dafka", "--vs-floor is for the chp and dafka modes");
   check(o.server_cpu >= -1 && o.client_cpu >= -1, "--server-cpu and --client-cpu must be >= -1");
@@ -138,7 +144,7 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, std::
     out << desc << '\n';
     return std::nullopt;
   }
-  check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka, replay, restart, storm, resync or store");
+  check(!o.mode.empty(), "a mode is required: relay, chp, snapshot, dafka, replay, restart, storm, resync, store or chain");
   validate(o);
   auto sync = storage::parse_sync_policy(o.sync);
   check(sync.has_value(), "--sync must be always, batch or none");

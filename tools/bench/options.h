@@ -12,7 +12,7 @@
 namespace zstore::bench {
 
 struct Options {
-  std::string mode;  // relay | chp | snapshot | dafka | replay | restart | storm | resync | store
+  std::string mode;  // relay | chp | snapshot | dafka | replay | restart | storm | resync | store | chain
   int writers = 2;
   std::size_t value_bytes = 100;
   double duration_s = 5.0;
@@ -34,6 +34,7 @@ struct Options {
   std::string resume = "both";       // storm: on | off | both
   bool ha = false;                   // storm: fail over an HA pair (else restart one server)
   double deadline_s = 600;           // storm: every client current within this, else fail
+  int replicas = 0;                  // chain: read replicas in the chain (0: 2); storm: clients spread over them
   std::string server;                // host:P of a running zstored (CHP)
   std::string dafka_server;          // host:D of a running store publisher
   std::string tower;                 // host:T of its tower

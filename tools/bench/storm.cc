@@ -121,6 +121,85 @@ void load_keys(Members& m, const Options& o, Report& report, std::ostream& log) 
   report.set("load_per_s", run_load(load, transport).rate(), "msg/s");
 }
 
+// --replicas R: R read replicas of the member(s) (each follows both of a
+// pair, --replica-silence-ms 1000), each with clients/R of the clients.
+// The kill leaves every client connected to its replica: only the
+// replicas notice the silence and resume from the survivor. Timed: the
+// kill -> every replica has resumed from the survivor and holds an update
+// above the highest sequence any replica had at the kill, and the survivor's CPU
+// meanwhile; then every client follows its replica's updates again.
+void storm_through_replicas(Members& m, const Options& o, Report& report, std::ostream& log) {
+  std::vector<std::string> upstreams = m.all(0);
+  std::string list = upstreams[0] + (upstreams.size() > 1 ? "," + upstreams[1] : "");
+  auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
+  std::vector<std::unique_ptr<ServerProcess>> replicas;
+  std::vector<std::unique_ptr<StormFleet>> fleets;
+  for (int i = 0; i < o.replicas; ++i) {
+    std::vector<std::string> args = o.zstored_args;
+    args.insert(args.end(), {"--replica-of", list, "--replica-silence-ms", "1000"});
+    replicas.push_back(std::make_unique<ServerProcess>(path, o.server_cpu, args));
+    replicas.back()->set_log_level("info");
+    replicas.back()->start();  // answers once it holds the map
+  }
+  auto ep = [](ServerProcess& s, int offset) { return s.ports().endpoint(static_cast<std::uint16_t>(s.ports().chp + offset)); };
+  int per = std::max(1, o.clients / o.replicas);
+  for (int i = 0; i < o.replicas; ++i) {
+    fleets.push_back(std::make_unique<StormFleet>(per, std::max(1, o.client_threads / o.replicas),
+                                                  std::vector<std::string>{ep(*replicas[i], 1)}));
+  }
+  report.set("replicas", o.replicas);
+  report.set("clients_per_replica", per);
+  zmq::context_t writer_context(1);
+  PubSubTransport writer_transport(writer_context, m.all(2), m.all(1));
+  BackgroundLoad writer(storm_writer_spec(o), writer_transport);
+  log << o.replicas << " replicas with " << per << " clients each; the clients take a full snapshot...\n";
+  std::int64_t start = now_ns();
+  for (int i = 0; i < o.replicas; ++i) fleets[i]->request(ep(*replicas[i], 0), false);
+  for (auto& f : fleets) wait_round(*f, per, start, o.deadline_s);
+  report.set("initial_seconds", static_cast<double>(now_ns() - start) * 1e-9, "s");
+  std::this_thread::sleep_for(seconds(1));  // the writer's updates flow to the clients
+  std::vector<int> resumes_before;
+  for (auto& r : replicas) resumes_before.push_back(count_of(r->log_text(), "replica: resumed from"));
+  int survivor = m.ha ? 1 - m.active : m.active;
+  std::optional<double> cpu_before = m.ha ? cpu_seconds(m.at(survivor).pid()) : 0.0;
+  std::optional<double> bench_before = cpu_seconds(::getpid());
+  log << "kill -9 " << m.at(m.active).pid() << "; the replicas resume from the survivor...\n";
+  std::int64_t kill_ns = now_ns();
+  m.at(m.active).kill_hard();
+  if (!m.ha) m.at(survivor).launch();
+  std::uint64_t at_kill = 0;  // updates of the killed member still in flight may come after it
+  for (auto& r : replicas) at_kill = std::max(at_kill, server_sequence(ep(*r, 0)));
+  for (std::size_t i = 0; i < replicas.size(); ++i) {
+    ServerProcess& r = *replicas[i];
+    bool current = testing::wait_until(
+        [&] {
+          return count_of(r.log_text(), "replica: resumed from") > resumes_before[i] &&
+                 server_sequence(ep(r, 0)) > at_kill;
+        },
+        milliseconds(static_cast<std::int64_t>(o.deadline_s * 1000)));
+    if (!current) throw std::runtime_error("a replica did not resume from the survivor within --deadline");
+  }
+  std::int64_t done_ns = now_ns();
+  auto cpu_after = cpu_seconds(m.at(survivor).pid());
+  auto bench_after = cpu_seconds(::getpid());
+  m.active = survivor;
+  report.set("replica_seconds", static_cast<double>(done_ns - kill_ns) * 1e-9, "s");
+  if (cpu_before && cpu_after) report.set("replica_server_cpu_s", *cpu_after - *cpu_before, "s");
+  if (bench_before && bench_after) report.set("replica_bench_cpu_s", *bench_after - *bench_before, "s");
+  int resumed = 0, synced = 0;
+  for (auto& r : replicas) {
+    resumed += count_of(r->log_text(), "replica: resumed from");
+    synced += count_of(r->log_text(), "replica: synced from");
+  }
+  report.set("replica_resumes", resumed);
+  report.set("replica_full_syncs", synced);  // o.replicas: only the first start of each
+  for (int i = 0; i < o.replicas; ++i) check_following(*fleets[i], ep(*replicas[i], 0));
+  report.set("writer_updates", static_cast<double>(writer.stop().sent));
+  std::uint64_t gaps = 0;
+  for (auto& f : fleets) gaps += f->gaps();
+  report.set("client_gaps", static_cast<double>(gaps));
+}
+
 void set_ratio(Report& report, const std::string& name, const std::string& field) {
   double resume = report.number("resume_" + field);
   report.set(name, resume > 0 ? report.number("full_" + field) / resume : 0);
@@ -137,6 +216,10 @@ Report storm_mode(const Options& o, std::ostream& log) {
   report.set_text("failover", o.ha ? "ha-pair" : "restart");
   Members m = start_members(o, log);
   load_keys(m, o, report, log);
+  if (o.replicas > 0) {
+    storm_through_replicas(m, o, report, log);
+    return report;
+  }
   StormFleet fleet(o.clients, o.client_threads, m.all(1));
   zmq::context_t writer_context(1);
   PubSubTransport writer_transport(writer_context, m.all(2), m.all(1));
