@@ -22,6 +22,15 @@ namespace chp = protocol::chp;
 
 namespace {
 
+chp::Precondition wire_precondition(const WriteOptions::Precondition& p) {
+  switch (p.kind) {
+    case WriteOptions::Precondition::Kind::kSequence: return {chp::Precondition::Kind::kSequence, p.sequence};
+    case WriteOptions::Precondition::Kind::kAbsent: return {chp::Precondition::Kind::kAbsent, 0};
+    case WriteOptions::Precondition::Kind::kNone: break;
+  }
+  return {};
+}
+
 std::vector<ServerEndpoints> parse_servers(const Options& options) {
   if (options.servers.empty() || options.servers.size() > 2) {
     throw std::invalid_argument("CloneClient needs one or two servers, got " + std::to_string(options.servers.size()));
@@ -139,7 +148,7 @@ PendingWrite CloneClient::write(std::string_view key, std::string_view value, co
   auto write = std::make_shared<PendingWrite::State>();
   write->uuid = random_uuid();
   std::string properties = ttl > 0 ? chp::format_properties({{"ttl", std::to_string(ttl)}}) : "";
-  write->request = chp::encode_write(key, write->uuid, properties, value, options.precondition);
+  write->request = chp::encode_write(key, write->uuid, properties, value, wire_precondition(options.precondition));
   return impl_->submit(std::move(write));
 }
 

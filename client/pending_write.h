@@ -11,8 +11,6 @@
 #include <optional>
 #include <string>
 
-#include "protocol/chp_writes.h"
-
 namespace zstore::client {
 
 struct WriteOutcome {
@@ -34,13 +32,18 @@ const char* to_string(WriteOutcome::Kind kind);
 // How a confirmed write is made: a precondition (none, if-seq=N, if-absent)
 // and a TTL for a set (0 = none).
 struct WriteOptions {
-  protocol::chp::Precondition precondition;
+  struct Precondition {
+    enum class Kind : std::uint8_t { kNone, kSequence, kAbsent };
+    Kind kind = Kind::kNone;
+    std::uint64_t sequence = 0;  // kSequence: the key's sequence must be this
+  };
+  Precondition precondition;
   std::uint64_t ttl_seconds = 0;
 
   static WriteOptions if_sequence(std::uint64_t sequence) {
-    return {{protocol::chp::Precondition::Kind::kSequence, sequence}, 0};
+    return {{Precondition::Kind::kSequence, sequence}, 0};
   }
-  static WriteOptions if_absent() { return {{protocol::chp::Precondition::Kind::kAbsent, 0}, 0}; }
+  static WriteOptions if_absent() { return {{Precondition::Kind::kAbsent, 0}, 0}; }
 };
 
 class PendingWrite {

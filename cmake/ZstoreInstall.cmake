@@ -42,6 +42,7 @@ install(FILES
     client/dafka_producer.h
     client/key_lookup.h
     client/options.h
+    client/pending_write.h
     client/CLONE-CLIENT.md
     client/DAFKA-CLIENT.md
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/zstore/client COMPONENT development)

@@ -49,17 +49,17 @@ ZSTORE_RUNTIME_PACKAGES=(
 # /usr/bin/python3; writes and reads CURVE certificates against ours in
 # tests/security), promtool (ops_promtool_test), help2man (the man pages of
 # the Debian package), lintian, dpkg-dev and systemd-analyze (package_test),
-# redis-server and the client libraries of zstore-peer-load
-# (bench_peers_smoke_test).
+# redis-server, the client libraries of zstore-peer-load and ss (iproute2:
+# free ports) for bench_peers_smoke_test.
 ZSTORE_TEST_PACKAGES=(
   python3-zmq prometheus help2man lintian dpkg-dev systemd
-  redis-server libhiredis-dev libnats-dev
+  redis-server libhiredis-dev libnats-dev iproute2
 )
 # What tools/bench-peers runs zstored against (and bench_peers_smoke_test,
 # with Redis, through ZSTORE_TEST_PACKAGES above): the stores and the
 # client libraries zstore-peer-load drives them with.
 ZSTORE_PEER_PACKAGES=(
-  redis-server etcd-server etcd-client nats-server libhiredis-dev libnats-dev python3
+  redis-server etcd-server etcd-client nats-server libhiredis-dev libnats-dev python3 iproute2
 )
 
 zstore_sudo() {
