@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <iterator>
 
+#include "protocol/chp_key_history.h"
 #include "protocol/chp_writes.h"
 #include "protocol/endpoint.h"
 #include "protocol/byte_order.h"
@@ -336,6 +337,10 @@ void ChpServer::serve_snapshot_requests() {
     std::string identity(msg.views[0]);
     if (msg.views.size() >= 2 && msg.views[1] == chp::kWriteCommand) {
       take_write(identity, msg);
+      continue;
+    }
+    if (msg.views.size() >= 2 && msg.views[1] == chp::kHistoryCommand) {
+      serve_history(identity, msg);
       continue;
     }
     bool reconcile = msg.views.size() >= 2 && msg.views[1] == kReconcileCommand;
