@@ -120,7 +120,8 @@ std::string ChpServer::kthxbai_properties(bool resumed) const {
     props.emplace_back(chp::kStaleProperty, std::to_string(silent.count()));
   }
   props.emplace_back(chp::kWritesProperty, "1");  // takes WRITE? (protocol/chp_writes.h)
-  if (store_.keeps_history()) props.emplace_back(chp::kKeyHistoryProperty, "1");  // HISTORY? (chp_key_history.h)
+  // HISTORY? (chp_key_history.h): only with --chp-key-history.
+  if (store_.keeps_key_history()) props.emplace_back(chp::kKeyHistoryProperty, "1");
   return chp::format_properties(props);
 }
 

@@ -25,6 +25,12 @@ void ChpServer::serve_history(const std::string& identity, const ReceivedMessage
     std::string key = frames.size() > 1 && frames[1].size() <= config_.limits.max_key_bytes ? std::string(frames[1]) : "";
     return end(std::move(key), Outcome::kFailed, 0, "malformed: " + req.error().detail);
   }
+  // Off (no --chp-key-history): KTHXBAI did not announce key-history=1;
+  // a client that asks anyway is told why.
+  if (!store_.keeps_key_history()) {
+    return end(req->key, Outcome::kFailed, 0,
+               "unsupported: this zstored keeps no per-key history (start it with --chp-key-history)");
+  }
   // Whoever answers clients' snapshots answers this: a passive's map may be
   // reloading, a replica's not yet taken.
   if (config_.replica ? !replica_has_map() : !serving()) {

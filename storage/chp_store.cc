@@ -109,9 +109,10 @@ void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandl
 }
 
 Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_t history_entries,
-                      std::size_t key_index_bytes) {
+                      std::size_t key_index_bytes, bool key_history) {
   std::unique_ptr<ChpStore> store(new ChpStore(db, key_index_bytes));
   store->history_max_ = history_entries;
+  store->key_history_ = key_history;
   Status s = store->load_meta();
   if (s.ok()) s = store->count_keys_once();
   if (s.ok()) s = store->load_versions_from();
@@ -186,8 +187,11 @@ Status ChpStore::count_keys_once() {
 // Where chp_versions starts: stored at the first open that has it. A
 // database an older zstore wrote has history without versions up to its
 // last sequence; a new one has versions of everything.
+// Opened without key_history (writable): drop_versions() instead, so that
+// the versions of an earlier "on" are never served after a gap.
 Status ChpStore::load_versions_from() {
   bool present = false;
+  if (!key_history_ && !db_->options().read_only) return drop_versions();
   if (Status s = read_u64_meta(db_, kMetaChpVersionsFrom, &versions_from_, &present); !s.ok() || present) return s;
   versions_from_ = last_sequence_;
   // A read-only open (zstore-dump) writes nothing; nor is there a family
@@ -200,7 +204,32 @@ Status ChpStore::load_versions_from() {
   return db_->write(batch);
 }
 
-bool ChpStore::keeps_versions() const { return history_max_ > 0 && db_->handle(Column::kChpVersions) != nullptr; }
+// Every version and chp_versions_from, in one batch: one range delete from
+// the smallest key to the last one (nothing written when already empty).
+// The next open with key_history starts the versions at its last sequence.
+Status ChpStore::drop_versions() {
+  versions_from_ = last_sequence_;
+  auto* versions = db_->handle(Column::kChpVersions);
+  if (versions == nullptr) return Status::Ok();
+  std::string from;
+  if (Status s = db_->get_meta(kMetaChpVersionsFrom, &from); !s.ok()) return s;
+  rocksdb::WriteBatch batch;
+  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), versions));
+  it->SeekToLast();
+  if (it->Valid()) {
+    batch.DeleteRange(versions, rocksdb::Slice(), it->key());
+    batch.Delete(versions, it->key());
+  } else if (!it->status().ok()) {
+    return Status::Error("drop chp_versions: " + it->status().ToString());
+  }
+  if (!from.empty()) batch.Delete(db_->handle(Column::kMeta), slice(kMetaChpVersionsFrom));
+  if (batch.Count() == 0) return Status::Ok();
+  return db_->write(batch, Database::WriteKind::kReclaims);
+}
+
+bool ChpStore::keeps_versions() const {
+  return key_history_ && history_max_ > 0 && db_->handle(Column::kChpVersions) != nullptr;
+}
 
 // The update's version (chp_versions.h), beside its history entry.
 void ChpStore::put_version(rocksdb::WriteBatch& batch, const ChpWrite& w) {

@@ -116,9 +116,15 @@ class ChpStore {
   // Loads the last sequence, epochs and history bounds from db. db must
   // outlive the store. history_entries: how many updates chp_history keeps;
   // key_index_bytes: the memory of the key index (key_index_bytes()).
+  // key_history: keep each update's version in chp_versions (key_history(),
+  // zstored --chp-key-history); it writes every set's value a second time.
+  // Off (the default), apply() writes nothing there and a writable open
+  // drops whatever an earlier "on" left, so that a later "on" never serves
+  // versions with a gap: it starts them at the last sequence
+  // (versions_from()), as for a database written before chp_versions.
   static Status Open(Database* db, std::unique_ptr<ChpStore>* out,
                      std::uint64_t history_entries = kDefaultHistoryEntries,
-                     std::size_t key_index_bytes = ChpKeyIndex::kDefaultMaxBytes);
+                     std::size_t key_index_bytes = ChpKeyIndex::kDefaultMaxBytes, bool key_history = false);
 
   std::uint64_t last_sequence() const { return last_sequence_; }
 
@@ -231,8 +237,12 @@ class ChpStore {
   // (empty values). One seek and then a step per version, whatever the
   // size of the map or the history. The updates at or below
   // versions_from() (written by a zstore before chp_versions) are not
-  // found. *out is cleared first.
+  // found. *out is cleared first. Without keeps_key_history(): an error
+  // (the store keeps no per-key history), *out empty.
   Status key_history(std::string_view key, std::size_t limit, std::vector<ChpVersion>* out);
+  // Whether key_history() answers: opened with key_history, keeping a
+  // history (history_entries > 0) and with the chp_versions family.
+  bool keeps_key_history() const { return keeps_versions(); }
   // The sequence after which every update of the history has its version.
   std::uint64_t versions_from() const { return versions_from_; }
   // Drops the oldest history entries written before cutoff_ms (a time bound
@@ -269,6 +279,7 @@ class ChpStore {
                              HistoryWalk* walk) const;
   Status count_keys_once();
   Status load_versions_from();
+  Status drop_versions();
   bool keeps_versions() const;
   void put_version(rocksdb::WriteBatch& batch, const ChpWrite& write);
   Status delete_versions(rocksdb::Iterator* it, std::uint64_t last_dropped, rocksdb::WriteBatch& batch) const;
@@ -290,6 +301,7 @@ class ChpStore {
   std::uint64_t history_count_ = 0;
   std::uint64_t history_max_ = kDefaultHistoryEntries;
   std::uint64_t versions_from_ = 0;  // kMetaChpVersionsFrom
+  bool key_history_ = false;         // Open's key_history
   std::string version_key_;          // apply()'s, kept
   std::uint64_t sweep_floor_ms_ = 0;  // no live index entry below it
   std::atomic<std::uint64_t> live_keys_{0};

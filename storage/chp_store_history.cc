@@ -144,7 +144,8 @@ Status ChpStore::drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_m
 // iterator), except those at or below versions_from_, which have none.
 Status ChpStore::delete_versions(rocksdb::Iterator* it, std::uint64_t last_dropped, rocksdb::WriteBatch& batch) const {
   auto* versions = db_->handle(Column::kChpVersions);
-  if (versions == nullptr || last_dropped <= versions_from_) return Status::Ok();
+  // Off: chp_versions was emptied at open and no tombstones go there.
+  if (!key_history_ || versions == nullptr || last_dropped <= versions_from_) return Status::Ok();
   HistoryEntryReader reader;
   HistoryUpdate update;
   std::string key;
@@ -167,8 +168,9 @@ Status ChpStore::delete_versions(rocksdb::Iterator* it, std::uint64_t last_dropp
 
 Status ChpStore::key_history(std::string_view key, std::size_t limit, std::vector<ChpVersion>* out) {
   out->clear();
+  if (!keeps_versions()) return Status::Error("per-key history is off (zstored --chp-key-history)");
   auto* versions = db_->handle(Column::kChpVersions);
-  if (versions == nullptr || limit == 0 || history_from_ == UINT64_MAX) return Status::Ok();
+  if (limit == 0 || history_from_ == UINT64_MAX) return Status::Ok();
   const std::string prefix = encode_version_prefix(key);
   // Not below the history's start: the versions trimmed with it may still
   // be tombstones, which a walk past the last live one would step over.

@@ -339,7 +339,8 @@ int run_history(const Invocation& inv) {
     case R::kFailed: return fail("history " + printable(key) + ": " + got.server + " failed: " + got.detail);
     case R::kUnsupported:
       return fail("history " + printable(key) + ": " + got.server +
-                  " does not serve per-key history (not a zstored, or one older than it)");
+                  " does not serve per-key history: the server keeps no per-key history; start zstored with "
+                  "--chp-key-history (or it is not a zstored, or one older than it)");
     case R::kHandshakeFailed: return fail(got.detail);
     case R::kNoAnswer: break;
   }

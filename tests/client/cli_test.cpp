@@ -181,6 +181,7 @@ BOOST_AUTO_TEST_CASE(history_from_a_server_without_key_history_fails_clearly) {
   Run r = chp(server, {"history", "k"});
   BOOST_CHECK_EQUAL(r.code, 1);
   BOOST_CHECK_MESSAGE(contains(r.output, "does not serve per-key history"), r.output);
+  BOOST_CHECK_MESSAGE(contains(r.output, "start zstored with --chp-key-history"), r.output);  // what to do about it
   BOOST_CHECK_EQUAL(server.requests(), 1);
   BOOST_CHECK_EQUAL(chp(server, {"history", "k", "--limit", "1001"}).code, 2);
   BOOST_CHECK_EQUAL(chp(server, {"history", "k", "--limit", "x"}).code, 2);

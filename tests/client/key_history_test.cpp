@@ -25,10 +25,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// A zstored with per-key history (off by default: --chp-key-history).
 struct Fixture {
   zstore::testing::ZstoredServer server;
   zstore::testing::TempDir dir;
   int runs = 0;
+
+  explicit Fixture(std::vector<std::string> flags = {"--chp-key-history"}) : server(std::move(flags)) {}
 
   zstore::client::Options options() const {
     zstore::client::Options o;
@@ -72,6 +75,11 @@ struct Fixture {
 };
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A zstored on its defaults: no per-key history.
+struct WithoutKeyHistory : Fixture {
+  WithoutKeyHistory() : Fixture(std::vector<std::string>{}) {}
+};
 
 }  // namespace
 
@@ -170,3 +178,23 @@ BOOST_AUTO_TEST_CASE(the_cli_prints_versions_newest_first_and_exits_5_without_hi
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Without --chp-key-history zstored does not announce key-history=1: the
+// client says unsupported, the CLI exits 1 naming the flag, and a HISTORY?
+// sent anyway is answered HISTORYEND failed, unsupported.
+BOOST_FIXTURE_TEST_CASE(a_zstored_without_the_flag_keeps_no_history_and_says_so, WithoutKeyHistory) {
+  write("/h/k", "one");
+  write("/h/k", "two");
+  auto got = history("/h/k");
+  BOOST_TEST(zstore::client::to_string(got.result) == std::string("unsupported"));
+  BOOST_TEST(got.versions.empty());
+  auto r = cli({"history", "/h/k"});
+  BOOST_TEST(r.code == 1, r.output);
+  BOOST_TEST(contains(r.output, "keeps no per-key history; start zstored with --chp-key-history"), r.output);
+  auto reply = ask_raw({"HISTORY?", "/h/k", chp::encode_sequence(5)});
+  BOOST_REQUIRE_EQUAL(reply.size(), 5u);
+  BOOST_TEST(reply[0] == "HISTORYEND");
+  BOOST_TEST(reply[2] == "failed");
+  BOOST_TEST(contains(reply[4], "unsupported"), reply[4]);
+  BOOST_TEST(server.zstored.process()->running());
+}

@@ -38,9 +38,11 @@ std::unique_ptr<Database> open_rw(const std::string& dir) {
   return db;
 }
 
+// With per-key history (zstored --chp-key-history): chp_versions too.
 void write_chp(Database* db) {
   std::unique_ptr<ChpStore> store;
-  BOOST_REQUIRE(ChpStore::Open(db, &store).ok());
+  BOOST_REQUIRE(ChpStore::Open(db, &store, zstore::storage::kDefaultHistoryEntries,
+                               zstore::storage::ChpKeyIndex::kDefaultMaxBytes, true).ok());
   std::vector<ChpWrite> writes = {{"/a/1", std::string(16, 'u'), "", "one", 0, 0},
                                   {"/a/2", std::string(16, 'v'), "k=v\n", kBinary, 0, 0},
                                   {"/b/1", std::string(16, 'w'), "ttl=60\n", "x", kExpiry, 0}};
@@ -340,7 +342,8 @@ namespace {
 void write_keys(const std::string& dir, int n) {
   auto db = open_rw(dir);
   std::unique_ptr<ChpStore> store;
-  BOOST_REQUIRE(ChpStore::Open(db.get(), &store).ok());
+  BOOST_REQUIRE(ChpStore::Open(db.get(), &store, zstore::storage::kDefaultHistoryEntries,
+                               zstore::storage::ChpKeyIndex::kDefaultMaxBytes, true).ok());
   std::vector<ChpWrite> writes;
   for (int i = 0; i < n; ++i) writes.push_back({"/k/" + std::to_string(i), std::string(16, 'u'), "", "v", 0, 0, 0});
   BOOST_REQUIRE(store->apply(writes).ok());

@@ -57,7 +57,7 @@ struct Fixture {
     // alice and bob may also use the test peer's probe key (wait_connected).
     std::ofstream(acl_file) << kRules << "alice rw __zstore_test_probe\nbob rw __zstore_test_probe\n";
     auto args = keys.server_args();
-    args.insert(args.end(), {"--acl", acl_file});
+    args.insert(args.end(), {"--acl", acl_file, "--chp-key-history"});  // HISTORY? too
     z = std::make_unique<HttpZstored>(args);
     BOOST_REQUIRE_MESSAGE(z->server.start(), z->server.log());
     carol = peer("carol");

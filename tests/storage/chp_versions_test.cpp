@@ -20,6 +20,9 @@ using zstore::testing::TempDir;
 
 namespace {
 
+constexpr bool kOn = true;  // ChpStore::Open's key_history (zstored --chp-key-history)
+constexpr std::size_t kIndexBytes = zstore::storage::ChpKeyIndex::kDefaultMaxBytes;
+
 ChpWrite set(std::string key, std::string value, std::uint64_t written_ms, std::string uuid = std::string(16, 'u')) {
   ChpWrite w = put(std::move(key), std::move(value));
   w.uuid = std::move(uuid);
@@ -69,7 +72,7 @@ std::set<std::pair<std::string, std::uint64_t>> all_history(ChpStore& store) {
 
 BOOST_AUTO_TEST_CASE(versions_come_newest_first_with_the_values_of_older_sets) {
   TempDir dir;
-  auto o = open_store(dir.str());
+  auto o = open_store(dir.str(), {}, kOn);
   std::vector<std::uint64_t> seqs;
   for (int i = 1; i <= 5; ++i) {
     seqs.push_back(apply(*o, {set("/k", "v" + std::to_string(i), 1000 + i)})[0]);
@@ -90,7 +93,7 @@ BOOST_AUTO_TEST_CASE(versions_come_newest_first_with_the_values_of_older_sets) {
 
 BOOST_AUTO_TEST_CASE(the_limit_keeps_the_newest_versions) {
   TempDir dir;
-  auto o = open_store(dir.str());
+  auto o = open_store(dir.str(), {}, kOn);
   std::vector<ChpWrite> writes;
   for (int i = 1; i <= 10; ++i) writes.push_back(set("/k", "v" + std::to_string(i), i));
   auto seqs = apply(*o, writes);  // one batch: ten versions of one key
@@ -102,7 +105,7 @@ BOOST_AUTO_TEST_CASE(the_limit_keeps_the_newest_versions) {
 
 BOOST_AUTO_TEST_CASE(an_expiry_is_a_version_without_uuid_and_a_ttl_is_kept) {
   TempDir dir;
-  auto o = open_store(dir.str());
+  auto o = open_store(dir.str(), {}, kOn);
   ChpWrite w = set("/t", "lease", 10);
   w.expires_at_ms = 5000;
   w.properties = "ttl=5\n";
@@ -123,14 +126,14 @@ BOOST_AUTO_TEST_CASE(versions_survive_a_reopen) {
   TempDir dir;
   std::vector<std::uint64_t> seqs;
   {
-    auto o = open_store(dir.str());
+    auto o = open_store(dir.str(), {}, kOn);
     // As a server starts: an epoch list, so the history's start is stored
     // (a store without one takes its last sequence as that start at open).
     BOOST_REQUIRE(o->begin_epoch(0, 1764666704000, 0).ok());
     seqs = apply(*o, {set("/k", "a", 1), set("/k", "b", 2)});
     close_store(o);
   }
-  auto o = open_store(dir.str());
+  auto o = open_store(dir.str(), {}, kOn);
   std::vector<std::pair<std::uint64_t, std::string>> want = {{seqs[1], "b"}, {seqs[0], "a"}};
   BOOST_TEST((seen(history(*o, "/k")) == want));
 }
@@ -139,7 +142,7 @@ BOOST_AUTO_TEST_CASE(trims_drop_versions_with_their_history_entries) {
   TempDir dir;
   Opened o;
   BOOST_REQUIRE(Database::Open(dir.str(), {}, &o.db).ok());
-  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 32).ok());
+  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 32, kIndexBytes, kOn).ok());
   for (int i = 0; i < 300; ++i) {
     apply(*o, {set("/k" + std::to_string(i % 5), "v" + std::to_string(i), 1000 + i)});
     if (i % 7 == 0) apply(*o, {set("/k" + std::to_string(i % 3), "", 1000 + i)});
@@ -163,7 +166,7 @@ BOOST_AUTO_TEST_CASE(trims_drop_versions_with_their_history_entries) {
 
 BOOST_AUTO_TEST_CASE(clear_drops_every_version) {
   TempDir dir;
-  auto o = open_store(dir.str());
+  auto o = open_store(dir.str(), {}, kOn);
   apply(*o, {set("/k", "a", 1), set("/j", "b", 2)});
   BOOST_REQUIRE(o->clear().ok());
   BOOST_TEST(all_versions(*o.db).empty());
@@ -179,7 +182,7 @@ BOOST_AUTO_TEST_CASE(a_database_without_versions_opens_and_keeps_them_from_then_
   {
     Opened o;
     BOOST_REQUIRE(Database::Open(dir.str(), {}, &o.db).ok());
-    BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16).ok());
+    BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16, kIndexBytes, kOn).ok());
     for (int i = 0; i < 10; ++i) apply(*o, {set("/k", "old" + std::to_string(i), i + 1)});
     old_last = o->last_sequence();
     close_store(o);
@@ -204,7 +207,7 @@ BOOST_AUTO_TEST_CASE(a_database_without_versions_opens_and_keeps_them_from_then_
   }
   Opened o;
   BOOST_REQUIRE(Database::Open(dir.str(), {}, &o.db).ok());
-  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16).ok());
+  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16, kIndexBytes, kOn).ok());
   BOOST_TEST(o->versions_from() == old_last);
   BOOST_TEST(history(*o, "/k").empty());  // the old history has no versions
   std::vector<std::uint64_t> seqs;
@@ -218,4 +221,86 @@ BOOST_AUTO_TEST_CASE(a_database_without_versions_opens_and_keeps_them_from_then_
   auto history_now = all_history(*o);
   BOOST_TEST((all_versions(*o.db) == history_now));
   BOOST_TEST(got.size() == history_now.size());
+}
+
+namespace {
+
+// Entries in chp_versions' memtable (puts, deletes and range deletes): what
+// the store wrote there since the database was opened (nothing is flushed
+// in these small tests).
+std::uint64_t written_to_versions(Database& db) {
+  std::uint64_t entries = 0;
+  BOOST_REQUIRE(db.db()->GetIntProperty(db.handle(Column::kChpVersions), "rocksdb.num-entries-active-mem-table",
+                                        &entries));
+  return entries;
+}
+
+}  // namespace
+
+// Off (the default, no --chp-key-history): apply and the trims write
+// nothing to chp_versions, and key_history answers that there is none.
+BOOST_AUTO_TEST_CASE(off_writes_no_versions_and_key_history_is_unsupported) {
+  TempDir dir;
+  Opened o;
+  BOOST_REQUIRE(Database::Open(dir.str(), {}, &o.db).ok());
+  BOOST_REQUIRE(ChpStore::Open(o.db.get(), &o.store, 16).ok());  // key_history off by default
+  BOOST_TEST(!o->keeps_key_history());
+  for (int i = 0; i < 100; ++i) apply(*o, {set("/k" + std::to_string(i % 3), "v" + std::to_string(i), 1000 + i)});
+  apply(*o, {set("/k1", "", 2000)});
+  BOOST_REQUIRE(o->trim_history_older_than(1'000'000).ok());
+  BOOST_TEST(o->history_from() > 0u);  // the trims ran
+  BOOST_TEST(all_versions(*o.db).empty());
+  BOOST_TEST(written_to_versions(*o.db) == 0u);  // not even tombstones
+  std::vector<ChpVersion> out{ChpVersion{}};
+  Status s = o->key_history("/k0", 64, &out);
+  BOOST_TEST(!s.ok());
+  BOOST_TEST(out.empty());
+  std::string from;
+  BOOST_REQUIRE(o.db->get_meta(zstore::storage::kMetaChpVersionsFrom, &from).ok());
+  BOOST_TEST(from.empty());
+}
+
+// on -> off -> on across reopens: the "off" open drops the versions and
+// chp_versions_from, the writes made while off have none, and the last
+// "on" open serves only what was written after it.
+BOOST_AUTO_TEST_CASE(on_off_on_serves_only_versions_written_after_the_last_on) {
+  TempDir dir;
+  std::uint64_t off_last = 0;
+  {
+    auto o = open_store(dir.str(), {}, kOn);
+    BOOST_REQUIRE(o->begin_epoch(0, 1764666704000, 0).ok());
+    apply(*o, {set("/k", "on1", 1), set("/k", "on2", 2), set("/j", "on1", 3)});
+    BOOST_REQUIRE(history(*o, "/k").size() == 2u);
+    close_store(o);
+  }
+  {
+    auto o = open_store(dir.str());  // off
+    BOOST_TEST(!o->keeps_key_history());
+    BOOST_TEST(written_to_versions(*o.db) > 0u);  // the drop
+    BOOST_TEST(all_versions(*o.db).empty());
+    std::string from;
+    BOOST_REQUIRE(o.db->get_meta(zstore::storage::kMetaChpVersionsFrom, &from).ok());
+    BOOST_TEST(from.empty());
+    apply(*o, {set("/k", "off1", 4)});
+    BOOST_TEST(all_versions(*o.db).empty());
+    off_last = o->last_sequence();
+    close_store(o);
+  }
+  {  // off again: nothing left to drop, nothing written
+    auto o = open_store(dir.str());
+    BOOST_TEST(written_to_versions(*o.db) == 0u);
+    close_store(o);
+  }
+  auto o = open_store(dir.str(), {}, kOn);
+  BOOST_TEST(o->keeps_key_history());
+  BOOST_TEST(o->versions_from() == off_last);
+  BOOST_TEST(history(*o, "/k").empty());  // neither on1, on2 (dropped) nor off1 (none kept)
+  BOOST_TEST(history(*o, "/j").empty());
+  auto seqs = apply(*o, {set("/k", "on3", 5)});
+  std::vector<std::pair<std::uint64_t, std::string>> want = {{seqs[0], "on3"}};
+  BOOST_TEST((seen(history(*o, "/k")) == want));
+  close_store(o);
+  auto again = open_store(dir.str(), {}, kOn);  // on -> on keeps them
+  BOOST_TEST((seen(history(*again, "/k")) == want));
+  BOOST_TEST(again->versions_from() == off_last);
 }
