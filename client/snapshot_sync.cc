@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "protocol/chp_key_history.h"
 #include "protocol/chp_writes.h"
 
 namespace zstore::client {
@@ -16,6 +17,7 @@ KthxbaiFacts read_kthxbai(std::string_view properties) {
     if (name == chp::kHistoryFromProperty) facts.offers_resume = true;
     if (name == chp::kResumedProperty && value == "1") facts.resumed = true;
     if (name == chp::kWritesProperty && value == "1") facts.takes_writes = true;
+    if (name == chp::kKeyHistoryProperty && value == "1") facts.key_history = true;
   }
   return facts;
 }

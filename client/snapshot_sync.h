@@ -35,6 +35,7 @@ struct KthxbaiFacts {
   bool offers_resume = false;
   bool resumed = false;
   bool takes_writes = false;  // writes=1: the server answers WRITE? (protocol/chp_writes.h)
+  bool key_history = false;   // key-history=1: the server answers HISTORY? (protocol/chp_key_history.h)
 };
 KthxbaiFacts read_kthxbai(std::string_view properties);
 

@@ -32,6 +32,10 @@ struct ChpMetrics {
   // counted in updates_applied when new) and refused (precondition).
   std::atomic<std::uint64_t> writes_confirmed{0};
   std::atomic<std::uint64_t> writes_refused{0};
+  // HISTORY? requests (protocol/chp_key_history.h) answered with the key's
+  // versions, and those refused by --acl.
+  std::atomic<std::uint64_t> history_requests{0};
+  std::atomic<std::uint64_t> acl_denied_history{0};
   // A read replica (--replica-of, docs/replicas.md): ms since its upstream
   // last sent anything (-1: not a replica), the bound past which it says it
   // is stale, its resumes and full snapshots from upstream, and the KVSETs

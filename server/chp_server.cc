@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <iterator>
 
+#include "protocol/chp_key_history.h"
 #include "protocol/chp_writes.h"
 #include "protocol/endpoint.h"
 #include "protocol/byte_order.h"
@@ -346,6 +347,10 @@ void ChpServer::serve_snapshot_requests() {
     }
     if (msg.views.size() >= 2 && msg.views[1] == kPeerAckCommand) {
       if (may_ask_as_peer(msg, msg.views[1])) take_peer_ack(msg);
+      continue;
+    }
+    if (msg.views.size() >= 2 && msg.views[1] == chp::kHistoryCommand) {
+      serve_history(identity, msg);
       continue;
     }
     bool reconcile = msg.views.size() >= 2 && msg.views[1] == kReconcileCommand;

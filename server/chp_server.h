@@ -181,6 +181,9 @@ class ChpServer {
   // A following passive's PEERACK of what it stored: after each batch, and
   // every heartbeat.
   void acknowledge_active();
+  // A key's history (protocol/chp_key_history.h, chp_server_history.cc):
+  // answered at once, under the same read right as a snapshot of the key.
+  void serve_history(const std::string& identity, const ReceivedMessage& msg);
   // Persists writes and, only if that succeeded, publishes them. received[i],
   // when given, is the KVSET writes[i] came from: its parts are published as
   // the KVPUB (zero-copy, a new sequence frame), so they are moved from.
@@ -191,6 +194,7 @@ class ChpServer {
   void report_malformed(const char* where, const protocol::DecodeError& error);
   // Access rules (chp_server_acl.cc; all pass without an ACL).
   bool may_write(const ReceivedMessage& msg, std::string_view key);
+  bool may_read(const ReceivedMessage& msg, std::string_view key);
   // The pair's requests (PEERSNAPSHOT?, CATCHUP?, RECONCILE?) come only from
   // the HA peer: with CURVE its key (ours, kPeerName); without, a connection
   // named with the pair token the peer sent over the HA link, from an

@@ -50,6 +50,15 @@ bool ChpServer::may_write(const ReceivedMessage& msg, std::string_view key) {
   return false;
 }
 
+bool ChpServer::may_read(const ReceivedMessage& msg, std::string_view key) {
+  if (!config_.acl) return true;
+  std::string name = name_of(msg);
+  if (config_.acl->current()->may_read(name, key)) return true;
+  metrics_.acl_denied_history.fetch_add(1, std::memory_order_relaxed);
+  acl_log_.log(spdlog::level::warn, "ACL: refused HISTORY? of '{}' from client '{}' (outside its r prefixes)", key, name);
+  return false;
+}
+
 bool ChpServer::may_ask_as_peer(const ReceivedMessage& msg, std::string_view command) {
   std::string address = address_of(msg);
   std::string why;

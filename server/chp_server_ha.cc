@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/byte_order.h"
+#include "protocol/chp_key_history.h"
 #include "server/chp_server.h"
 
 namespace zstore::server {
@@ -123,6 +124,8 @@ std::string ChpServer::kthxbai_properties(bool resumed) const {
     props.emplace_back(chp::kStaleProperty, std::to_string(silent.count()));
   }
   props.emplace_back(chp::kWritesProperty, "1");  // takes WRITE? (protocol/chp_writes.h)
+  // HISTORY? (chp_key_history.h): only with --chp-key-history.
+  if (store_.keeps_key_history()) props.emplace_back(chp::kKeyHistoryProperty, "1");
   return chp::format_properties(props);
 }
 

@@ -48,6 +48,8 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
   counter(w, "zstore_chp_writes_confirmed_total", "CHP WRITE? requests answered applied", get(m.writes_confirmed));
   counter(w, "zstore_chp_writes_refused_total", "CHP WRITE? requests refused: their precondition did not hold",
           get(m.writes_refused));
+  counter(w, "zstore_chp_history_requests_total", "CHP HISTORY? requests answered with a key's versions",
+          get(m.history_requests));
   counter(w, "zstore_chp_snapshots_served_total", "CHP snapshots (ICANHAZ?) answered", get(m.snapshots_served));
   counter(w, "zstore_chp_snapshot_keys_sent_total", "KVSYNC messages sent in snapshots", get(m.snapshot_keys_sent));
   counter(w, "zstore_chp_batches_total", "CHP write batches committed (one per loop turn with updates)",
@@ -96,6 +98,7 @@ void chp_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpStore* st
   w.sample(get(m.acl_withheld_snapshot_keys), {{"kind", "snapshot_key"}});
   w.sample(get(m.acl_denied_subscriptions), {{"kind", "subscription"}});
   w.sample(get(m.acl_denied_peer_requests), {{"kind", "peer_request"}});
+  w.sample(get(m.acl_denied_history), {{"kind", "history"}});
   counter(w, "zstore_chp_acl_resubscriptions_total",
           "--acl reloads that changed r prefixes: every subscriber was dropped to subscribe again under them",
           get(m.acl_resubscriptions));

@@ -142,6 +142,11 @@ void describe_ha(po::options_description& d, ServerOptions& o) {
        "CHP updates kept in the history (client resumes, HA hand-over of what the peer lacks); 0 keeps none")
       ("chp-history-ms", po::value(&o.chp_history_ms)->default_value(o.chp_history_ms),
        "also drop history entries older than this (ms; so deleted values leave the disk in bounded time); 0 = no age bound")
+      ("chp-key-history", po::bool_switch(&o.chp_key_history),
+       "keep each CHP update with its value in chp_versions, for per-key history (HISTORY?, zstore-cli chp "
+       "history), trimmed with --chp-history; it writes every value twice (measured on a loaded shared machine: about half the updates/s). "
+       "Off, the versions kept are dropped at start; on again, they start from the last sequence. Both members of "
+       "an HA pair, and replicas, should run the same setting")
       ("ha-test-cut-file", po::value(&o.ha_test_cut_file),
        "testing only: the HA state link drops every message while this file exists (a partition)")
       ("test-power-cut", po::bool_switch(&o.test_power_cut),

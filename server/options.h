@@ -67,6 +67,7 @@ struct ServerOptions {
   bool test_power_cut = false;   // test seam: unsynced writes die with the process (--test-power-cut)
   std::uint64_t chp_history = 1'000'000;  // updates kept in chp_history
   std::uint64_t chp_history_ms = 0;       // and none older than this; 0 = no age bound
+  bool chp_key_history = false;           // per-key versions in chp_versions, HISTORY? (--chp-key-history)
 
   // Security (CURVE, rfc 26/27): empty = plain.
   std::string curve_cert;   // our secret certificate (NAME.key_secret)

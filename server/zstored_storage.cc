@@ -47,7 +47,8 @@ bool Storage::open(const ServerOptions& o) {
     dbo.env = power_cut->env();
   }
   storage::Status s = storage::Database::Open(o.data_dir, dbo, &db);
-  if (s.ok()) s = storage::ChpStore::Open(db.get(), &chp, o.chp_history);
+  if (s.ok()) s = storage::ChpStore::Open(db.get(), &chp, o.chp_history, storage::ChpKeyIndex::kDefaultMaxBytes,
+                                                   o.chp_key_history);
   if (s.ok()) chp->build_key_index_in_background();  // a restarted map: no write reads a key it held
   // A pair member or replica takes its sequences from the map it follows.
   if (s.ok() && o.ha.empty() && o.replica_of.empty()) s = start_own_history(*chp, db->stopped_cleanly());

@@ -109,11 +109,13 @@ void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandl
 }
 
 Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_t history_entries,
-                      std::size_t key_index_bytes) {
+                      std::size_t key_index_bytes, bool key_history) {
   std::unique_ptr<ChpStore> store(new ChpStore(db, key_index_bytes));
   store->history_max_ = history_entries;
+  store->key_history_ = key_history;
   Status s = store->load_meta();
   if (s.ok()) s = store->count_keys_once();
+  if (s.ok()) s = store->load_versions_from();
   if (s.ok()) s = store->start_key_index();
   if (!s.ok()) return s;
   *out = std::move(store);
@@ -182,6 +184,67 @@ Status ChpStore::count_keys_once() {
   return Status::Ok();
 }
 
+// Where chp_versions starts: stored at the first open that has it. A
+// database an older zstore wrote has history without versions up to its
+// last sequence; a new one has versions of everything.
+// Opened without key_history (writable): drop_versions() instead, so that
+// the versions of an earlier "on" are never served after a gap.
+Status ChpStore::load_versions_from() {
+  bool present = false;
+  if (!key_history_ && !db_->options().read_only) return drop_versions();
+  if (Status s = read_u64_meta(db_, kMetaChpVersionsFrom, &versions_from_, &present); !s.ok() || present) return s;
+  versions_from_ = last_sequence_;
+  // A read-only open (zstore-dump) writes nothing; nor is there a family
+  // to describe in an older database opened read-only.
+  if (db_->options().read_only || db_->handle(Column::kChpVersions) == nullptr) return Status::Ok();
+  rocksdb::WriteBatch batch;
+  std::string bytes;
+  protocol::put_be<std::uint64_t>(bytes, versions_from_);
+  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpVersionsFrom), bytes);
+  return db_->write(batch);
+}
+
+// Every version and chp_versions_from, in one batch: one range delete from
+// the smallest key to the last one (nothing written when already empty).
+// The next open with key_history starts the versions at its last sequence.
+Status ChpStore::drop_versions() {
+  versions_from_ = last_sequence_;
+  auto* versions = db_->handle(Column::kChpVersions);
+  if (versions == nullptr) return Status::Ok();
+  std::string from;
+  if (Status s = db_->get_meta(kMetaChpVersionsFrom, &from); !s.ok()) return s;
+  rocksdb::WriteBatch batch;
+  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), versions));
+  it->SeekToLast();
+  if (it->Valid()) {
+    batch.DeleteRange(versions, rocksdb::Slice(), it->key());
+    batch.Delete(versions, it->key());
+  } else if (!it->status().ok()) {
+    return Status::Error("drop chp_versions: " + it->status().ToString());
+  }
+  if (!from.empty()) batch.Delete(db_->handle(Column::kMeta), slice(kMetaChpVersionsFrom));
+  if (batch.Count() == 0) return Status::Ok();
+  return db_->write(batch, Database::WriteKind::kReclaims);
+}
+
+bool ChpStore::keeps_versions() const {
+  return key_history_ && history_max_ > 0 && db_->handle(Column::kChpVersions) != nullptr;
+}
+
+// The update's version (chp_versions.h), beside its history entry.
+void ChpStore::put_version(rocksdb::WriteBatch& batch, const ChpWrite& w) {
+  assign_version_key(&version_key_, w.key, w.sequence);
+  char ms[8];
+  protocol::store_be<std::uint64_t>(ms, w.written_ms);
+  ChpEntryPieces entry(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value);
+  rocksdb::Slice parts[1 + ChpEntryPieces::kCount];
+  parts[0] = rocksdb::Slice(ms, sizeof ms);
+  for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) parts[1 + i] = slice(entry.pieces()[i]);
+  rocksdb::Slice key = slice(version_key_);
+  batch.Put(db_->handle(Column::kChpVersions), rocksdb::SliceParts(&key, 1),
+            rocksdb::SliceParts(parts, 1 + ChpEntryPieces::kCount));
+}
+
 void ChpStore::put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys) {
   std::string bytes;
   protocol::put_be<std::uint64_t>(bytes, keys);
@@ -231,6 +294,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   name_keys(std::span<const ChpWrite>(writes), key_index_, &names, &fps);
   BatchPriors priors(db_, key_index_, names, fps);
   HistoryWriter history(history_slack(), &history_block_);
+  const bool versions = keeps_versions();
   // A failure hands every write back the sequence it came with.
   given_sequences_.clear();
   for (const auto& w : writes) given_sequences_.push_back(w.sequence);
@@ -252,6 +316,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
     if (Status s = priors.before(i, &old); !s.ok()) return refuse(s);
     if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, w.key));
     if (history_max_ > 0) history.add(batch, db_, w);
+    if (versions) put_version(batch, w);
     bool exists = !w.value.empty();
     keys = keys + (exists ? 1 : 0) - (old.exists ? 1 : 0);
     priors.written(i, {exists, exists ? w.expires_at_ms : 0});
@@ -344,7 +409,8 @@ Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vect
 Status ChpStore::clear() {
   trim_reader_.reset();  // its view would show the history cleared here
   rocksdb::WriteBatch batch;
-  for (Column c : {Column::kChpMap, Column::kChpExpiry, Column::kChpHistory}) {
+  for (Column c : {Column::kChpMap, Column::kChpExpiry, Column::kChpHistory, Column::kChpVersions}) {
+    if (db_->handle(c) == nullptr) continue;
     std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(c)));
     it->SeekToLast();
     if (!it->Valid()) {

@@ -21,6 +21,7 @@
 #include "storage/chp_epochs.h"
 #include "storage/chp_key_index.h"
 #include "storage/chp_key_scan.h"
+#include "storage/chp_versions.h"
 #include "storage/database.h"
 #include "storage/kept_iterator.h"
 #include "storage/status.h"
@@ -38,6 +39,7 @@ inline constexpr std::string_view kMetaChpEpochs = "chp_epochs";
 inline constexpr std::string_view kMetaChpHistoryFrom = "chp_history_from";
 inline constexpr std::string_view kMetaChpHistoryCount = "chp_history_count";
 inline constexpr std::string_view kMetaChpKeys = "chp_keys";
+inline constexpr std::string_view kMetaChpVersionsFrom = "chp_versions_from";
 
 // Sequences of databases written before epochs were hybrid clocks were
 // (epoch << kEpochShift) | counter; their epoch list starts there.
@@ -114,9 +116,15 @@ class ChpStore {
   // Loads the last sequence, epochs and history bounds from db. db must
   // outlive the store. history_entries: how many updates chp_history keeps;
   // key_index_bytes: the memory of the key index (key_index_bytes()).
+  // key_history: keep each update's version in chp_versions (key_history(),
+  // zstored --chp-key-history); it writes every set's value a second time.
+  // Off (the default), apply() writes nothing there and a writable open
+  // drops whatever an earlier "on" left, so that a later "on" never serves
+  // versions with a gap: it starts them at the last sequence
+  // (versions_from()), as for a database written before chp_versions.
   static Status Open(Database* db, std::unique_ptr<ChpStore>* out,
                      std::uint64_t history_entries = kDefaultHistoryEntries,
-                     std::size_t key_index_bytes = ChpKeyIndex::kDefaultMaxBytes);
+                     std::size_t key_index_bytes = ChpKeyIndex::kDefaultMaxBytes, bool key_history = false);
 
   std::uint64_t last_sequence() const { return last_sequence_; }
 
@@ -224,6 +232,19 @@ class ChpStore {
   // contains_sequence), at or below our last sequence, and the history
   // reaches back to it; the client then needs a snapshot.
   std::unique_ptr<ChpSnapshotCursor> resume_after(std::uint64_t after, std::string_view prefix);
+  // Key's versions still in the history, newest first, at most limit of
+  // them, each with its value (chp_versions.h): sets, deletes and expiries
+  // (empty values). One seek and then a step per version, whatever the
+  // size of the map or the history. The updates at or below
+  // versions_from() (written by a zstore before chp_versions) are not
+  // found. *out is cleared first. Without keeps_key_history(): an error
+  // (the store keeps no per-key history), *out empty.
+  Status key_history(std::string_view key, std::size_t limit, std::vector<ChpVersion>* out);
+  // Whether key_history() answers: opened with key_history, keeping a
+  // history (history_entries > 0) and with the chp_versions family.
+  bool keeps_key_history() const { return keeps_versions(); }
+  // The sequence after which every update of the history has its version.
+  std::uint64_t versions_from() const { return versions_from_; }
   // Drops the oldest history entries written before cutoff_ms (a time bound
   // beside the entry bound; entries of unknown time count as old), at most
   // 4096 updates and about 1 MiB per call: call it again while it makes
@@ -257,6 +278,11 @@ class ChpStore {
   Status walk_oldest_history(rocksdb::Iterator* it, std::uint64_t limit, std::uint64_t cutoff_ms,
                              HistoryWalk* walk) const;
   Status count_keys_once();
+  Status load_versions_from();
+  Status drop_versions();
+  bool keeps_versions() const;
+  void put_version(rocksdb::WriteBatch& batch, const ChpWrite& write);
+  Status delete_versions(rocksdb::Iterator* it, std::uint64_t last_dropped, rocksdb::WriteBatch& batch) const;
   Status start_key_index();
   bool all_new_after_clear(std::span<const ChpRecord> records) const;
   void put_keys(rocksdb::WriteBatch& batch, std::uint64_t keys);
@@ -274,6 +300,9 @@ class ChpStore {
   std::uint64_t history_from_ = 0;
   std::uint64_t history_count_ = 0;
   std::uint64_t history_max_ = kDefaultHistoryEntries;
+  std::uint64_t versions_from_ = 0;  // kMetaChpVersionsFrom
+  bool key_history_ = false;         // Open's key_history
+  std::string version_key_;          // apply()'s, kept
   std::uint64_t sweep_floor_ms_ = 0;  // no live index entry below it
   std::atomic<std::uint64_t> live_keys_{0};
   ChpKeyIndex key_index_;

@@ -108,8 +108,12 @@ Status ChpStore::drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_m
   auto now = KeptIterator::Clock::now();
   bool fresh = false;
   HistoryWalk walk;
-  Status s = walk_oldest_history(trim_reader_.get(now, &fresh), limit, cutoff_ms, &walk);
-  if (s.ok() && walk.reached_end && !fresh) s = walk_oldest_history(trim_reader_.renew(now), limit, cutoff_ms, &walk);
+  rocksdb::Iterator* it = trim_reader_.get(now, &fresh);
+  Status s = walk_oldest_history(it, limit, cutoff_ms, &walk);
+  if (s.ok() && walk.reached_end && !fresh) {
+    it = trim_reader_.renew(now);
+    s = walk_oldest_history(it, limit, cutoff_ms, &walk);
+  }
   if (!s.ok()) {
     trim_reader_.reset();
     return s;
@@ -118,6 +122,12 @@ Status ChpStore::drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_m
   std::uint64_t count = history_count_ - std::min(history_count_, walk.dropped);
   std::uint64_t from = std::max(history_from_, walk.last_dropped);
   rocksdb::WriteBatch batch;
+  // The versions of the updates dropped go in the same batch: chp_versions
+  // never holds one that chp_history no longer does.
+  if (s = delete_versions(it, walk.last_dropped, batch); !s.ok()) {
+    trim_reader_.reset();
+    return s;
+  }
   // From the smallest key: also whatever an older zstore left below
   // history_from_ (the walk started above it).
   batch.DeleteRange(cf, rocksdb::Slice(), sequence_key(walk.last_dropped + 1));
@@ -126,6 +136,63 @@ Status ChpStore::drop_oldest_history(std::uint64_t limit, std::uint64_t cutoff_m
   if (!s.ok()) return s;
   history_from_ = from;
   history_count_ = count;
+  return Status::Ok();
+}
+
+// Deletes the version of each update from history_from_ + 1 to
+// last_dropped (the entries a walk just chose to drop, read again with its
+// iterator), except those at or below versions_from_, which have none.
+Status ChpStore::delete_versions(rocksdb::Iterator* it, std::uint64_t last_dropped, rocksdb::WriteBatch& batch) const {
+  auto* versions = db_->handle(Column::kChpVersions);
+  // Off: chp_versions was emptied at open and no tombstones go there.
+  if (!key_history_ || versions == nullptr || last_dropped <= versions_from_) return Status::Ok();
+  HistoryEntryReader reader;
+  HistoryUpdate update;
+  std::string key;
+  for (it->Seek(sequence_key(std::max(history_from_, versions_from_) + 1)); it->Valid(); it->Next()) {
+    std::string_view k(it->key().data(), it->key().size());
+    if (k.size() < 8 || protocol::get_be<std::uint64_t>(k) > last_dropped) break;
+    if (!reader.open(k, std::string_view(it->value().data(), it->value().size()))) {
+      return Status::Error("history trim: corrupt CHP history entry");
+    }
+    while (reader.next(&update)) {
+      if (update.entry.sequence <= versions_from_) continue;
+      assign_version_key(&key, update.key, update.entry.sequence);
+      batch.Delete(versions, slice(key));
+    }
+    if (!reader.done()) return Status::Error("history trim: corrupt CHP history entry");
+  }
+  if (!it->status().ok()) return Status::Error("history trim: " + it->status().ToString());
+  return Status::Ok();
+}
+
+Status ChpStore::key_history(std::string_view key, std::size_t limit, std::vector<ChpVersion>* out) {
+  out->clear();
+  if (!keeps_versions()) return Status::Error("per-key history is off (zstored --chp-key-history)");
+  auto* versions = db_->handle(Column::kChpVersions);
+  if (limit == 0 || history_from_ == UINT64_MAX) return Status::Ok();
+  const std::string prefix = encode_version_prefix(key);
+  // Not below the history's start: the versions trimmed with it may still
+  // be tombstones, which a walk past the last live one would step over.
+  const std::string lower = encode_version_key(key, std::max(history_from_, versions_from_) + 1);
+  rocksdb::Slice lower_slice = slice(lower);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(ro, versions));
+  for (it->SeekForPrev(slice(encode_version_key(key, UINT64_MAX))); it->Valid() && out->size() < limit; it->Prev()) {
+    std::string_view k(it->key().data(), it->key().size());
+    std::string_view found;
+    std::uint64_t sequence = 0;
+    if (!k.starts_with(prefix)) break;
+    ChpVersion v;
+    if (!decode_version_key(k, &found, &sequence) || found != key ||
+        !decode_version_value(std::string_view(it->value().data(), it->value().size()), &v) ||
+        v.entry.sequence != sequence) {
+      return Status::Error("corrupt CHP version entry");
+    }
+    out->push_back(std::move(v));
+  }
+  if (!it->status().ok()) return Status::Error("key history read: " + it->status().ToString());
   return Status::Ok();
 }
 

@@ -37,9 +37,11 @@ struct IgnoreRocksdbWriteGroup {
 };
 
 constexpr std::array<std::string_view, kColumnCount> kColumnNames = {
-    "meta", "chp_map", "chp_expiry", "dafka_records", "dafka_heads", "chp_history", "dafka_times"};
+    "meta", "chp_map", "chp_expiry", "dafka_records", "dafka_heads", "chp_history", "dafka_times", "chp_versions"};
 // Added to layout 1 after its first release: created when missing.
-bool is_added_column(std::string_view name) { return name == "chp_history" || name == "dafka_times"; }
+bool is_added_column(std::string_view name) {
+  return name == "chp_history" || name == "dafka_times" || name == "chp_versions";
+}
 
 Status from_rocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return Status::Ok();

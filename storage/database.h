@@ -31,8 +31,8 @@ class WriteBatch;
 
 namespace zstore::storage {
 
-// Column families of layout version 1. chp_history and dafka_times came
-// later: opening a database without them creates them (read-only opens go
+// Column families of layout version 1. chp_history, dafka_times and
+// chp_versions came later: opening a database without them creates them (read-only opens go
 // on without them, and their handle() is then null).
 enum class Column : std::uint8_t {
   kMeta,          // small metadata: layout version, last CHP sequence, node address
@@ -42,8 +42,9 @@ enum class Column : std::uint8_t {
   kDafkaHeads,    // (subject, partition) -> head offset, floor, counters (dafka_log.h)
   kChpHistory,    // sequence BE -> the update applied at it (chp_history.h)
   kDafkaTimes,    // (subject, partition, offset BE) -> ms BE: time marks for retention (dafka_log.h)
+  kChpVersions,   // (key, sequence BE) -> the update with its value: a key's history (chp_versions.h)
 };
-inline constexpr std::size_t kColumnCount = 7;
+inline constexpr std::size_t kColumnCount = 8;
 std::string_view column_name(Column column);
 
 // The layout this build writes. Version 2: dafka_records may hold runs of

@@ -1,6 +1,8 @@
 #include "client/cli/chp_command.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include "client/cli/subcommand.h"
 #include "client/clone_client.h"
 #include "client/confirmed_write.h"
+#include "client/key_history.h"
 #include "client/key_lookup.h"
 #include "client/one_shot_snapshot.h"
 #include "protocol/chp_codec.h"
@@ -45,6 +48,7 @@ struct Invocation {
   std::optional<std::uint64_t> count;
   protocol::chp::Precondition precondition;
   bool with_seq = false;
+  std::uint64_t limit = 64;
   security::SocketSecurity security;
 };
 
@@ -54,6 +58,7 @@ const char* kUsage =
     "       zstore-cli chp [options] del KEY [--if-seq N]\n"
     "       zstore-cli chp [options] watch [--subtree P] [--count N]\n"
     "       zstore-cli chp [options] snapshot [--subtree P]\n"
+    "       zstore-cli chp [options] history KEY [--limit N]\n"
     "\n"
     "get       print KEY's value (that key only, not the keys it prefixes);\n"
     "          exit 3 if a server answered that it is absent\n"
@@ -63,11 +68,16 @@ const char* kUsage =
     "          exist; exit 4, printing KEY's current sequence (0: absent), if not\n"
     "watch     print one line per update until SIGINT/SIGTERM (or --count)\n"
     "snapshot  print every key, sorted, then exit\n"
+    "history   print KEY's versions still in the server's history, newest first, at most\n"
+    "          --limit (default 64, at most 1000); exit 5 if the history holds none\n"
     "\n"
     "Output: get prints VALUE (--with-seq: 'SEQ VALUE'); watch prints 'SEQ KEY VALUE' or 'SEQ KEY (deleted)';\n"
-    "snapshot prints 'KEY VALUE'. Text is printed as is, anything else escaped\n"
+    "snapshot prints 'KEY VALUE'; history prints 'SEQ TIME VALUE', 'SEQ TIME (deleted)' or\n"
+    "'SEQ TIME (expired)', TIME when the update reached the server, UTC ('-' if unknown).\n"
+    "Text is printed as is, anything else escaped\n"
     "(\\\\ \\n \\r \\t \\xHH). Exit status: 0 ok, 1 failed or timed out, 2 usage error,\n"
-    "3 get: no such key, 4 set/del: the precondition did not hold. A failed CURVE handshake (key refused, server key mismatch,\n"
+    "3 get: no such key, 4 set/del: the precondition did not hold, 5 history: no version of\n"
+    "the key in the history. A failed CURVE handshake (key refused, server key mismatch,\n"
     "CURVE on one side only) ends the command at once with status 1 and the reason\n"
     "on stderr.\n";
 
@@ -85,7 +95,8 @@ po::options_description visible_options() {
       ("if-absent", "set: only if the key does not exist")                                                 //
       ("with-seq", "get: print the key's sequence before its value")                                     //
       ("subtree", po::value<std::string>(), "watch, snapshot: only keys starting with P")                  //
-      ("count", po::value<std::string>(), "watch: exit after N updates");
+      ("count", po::value<std::string>(), "watch: exit after N updates")                                    //
+      ("limit", po::value<std::string>(), "history: at most N versions, 1 to 1000 (default 64)");
   add_curve_options(o);
   return o;
 }
@@ -96,7 +107,7 @@ void check_shape(const Invocation& inv, const po::variables_map& vm) {
     std::string_view name;
     std::size_t args;
   };
-  static constexpr Shape kShapes[] = {{"get", 1}, {"set", 2}, {"del", 1}, {"watch", 0}, {"snapshot", 0}};
+  static constexpr Shape kShapes[] = {{"get", 1}, {"set", 2}, {"del", 1}, {"watch", 0}, {"snapshot", 0}, {"history", 1}};
   const std::string& c = inv.command;
   const auto* shape = std::find_if(std::begin(kShapes), std::end(kShapes), [&](const Shape& s) { return s.name == c; });
   if (shape == std::end(kShapes)) throw UsageError("unknown command '" + c + "'");
@@ -113,6 +124,7 @@ void check_shape(const Invocation& inv, const po::variables_map& vm) {
   if (vm.count("if-absent") && c != "set") throw UsageError("--if-absent applies to set only");
   if (vm.count("if-seq") && vm.count("if-absent")) throw UsageError("--if-seq and --if-absent exclude each other");
   if (vm.count("with-seq") && c != "get") throw UsageError("--with-seq applies to get only");
+  if (vm.count("limit") && c != "history") throw UsageError("--limit applies to history only");
   if (!inv.args.empty() && inv.args[0].empty()) throw UsageError("KEY must not be empty");
   if (c == "set" && inv.args[1].empty()) throw UsageError("VALUE must not be empty (use del to delete a key)");
   if ((c == "set" || c == "del") && protocol::chp::is_reserved_key(inv.args[0])) {
@@ -124,7 +136,7 @@ Invocation to_invocation(const po::variables_map& vm) {
   Invocation inv;
   using Words = std::vector<std::string>;
   Words words = words_of(vm);
-  if (words.empty()) throw UsageError("missing command (get, set, del, watch or snapshot)");
+  if (words.empty()) throw UsageError("missing command (get, set, del, watch, snapshot or history)");
   inv.command = words[0];
   inv.args.assign(words.begin() + 1, words.end());
   inv.servers = vm.count("server") ? vm["server"].as<Words>() : Words{kDefaultServer};
@@ -138,6 +150,7 @@ Invocation to_invocation(const po::variables_map& vm) {
   if (vm.count("if-seq")) inv.precondition = {Pre::Kind::kSequence, parse_number(vm, "if-seq", 0, UINT64_MAX)};
   if (vm.count("if-absent")) inv.precondition = {Pre::Kind::kAbsent, 0};
   inv.with_seq = vm.count("with-seq") != 0;
+  if (vm.count("limit")) inv.limit = parse_number(vm, "limit", 1, protocol::chp::kMaxHistoryLimit);
   inv.security = curve_from(vm);
   check_shape(inv, vm);
   return inv;
@@ -285,6 +298,56 @@ int run_snapshot(const Invocation& inv) {
   return kExitOk;
 }
 
+// ms since the Unix epoch as 2026-12-02T09:11:44.123Z; "-" for 0 (unknown).
+std::string utc_time(std::uint64_t ms) {
+  if (ms == 0) return "-";
+  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[40];
+  std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(text + n, sizeof text - n, ".%03uZ", static_cast<unsigned>(ms % 1000));
+  return text;
+}
+
+std::string history_line(const protocol::chp::KeyVersion& v) {
+  using State = protocol::chp::KeyVersion::State;
+  std::string what = v.state == State::kSet       ? printable(v.body)
+                     : v.state == State::kDeleted ? std::string("(deleted)")
+                                                  : std::string("(expired)");
+  return std::to_string(v.sequence) + " " + utc_time(v.written_ms) + " " + what;
+}
+
+// One HISTORY? (client/key_history.h), printed newest first.
+int run_history(const Invocation& inv) {
+  using R = client::KeyHistory::Result;
+  const std::string& key = inv.args[0];
+  auto got = client::key_history(client_options(inv, ""), key, inv.limit, inv.timeout);
+  switch (got.result) {
+    case R::kOk: {
+      if (got.versions.empty()) {
+        std::cerr << "zstore-cli chp: no history for " << printable(key) << " (none of its versions is in "
+                  << got.server << "'s history)\n";
+        return kExitNoHistory;
+      }
+      std::ostringstream out;
+      for (const auto& v : got.versions) out << history_line(v) << "\n";
+      std::cout << out.str() << std::flush;
+      return kExitOk;
+    }
+    case R::kRefused: return fail("history " + printable(key) + ": refused by " + got.server + ": " + got.detail);
+    case R::kFailed: return fail("history " + printable(key) + ": " + got.server + " failed: " + got.detail);
+    case R::kUnsupported:
+      return fail("history " + printable(key) + ": " + got.server +
+                  " does not serve per-key history: the server keeps no per-key history; start zstored with "
+                  "--chp-key-history (or it is not a zstored, or one older than it)");
+    case R::kHandshakeFailed: return fail(got.detail);
+    case R::kNoAnswer: break;
+  }
+  return fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" + servers_text(inv) +
+              ")");
+}
+
 std::string watch_line(const client::Change& c) {
   return std::to_string(c.sequence) + " " + printable(c.key) + " " + (c.deleted ? "(deleted)" : printable(c.value));
 }
@@ -318,6 +381,7 @@ int run_chp(const std::vector<std::string>& args) {
     if (inv->command == "get") return run_get(*inv);
     if (inv->command == "snapshot") return run_snapshot(*inv);
     if (inv->command == "watch") return run_watch(*inv);
+    if (inv->command == "history") return run_history(*inv);
     return run_write(*inv);
   } catch (const UsageError& e) {
     return usage_error("chp", e.what());

@@ -173,6 +173,21 @@ BOOST_AUTO_TEST_CASE(a_conditional_write_to_a_server_without_write_requests_fail
   BOOST_CHECK_EQUAL(server.kvsets().size(), 1u);
 }
 
+// Nor key-history=1: history fails with a clear error, and the only
+// request the fake sees is the empty snapshot that asked what it announces.
+BOOST_AUTO_TEST_CASE(history_from_a_server_without_key_history_fails_clearly) {
+  FakeChpServer server(ctx);
+  server.store("k", "v");
+  Run r = chp(server, {"history", "k"});
+  BOOST_CHECK_EQUAL(r.code, 1);
+  BOOST_CHECK_MESSAGE(contains(r.output, "does not serve per-key history"), r.output);
+  BOOST_CHECK_MESSAGE(contains(r.output, "start zstored with --chp-key-history"), r.output);  // what to do about it
+  BOOST_CHECK_EQUAL(server.requests(), 1);
+  BOOST_CHECK_EQUAL(chp(server, {"history", "k", "--limit", "1001"}).code, 2);
+  BOOST_CHECK_EQUAL(chp(server, {"history", "k", "--limit", "x"}).code, 2);
+  BOOST_CHECK_EQUAL(chp(server, {"snapshot", "--limit", "2"}).code, 2);
+}
+
 BOOST_AUTO_TEST_CASE(set_not_published_exits_1) {
   FakeChpServer server(ctx);
   server.set_echo(false);  // receives, never publishes

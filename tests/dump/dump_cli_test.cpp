@@ -38,9 +38,11 @@ std::unique_ptr<Database> open_rw(const std::string& dir) {
   return db;
 }
 
+// With per-key history (zstored --chp-key-history): chp_versions too.
 void write_chp(Database* db) {
   std::unique_ptr<ChpStore> store;
-  BOOST_REQUIRE(ChpStore::Open(db, &store).ok());
+  BOOST_REQUIRE(ChpStore::Open(db, &store, zstore::storage::kDefaultHistoryEntries,
+                               zstore::storage::ChpKeyIndex::kDefaultMaxBytes, true).ok());
   std::vector<ChpWrite> writes = {{"/a/1", std::string(16, 'u'), "", "one", 0, 0},
                                   {"/a/2", std::string(16, 'v'), "k=v\n", kBinary, 0, 0},
                                   {"/b/1", std::string(16, 'w'), "ttl=60\n", "x", kExpiry, 0}};
@@ -171,7 +173,8 @@ BOOST_AUTO_TEST_CASE(stats_json_counts_columns_and_lists_heads) {
   // offsets (t1/P1, t1/P2, t2/P1, gap/G 0-1) and gap/G's 5 alone.
   BOOST_TEST(keys["dafka_records"] == 5u);
   BOOST_TEST(keys["dafka_heads"] == 4u);
-  BOOST_TEST(keys["meta"] == 5u);  // layout version, clean stop, last sequence, history count, key count
+  BOOST_TEST(keys["meta"] == 6u);  // layout version, clean stop, last sequence, history count, key count, versions from
+  BOOST_TEST(keys["chp_versions"] == 3u);  // each update again, by key
   BOOST_TEST(keys["chp_history"] == 1u);  // the three updates, applied together: one block
   std::map<std::string, nlohmann::json> heads;
   for (const auto& p : s["dafka_partitions"]) heads[p["subject"].get<std::string>() + "/" + p["partition"].get<std::string>()] = p["head"];
@@ -339,7 +342,8 @@ namespace {
 void write_keys(const std::string& dir, int n) {
   auto db = open_rw(dir);
   std::unique_ptr<ChpStore> store;
-  BOOST_REQUIRE(ChpStore::Open(db.get(), &store).ok());
+  BOOST_REQUIRE(ChpStore::Open(db.get(), &store, zstore::storage::kDefaultHistoryEntries,
+                               zstore::storage::ChpKeyIndex::kDefaultMaxBytes, true).ok());
   std::vector<ChpWrite> writes;
   for (int i = 0; i < n; ++i) writes.push_back({"/k/" + std::to_string(i), std::string(16, 'u'), "", "v", 0, 0, 0});
   BOOST_REQUIRE(store->apply(writes).ok());
@@ -374,12 +378,13 @@ BOOST_AUTO_TEST_CASE(progress_shows_on_a_terminal_only) {
   BOOST_TEST(tty.find("zstore-dump: 1000 keys") != std::string::npos, tty);
   BOOST_TEST(tty.find("/s") != std::string::npos, tty);
 
-  // stats counts entries of every column family: 1000 keys, one history
-  // entry (a block: they were applied together) and 5 meta entries.
+  // stats counts entries of every column family: 1000 keys, their 1000
+  // versions, one history entry (a block: they were applied together) and
+  // 6 meta entries.
   std::string stats = zstore::testing::bin_path("zstore-dump") + " --data-dir " + dir.str() + " stats >/dev/null";
   zstore::testing::Process q("/usr/bin/script", {"-qec", stats, "/dev/null"}, logs.path() / "tty-stats");
   BOOST_REQUIRE(q.wait(std::chrono::seconds(30)) == 0);
-  BOOST_TEST(q.log().find("zstore-dump: 1006 entries counted") != std::string::npos, q.log());
+  BOOST_TEST(q.log().find("zstore-dump: 2007 entries counted") != std::string::npos, q.log());
 }
 
 BOOST_AUTO_TEST_CASE(stats_tell_an_incomplete_chp_map) {

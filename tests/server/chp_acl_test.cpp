@@ -16,6 +16,7 @@
 
 #include <zmq.hpp>
 
+#include "client/key_history.h"
 #include "server/chp_acl.h"
 #include "tests/ops/ops_support.h"
 #include "tests/server/curve_keys.h"
@@ -56,7 +57,7 @@ struct Fixture {
     // alice and bob may also use the test peer's probe key (wait_connected).
     std::ofstream(acl_file) << kRules << "alice rw __zstore_test_probe\nbob rw __zstore_test_probe\n";
     auto args = keys.server_args();
-    args.insert(args.end(), {"--acl", acl_file});
+    args.insert(args.end(), {"--acl", acl_file, "--chp-key-history"});  // HISTORY? too
     z = std::make_unique<HttpZstored>(args);
     BOOST_REQUIRE_MESSAGE(z->server.start(), z->server.log());
     carol = peer("carol");
@@ -320,4 +321,26 @@ BOOST_AUTO_TEST_CASE(a_client_key_named_zstored_is_not_admitted) {
   ChpPeer impostor(ctx, "tcp://127.0.0.1", z.server.chp_port(), keys.as("zstored"));
   BOOST_TEST(!impostor.snapshot("", 1s).has_value());
   BOOST_TEST(z.server.log().find("the name 'zstored' is reserved") != std::string::npos, z.server.log());
+}
+
+// A key's history needs the read right a snapshot of that key needs.
+BOOST_FIXTURE_TEST_CASE(history_of_a_key_needs_its_read_right, Fixture) {
+  put("/app/public/p", "1");
+  put("/app/secret", "2");
+  auto ask = [&](const std::string& name, const std::string& key) {
+    zstore::client::Options o;
+    o.servers = {z->server.chp_endpoint()};
+    o.security = keys.as(name);
+    return zstore::client::key_history(o, key, 64, scaled(10s));
+  };
+  using R = zstore::client::KeyHistory::Result;
+  auto refused = ask("bob", "/app/secret");
+  BOOST_TEST(zstore::client::to_string(refused.result) == std::string("refused"));
+  BOOST_TEST(refused.versions.empty());
+  BOOST_TEST(denied("history") == 1.0);
+  auto allowed = ask("bob", "/app/public/p");
+  BOOST_REQUIRE((allowed.result == R::kOk));
+  BOOST_REQUIRE_EQUAL(allowed.versions.size(), 1u);
+  BOOST_TEST(allowed.versions[0].body == "1");
+  BOOST_TEST((ask("alice", "/app/secret").result == R::kOk));
 }

@@ -186,3 +186,13 @@ BOOST_AUTO_TEST_CASE(replica_flags) {
              "/site-a/");
   expect_refused({"--replica-subtree", "/site-a/"}, "--replica-subtree needs --replica-of");
 }
+
+// Per-key history (chp_versions, HISTORY?) is opt-in: it writes each value twice.
+BOOST_AUTO_TEST_CASE(chp_key_history_flag_is_off_by_default) {
+  auto d = parse({});
+  BOOST_REQUIRE(d.options);
+  BOOST_TEST(!d.options->chp_key_history);
+  auto o = parse({"--chp-key-history"});
+  BOOST_REQUIRE(o.options);
+  BOOST_TEST(o.options->chp_key_history);
+}

@@ -41,11 +41,13 @@ struct Opened {
   ChpStore* operator->() { return store.get(); }
 };
 
-inline Opened open_store(const std::string& dir, DatabaseOptions options = {}) {
+// key_history: as zstored --chp-key-history (ChpStore::Open).
+inline Opened open_store(const std::string& dir, DatabaseOptions options = {}, bool key_history = false) {
   Opened o;
   Status s = Database::Open(dir, options, &o.db);
   BOOST_REQUIRE_MESSAGE(s.ok(), "open database: " << failure(s));
-  s = ChpStore::Open(o.db.get(), &o.store);
+  s = ChpStore::Open(o.db.get(), &o.store, zstore::storage::kDefaultHistoryEntries,
+                     zstore::storage::ChpKeyIndex::kDefaultMaxBytes, key_history);
   BOOST_REQUIRE_MESSAGE(s.ok(), "open store: " << failure(s));
   return o;
 }

@@ -16,7 +16,8 @@ namespace {
 
 constexpr storage::Column kColumns[] = {storage::Column::kMeta, storage::Column::kChpMap, storage::Column::kChpExpiry,
                                         storage::Column::kDafkaRecords, storage::Column::kDafkaHeads,
-                                        storage::Column::kChpHistory, storage::Column::kDafkaTimes};
+                                        storage::Column::kChpHistory, storage::Column::kDafkaTimes,
+                                        storage::Column::kChpVersions};
 
 struct Stats {
   std::string layout_version;
