@@ -7,9 +7,9 @@
 #include <zmq.hpp>
 
 #include "client/one_shot_snapshot.h"
+#include "client/server_request.h"
 #include "client/server_endpoints.h"
 #include "client/snapshot_sync.h"
-#include "security/watched_socket.h"
 #include "transport/zmq_frames.h"
 
 namespace zstore::client {
@@ -20,29 +20,18 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using R = KeyHistory::Result;
 
-milliseconds until(Clock::time_point t) {
-  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(t - Clock::now()));
-}
-
 // One HISTORY? to one server: its versions and end marker, or nullopt when
 // it was silent until silent_at, cut its answer short, or the handshake
 // failed.
 std::optional<KeyHistory> ask(zmq::context_t& ctx, const Options& options, const std::string& server,
                               const chp::HistoryRequest& request, Clock::time_point silent_at) {
-  zmq::socket_t socket(ctx, zmq::socket_type::dealer);
-  socket.set(zmq::sockopt::linger, 0);
-  options.security.as_client(socket);
-  security::WatchedSocket dealer(ctx, std::move(socket), options.security.curve());
-  dealer.socket().connect(parse_server(server).snapshot);
-  transport::send(dealer.socket(), chp::encode_history_request(request));
+  ServerRequest dealer(ctx, options.security, parse_server(server).snapshot);
+  dealer.send(chp::encode_history_request(request));
   KeyHistory out;
   while (true) {
-    zmq::pollitem_t items[] = {{dealer.socket().handle(), 0, ZMQ_POLLIN, 0},
-                               {dealer.monitor().events().handle(), 0, ZMQ_POLLIN, 0}};
-    if (zmq::poll(items, 2, until(silent_at)) == 0) return std::nullopt;
-    if (dealer.monitor().poll()) return std::nullopt;
     transport::Message msg;
-    if ((items[0].revents & ZMQ_POLLIN) == 0 || !transport::try_recv(dealer.socket(), &msg)) continue;
+    std::string why;
+    if (dealer.receive(silent_at, &msg, &why) != ServerRequest::Received::kMessage) return std::nullopt;
     if (msg.views.empty()) continue;
     if (msg.views[0] == chp::kKvHistCommand) {
       auto v = chp::decode_kvhist(msg.views);
@@ -88,7 +77,7 @@ KeyHistory key_history(const Options& options, std::string_view key, std::uint64
   while (Clock::now() < deadline) {
     // An empty snapshot (no key can be KTHXBAI) from whichever server
     // answers clients now: its KTHXBAI says whether it answers HISTORY?.
-    auto found = one_shot_snapshot(o, chp::kKthxbai, until(deadline), [](chp::KvMsg&&) { return true; }, [] {});
+    auto found = one_shot_snapshot(o, chp::kKthxbai, time_until(deadline), [](chp::KvMsg&&) { return true; }, [] {});
     if (found.result == OneShotSnapshot::Result::kHandshakeFailed) {
       out.result = R::kHandshakeFailed;
       out.detail = found.error;
