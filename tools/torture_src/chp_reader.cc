@@ -81,6 +81,7 @@ void ChpReader::on_kvpub(std::size_t from, const std::string& key, std::uint64_t
   }
   floor = std::max(floor, seq);
   max_sequence_ = std::max(max_sequence_, seq);
+  if (unchecked_key(key)) return;
   SeenState& state = seen_[key];
   if (uuid.empty() && body.empty()) return on_expiry(key, seq, state, now);
   auto ref = history_.find(uuid);

@@ -16,12 +16,14 @@ std::string ep(std::uint16_t port) { return "tcp://127.0.0.1:" + std::to_string(
 Cluster::Cluster(bool ha, const std::vector<std::string>& extra) {
   for (int i = 0; i < (ha ? 2 : 1); ++i) {
     std::uint16_t tower = testing::free_port_range(3);  // tower XSUB, XPUB, store publisher
+    std::uint16_t http = testing::free_port();
     std::vector<std::string> args{"--tower-port", std::to_string(tower), "--dafka-port", std::to_string(tower + 2),
+                                  "--http-port", std::to_string(http),
                                   "--beacon-interval-ms", "200", "--beacon-timeout-ms", "2000",
                                   "--hugz-interval-ms", "200"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto z = std::make_unique<testing::Zstored>(args);
-    members_.push_back(Member{tower, std::move(z)});
+    members_.push_back(Member{tower, http, std::move(z)});
   }
   if (!ha) return;
   std::string cut = (cut_dir_.path() / "cut").string();

@@ -1,6 +1,6 @@
 // Cluster: the zstored processes under torture: one server, or a Binary
-// Star pair (--ha), each with CHP, the Dafka store and its embedded tower on
-// free loopback ports and its own temporary data dir. A member can be
+// Star pair (--ha), each with CHP, the Dafka store, its embedded tower and
+// HTTP (/healthz) on free loopback ports and its own temporary data dir. A member can be
 // SIGKILLed and restarted on the same data dir and ports.
 #pragma once
 
@@ -23,6 +23,8 @@ class Cluster {
   void kill(int member);  // SIGKILL, then reaps it
   std::vector<std::string> chp_servers() const;  // "tcp://127.0.0.1:P" each
   std::vector<std::string> towers() const;       // "tcp://127.0.0.1:T" each
+  std::uint16_t chp_port(int member) const { return members_.at(member).zstored->chp_port(); }
+  std::uint16_t http_port(int member) const { return members_.at(member).http_port; }
   std::string log_tail(int member, std::size_t bytes = 2000) const;
   // How many times text occurs in the member's logs (every start so far).
   std::size_t log_count(int member, const std::string& text) const;
@@ -30,6 +32,7 @@ class Cluster {
  private:
   struct Member {
     std::uint16_t tower_port;
+    std::uint16_t http_port;
     std::unique_ptr<testing::Zstored> zstored;
   };
   std::vector<Member> members_;

@@ -9,6 +9,7 @@ namespace zstore::torture {
 const char* usage() {
   return "usage: zstore-torture [--minutes N] [--ha [--ha-fault F] [--wait-synced]] [--fault kill|power]\n"
          "                      [--sync P] [--seed S] [--min-up-ms MS] [--max-up-ms MS]\n"
+         "                      [--hostile N [--hostile-kinds K,..] [--hostile-connections M]]\n"
          "  SIGKILLs zstored (with --ha: either member of a Binary Star pair) at random moments\n"
          "  under CHP and Dafka load, restarts it and checks nothing published or ACKed was lost.\n"
          "  --minutes N     run time (default 1; fractions allowed)\n"
@@ -24,6 +25,12 @@ const char* usage() {
          "  --seed S        random seed (default: from the clock; printed)\n"
          "  --min-up-ms MS  shortest time between a restart and the next kill (default 300)\n"
          "  --max-up-ms MS  longest (default 3000)\n"
+         "  --hostile N     N hostile clients (0-64, default 0; not with --ha) misbehave against the server's\n"
+         "                  CHP and HTTP ports during the run, while a good client checks that a write's\n"
+         "                  publish round trip and /healthz each answer within 2 s\n"
+         "  --hostile-kinds K,..  what they do, in turn (default all): idle, slowsub, snapshot, ha,\n"
+         "                  malformed, http (docs/torture.md)\n"
+         "  --hostile-connections M  the most connections one hostile client holds (1-4096, default 16)\n"
          "  exit: 0 no violation, 1 violations or a server failed, 2 usage error\n";
 }
 
@@ -35,7 +42,44 @@ bool parse_number(std::string_view text, T* out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
+// "idle,http" -> the kinds; an error message on an unknown or repeated one.
+std::variant<std::vector<HostileKind>, std::string> parse_kinds(std::string_view text) {
+  std::vector<HostileKind> kinds;
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    auto name = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    bool found = false;
+    for (int k = 0; k < kHostileKinds && !found; ++k) {
+      auto kind = static_cast<HostileKind>(k);
+      if (name != hostile_kind_name(kind)) continue;
+      for (auto seen : kinds) {
+        if (seen == kind) return "--hostile-kinds names '" + std::string(name) + "' twice";
+      }
+      kinds.push_back(kind);
+      found = true;
+    }
+    if (!found) {
+      return "bad value '" + std::string(name) + "' for --hostile-kinds (idle, slowsub, snapshot, ha, malformed, http)";
+    }
+  }
+  if (kinds.empty()) return std::string("--hostile-kinds needs at least one kind");
+  return kinds;
+}
+
 }  // namespace
+
+const char* hostile_kind_name(HostileKind kind) {
+  switch (kind) {
+    case HostileKind::kIdle: return "idle";
+    case HostileKind::kSlowSub: return "slowsub";
+    case HostileKind::kSnapshot: return "snapshot";
+    case HostileKind::kHa: return "ha";
+    case HostileKind::kMalformed: return "malformed";
+    case HostileKind::kHttp: return "http";
+  }
+  return "?";
+}
 
 std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
   TortureOptions o;
@@ -75,6 +119,22 @@ std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
         }
         o.sync = text;
       }
+    } else if (a == "--hostile-kinds") {
+      auto v = value(a);
+      if (auto* err = std::get_if<std::string>(&v)) return *err;
+      auto kinds = parse_kinds(std::get<std::string_view>(v));
+      if (auto* err = std::get_if<std::string>(&kinds)) return *err;
+      o.hostile_kinds = std::get<std::vector<HostileKind>>(kinds);
+    } else if (a == "--hostile" || a == "--hostile-connections") {
+      auto v = value(a);
+      if (auto* err = std::get_if<std::string>(&v)) return *err;
+      auto text = std::get<std::string_view>(v);
+      int* target = a == "--hostile" ? &o.hostile : &o.hostile_connections;
+      int lowest = a == "--hostile" ? 0 : 1;
+      int highest = a == "--hostile" ? 64 : 4096;
+      if (!parse_number(text, target) || *target < lowest || *target > highest) {
+        return "bad value '" + std::string(text) + "' for " + std::string(a);
+      }
     } else if (a == "--minutes" || a == "--seed" || a == "--min-up-ms" || a == "--max-up-ms") {
       auto v = value(a);
       if (auto* err = std::get_if<std::string>(&v)) return *err;
@@ -101,6 +161,7 @@ std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
   }
   if (o.wait_synced && !o.ha) return std::string("--wait-synced needs --ha");
   if (fault_given && !o.ha) return std::string("--ha-fault needs --ha");
+  if (o.hostile > 0 && o.ha) return std::string("--hostile needs a single server (not --ha)");
   if (o.min_up_ms > o.max_up_ms) return std::string("--min-up-ms must not exceed --max-up-ms");
   return o;
 }

@@ -1,12 +1,14 @@
 // Command line of zstore-torture:
 //   zstore-torture [--minutes N] [--ha [--ha-fault one|both|staggered|partition]] [--fault kill|power]
 //                  [--sync always|batch|none] [--seed S]
+//                  [--hostile N [--hostile-kinds K,..] [--hostile-connections M]]
 // parse() returns the options, or an error message (usage error, exit 2).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace zstore::torture {
 
@@ -18,6 +20,18 @@ enum class HaFault {
   kPartition,  // cut the HA link while both serve, heal it
 };
 
+// What a hostile client does (hostile_clients.h), each selectable.
+enum class HostileKind {
+  kIdle,       // idle TCP connections held open to the CHP and HTTP ports
+  kSlowSub,    // a SUB that subscribes to everything and never reads
+  kSnapshot,   // ICANHAZ? for the whole map, the answer never read
+  kHa,         // PEERSNAPSHOT?, CATCHUP?, RECONCILE? from a non-peer, never read
+  kMalformed,  // malformed frames to the snapshot port and the collector
+  kHttp,       // HTTP bodies announced huge, and slowloris heads
+};
+inline constexpr int kHostileKinds = 6;
+const char* hostile_kind_name(HostileKind kind);
+
 struct TortureOptions {
   double minutes = 1.0;       // how long to run (fractions allowed)
   bool ha = false;            // a Binary Star pair instead of one server
@@ -28,6 +42,9 @@ struct TortureOptions {
   bool wait_synced = false;  // --ha: load only while the passive is synced
   bool power_cut = false;    // --fault power: each SIGKILL also loses what was not synced
   std::string sync;          // --sync for the servers; empty: their default
+  int hostile = 0;             // hostile clients beside the writers (single server only)
+  std::vector<HostileKind> hostile_kinds;  // empty: every kind
+  int hostile_connections = 16;  // the most connections one hostile client holds at a time
   bool help = false;
 };
 

@@ -15,6 +15,8 @@
 #include "tools/torture_src/chp_writers.h"
 #include "tools/torture_src/cluster.h"
 #include "tools/torture_src/dafka_load.h"
+#include "tools/torture_src/good_client.h"
+#include "tools/torture_src/hostile_clients.h"
 #include "tools/torture_src/violations.h"
 
 namespace zstore::torture {
@@ -77,6 +79,8 @@ class Torture {
 
  private:
   bool cycle(int n);
+  void start_hostile();
+  void print_hostile();
   // The fault of a cycle; each returns with the writers paused and every
   // member running (false: a member did not restart). *what tells the log.
   bool fault_one(std::string* what, std::int64_t* killed_ms);
@@ -106,6 +110,8 @@ class Torture {
   std::unique_ptr<ChpWriters> writers_;
   std::unique_ptr<DafkaLoad> dafka_;
   std::unique_ptr<client::CloneClient> follower_;
+  std::unique_ptr<HostileClients> hostile_;  // --hostile
+  std::unique_ptr<GoodClient> good_;         // --hostile: timed beside them
   std::int64_t up_since_ms_ = 0;
   int cycles_ = 0;           // completed kill/restart/verify cycles
   std::size_t printed_ = 0;  // violations printed so far
@@ -135,11 +141,13 @@ int Torture::run() {
   co.servers = servers;
   co.failover_timeout = 1000ms;
   follower_ = std::make_unique<client::CloneClient>(co);
+  if (options_.hostile > 0) start_hostile();
 
   auto end = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(options_.minutes * 60000));
   bool ok = true;
   while (ok && !stop_ && Clock::now() < end) ok = cycle(cycles_ + 1);
   writers_.reset();
+  print_hostile();
   std::size_t found = violations_.count();
   out_ << "cycles: " << cycles_ << " violations: " << found << " kvsets sent: " << history_.size()
        << " kvpubs seen: " << reader_->kvpubs() << " dafka published: " << dafka_->published()
@@ -149,6 +157,25 @@ int Torture::run() {
   out_ << "\n";
   printed_ += violations_.print(out_, printed_);
   return ok && found == 0 ? 0 : 1;
+}
+
+void Torture::start_hostile() {
+  HostileOptions ho;
+  ho.clients = options_.hostile;
+  ho.kinds = options_.hostile_kinds;
+  ho.max_connections = options_.hostile_connections;
+  hostile_ = std::make_unique<HostileClients>(ctx_, HostileTargets{cluster_.chp_port(0), cluster_.http_port(0)}, ho);
+  good_ = std::make_unique<GoodClient>(ctx_, cluster_.chp_port(0), cluster_.http_port(0), violations_);
+}
+
+// Stops them (the good client adds its last violations) and says what they did.
+void Torture::print_hostile() {
+  if (!hostile_) return;
+  std::string good = good_->summary();
+  good_.reset();
+  out_ << "hostile clients: " << hostile_->summary() << "\n"
+       << "good client while they ran: " << good << std::endl;
+  hostile_.reset();
 }
 
 void Torture::wait_up(std::chrono::milliseconds d) {
@@ -241,6 +268,7 @@ bool Torture::cycle(int n) {
   std::string what;
   std::int64_t killed_ms = 0;
   bool ok = false;
+  if (good_) good_->pause();  // a kill is not a slow answer
   switch (options_.ha ? options_.ha_fault : HaFault::kOne) {
     case HaFault::kOne: ok = fault_one(&what, &killed_ms); break;
     case HaFault::kBoth: ok = fault_both(&what, &killed_ms); break;
@@ -275,6 +303,7 @@ bool Torture::cycle(int n) {
   if (violations_.count() > before) print_member_logs();
   if (options_.wait_synced) wait_synced(synced_before);  // after a restart one member is the passive
   writers_->resume();
+  if (good_) good_->resume();
   ++cycles_;
   return true;
 }
