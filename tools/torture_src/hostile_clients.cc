@@ -96,6 +96,16 @@ zmq::socket_t stalled_socket(zmq::context_t& ctx, zmq::socket_type type, std::ui
   return s;
 }
 
+// Up to step.max of them; fewer when the context or the process is out of sockets or fds.
+std::vector<zmq::socket_t> stalled_sockets(const Step& step, zmq::socket_type type, std::uint16_t port) {
+  std::vector<zmq::socket_t> held;
+  try {
+    for (int i = 0; i < step.max && step.running(); ++i) held.push_back(stalled_socket(step.ctx, type, port));
+  } catch (const zmq::error_t&) {
+  }
+  return held;
+}
+
 std::uint64_t idle(const Step& step) {
   std::vector<std::uint16_t> ports{step.targets.chp_port, static_cast<std::uint16_t>(step.targets.chp_port + 1),
                                    static_cast<std::uint16_t>(step.targets.chp_port + 2)};
@@ -112,10 +122,7 @@ std::uint64_t idle(const Step& step) {
 }
 
 std::uint64_t slow_sub(const Step& step) {
-  std::vector<zmq::socket_t> held;
-  for (int i = 0; i < step.max && step.running(); ++i) {
-    held.push_back(stalled_socket(step.ctx, zmq::socket_type::sub, static_cast<std::uint16_t>(step.targets.chp_port + 1)));
-  }
+  auto held = stalled_sockets(step, zmq::socket_type::sub, static_cast<std::uint16_t>(step.targets.chp_port + 1));
   step.hold();
   return held.size();
 }
@@ -123,10 +130,7 @@ std::uint64_t slow_sub(const Step& step) {
 // DEALERs asking (again every second: asking again renews a slot) and
 // never reading the answers.
 std::uint64_t ask_unread(const Step& step, const std::vector<protocol::Frames>& requests) {
-  std::vector<zmq::socket_t> held;
-  for (int i = 0; i < step.max && step.running(); ++i) {
-    held.push_back(stalled_socket(step.ctx, zmq::socket_type::dealer, step.targets.chp_port));
-  }
+  auto held = stalled_sockets(step, zmq::socket_type::dealer, step.targets.chp_port);
   std::uint64_t asked = 0;
   for (std::size_t round = 0; step.running(); ++round) {
     for (std::size_t i = 0; i < held.size(); ++i, ++asked) send_frames(held[i], requests[(i + round) % requests.size()]);
@@ -159,7 +163,7 @@ std::vector<protocol::Frames> malformed_messages() {
           {std::string("\xff\xfe\x00\x01", 4), std::string(70000, 'x')}};
 }
 
-std::uint64_t malformed(const Step& step) {
+std::uint64_t malformed(const Step& step) try {
   zmq::socket_t dealer = stalled_socket(step.ctx, zmq::socket_type::dealer, step.targets.chp_port);
   zmq::socket_t pub(step.ctx, zmq::socket_type::pub);
   pub.set(zmq::sockopt::linger, 0);
@@ -176,6 +180,9 @@ std::uint64_t malformed(const Step& step) {
     step.pause(20ms);
   }
   return sent;
+} catch (const zmq::error_t&) {
+  step.hold();  // out of sockets: this step does nothing
+  return 0;
 }
 
 // Half the connections announce a 1 GiB body and trickle it (at most
@@ -220,8 +227,9 @@ std::uint64_t act(HostileKind kind, const Step& step) {
 
 }  // namespace
 
-HostileClients::HostileClients(zmq::context_t& ctx, HostileTargets targets, HostileOptions options)
-    : ctx_(ctx), targets_(targets), options_(std::move(options)) {
+HostileClients::HostileClients(HostileTargets targets, HostileOptions options)
+    : targets_(targets), options_(std::move(options)) {
+  ctx_.set(zmq::ctxopt::max_sockets, options_.clients * options_.max_connections + 64);
   if (options_.kinds.empty()) {
     for (int k = 0; k < kHostileKinds; ++k) options_.kinds.push_back(static_cast<HostileKind>(k));
   }

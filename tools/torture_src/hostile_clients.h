@@ -4,7 +4,10 @@
 // each: open up to max_connections connections or sockets, misbehave on
 // them, close them all, go on with the next kind. Failures to connect (the
 // server is down between a kill and its restart) are counted, not fatal.
-// The destructor stops and joins every thread within about a second.
+// They use a ZeroMQ context of their own, sized for clients x
+// max_connections sockets; a socket or connection that cannot be made (out
+// of fds) ends that step's opening early. The destructor stops and joins
+// every thread within about a second.
 #pragma once
 
 #include <array>
@@ -35,7 +38,7 @@ struct HostileOptions {
 
 class HostileClients {
  public:
-  HostileClients(zmq::context_t& ctx, HostileTargets targets, HostileOptions options);
+  HostileClients(HostileTargets targets, HostileOptions options);
   ~HostileClients();
   HostileClients(const HostileClients&) = delete;
   HostileClients& operator=(const HostileClients&) = delete;
@@ -46,7 +49,7 @@ class HostileClients {
  private:
   void run(int id);
 
-  zmq::context_t& ctx_;
+  zmq::context_t ctx_;
   HostileTargets targets_;
   HostileOptions options_;
   std::atomic<bool> stop_{false};

@@ -164,7 +164,7 @@ void Torture::start_hostile() {
   ho.clients = options_.hostile;
   ho.kinds = options_.hostile_kinds;
   ho.max_connections = options_.hostile_connections;
-  hostile_ = std::make_unique<HostileClients>(ctx_, HostileTargets{cluster_.chp_port(0), cluster_.http_port(0)}, ho);
+  hostile_ = std::make_unique<HostileClients>(HostileTargets{cluster_.chp_port(0), cluster_.http_port(0)}, ho);
   good_ = std::make_unique<GoodClient>(ctx_, cluster_.chp_port(0), cluster_.http_port(0), violations_);
 }
 
