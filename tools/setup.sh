@@ -47,7 +47,7 @@ ZSTORE_RUNTIME_PACKAGES=(
 )
 # What only the test suite (tools/test) needs besides: pyzmq (for
 # /usr/bin/python3; writes and reads CURVE certificates against ours in
-# tests/security), promtool (ops_promtool_test), help2man (the man pages of
+# tests/security, and runs tools/probe-hostile), promtool (ops_promtool_test), help2man (the man pages of
 # the Debian package), lintian, dpkg-dev and systemd-analyze (package_test),
 # redis-server, the client libraries of zstore-peer-load and ss (iproute2:
 # free ports) for bench_peers_smoke_test.
