@@ -39,7 +39,7 @@ BOOST_AUTO_TEST_CASE(good_clients_are_answered_beside_hostile_ones) {
   BOOST_TEST(std::stoi(m[1]) >= 1);
   BOOST_TEST(std::stoi(m[2]) == 0);
   BOOST_REQUIRE_MESSAGE(
-      std::regex_search(out, m, std::regex("round trips (\\d+) \\(max \\d+ ms\\), /healthz (\\d+) .*over 2 s: (\\d+)")),
+      std::regex_search(out, m, std::regex("round trips (\\d+) \\(max \\d+ ms\\), /healthz (\\d+) .*over \\d+ s: (\\d+)")),
       out);
   BOOST_TEST(std::stoi(m[1]) >= 5, "too few round trips timed: " << m[1]);
   BOOST_TEST(std::stoi(m[2]) >= 5, "too few /healthz timed: " << m[2]);

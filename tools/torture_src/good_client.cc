@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tools/harness/chp_peer.h"
+#include "tools/harness/harness.h"
 
 namespace zstore::torture {
 
@@ -18,16 +19,19 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto kGiveUp = 5s;  // an operation is abandoned (and counted over budget) after this
+// The budget, and when an operation is abandoned (and counted over it):
+// times the build's time scale (sanitizers run zstored several times slower).
+std::chrono::milliseconds budget() { return testing::scaled(kGoodClientBudget); }
+std::chrono::milliseconds give_up() { return testing::scaled(5000ms); }
 
 std::chrono::milliseconds since(Clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
 }
 
 // KVSET then its own KVPUB (by UUID), sent again every 250 ms (a new
-// peer's PUB and SUB connect asynchronously) until kGiveUp.
+// peer's PUB and SUB connect asynchronously) until give_up().
 bool round_trip(testing::ChpPeer& peer, const std::string& key) {
-  auto deadline = Clock::now() + kGiveUp;
+  auto deadline = Clock::now() + give_up();
   while (Clock::now() < deadline) {
     std::string uuid = peer.set(key, "1");
     auto round = std::min(deadline, Clock::now() + 250ms);
@@ -45,7 +49,7 @@ bool round_trip(testing::ChpPeer& peer, const std::string& key) {
 bool healthz(std::uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
-  timeval tv{static_cast<time_t>(kGiveUp.count()), 0};
+  timeval tv{static_cast<time_t>(give_up().count() / 1000), 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   sockaddr_in a{};
@@ -114,18 +118,18 @@ void GoodClient::record(const char* what, std::chrono::milliseconds took, bool a
   bool trip = std::string_view(what) != "/healthz";
   ++(trip ? trips_ : healthz_);
   raise_max(trip ? max_trip_ms_ : max_healthz_ms_, took.count());
-  if (answered && took <= kGoodClientBudget) return;
+  if (answered && took <= budget()) return;
   if (++over_ <= 20) {
     violations_.add("good client slow", std::string(what) + (answered ? " answered in " : " not answered within ") +
                                             std::to_string(took.count()) + " ms (budget " +
-                                            std::to_string(kGoodClientBudget.count()) + " ms)");
+                                            std::to_string(budget().count()) + " ms)");
   }
 }
 
 std::string GoodClient::summary() const {
   return "round trips " + std::to_string(trips_) + " (max " + std::to_string(max_trip_ms_) + " ms), /healthz " +
          std::to_string(healthz_) + " (max " + std::to_string(max_healthz_ms_) + " ms), over " +
-         std::to_string(kGoodClientBudget.count() / 1000) + " s: " + std::to_string(over_);
+         std::to_string(budget().count() / 1000) + " s: " + std::to_string(over_);
 }
 
 }  // namespace zstore::torture

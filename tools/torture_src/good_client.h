@@ -2,8 +2,9 @@
 // thread that, while not paused, times in turn a CHP write's publish round
 // trip (KVSET to P+2, its KVPUB on its own SUB to P+1) and a GET /healthz,
 // and adds a violation for each that does not answer within the budget
-// (2 s; the first 20 in detail, then a count). pause() before a kill:
-// what is in flight then is not counted.
+// (2 s, times the build's time scale: harness.h; the first 20 in detail,
+// then a count). pause() before a kill: what is in flight then is not
+// counted.
 #pragma once
 
 #include <atomic>
