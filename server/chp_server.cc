@@ -343,10 +343,9 @@ void ChpServer::publish_received(ReceivedMessage& msg, std::uint64_t sequence) {
   char sequence_bytes[chp::kSequenceSize];
   protocol::store_be<std::uint64_t>(sequence_bytes, sequence);
   msg.parts[1].rebuild(sequence_bytes, sizeof(sequence_bytes));
-  if (try_send_parts(publisher_, msg.parts) != SendOutcome::kSent) return;
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;  // before the send, which empties the parts
   for (const auto& part : msg.parts) bytes += part.size();
-  count_published(bytes);
+  if (try_send_parts(publisher_, msg.parts) == SendOutcome::kSent) count_published(bytes);
 }
 
 // What the connection watch's byte budget compares each subscriber's
