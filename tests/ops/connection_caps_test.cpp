@@ -41,10 +41,16 @@ int idle_connection(std::uint16_t port) {
   return fd;
 }
 
-double refused(const std::map<std::string, double>& m) {
+// Connections the CHP ports refused, from /metrics (0 if it does not
+// answer or has no such series).
+double refused(std::uint16_t http_port) {
+  HttpReply r = http_request(http_port, "GET", "/metrics");
+  if (r.status != 200) return 0;
+  auto m = parse_prometheus(r.body);
   double n = 0;
   for (const char* port : {"chp-snapshot", "chp-updates", "chp-collector"}) {
-    n += metric(m, std::string("zstore_connections_refused_total{port=\"") + port + "\"}");
+    auto it = m.find(std::string("zstore_connections_refused_total{port=\"") + port + "\"}");
+    if (it != m.end()) n += it->second;
   }
   return n;
 }
@@ -71,13 +77,15 @@ BOOST_AUTO_TEST_CASE(flood_of_idle_connections_leaves_the_database_its_files) {
     BOOST_REQUIRE(fd >= 0);
     flood.push_back(fd);
   }
-  BOOST_REQUIRE_MESSAGE(wait_until([&] { return refused(z.metrics()) >= kFlood - 4 * kPerPort; }, 20s),
-                        "refused " << refused(z.metrics()));
-
-  BOOST_TEST_MESSAGE("refused " << refused(z.metrics()) << " of " << kFlood);
+  // Many refused (each port keeps its 40; connects past the listen backlog
+  // arrive later, as their SYNs are retried). Within 5 s: libzmq closes
+  // idle connections after its 30 s handshake time, which would end the
+  // flood for a server without the caps too.
+  BOOST_CHECK(wait_until([&] { return refused(z.http_port) >= kFlood / 3; }, 5s));
+  BOOST_TEST_MESSAGE("refused " << refused(z.http_port) << " of " << kFlood);
   // 4 MiB of values: chp_map's memtables flush, RocksDB opens new files.
   for (int i = 0; i < 40; ++i) peer.set("/big/" + std::to_string(i), std::string(100 << 10, 'x'));
-  BOOST_REQUIRE(peer.wait_kvpub("/big/39", scaled(10s)));
+  BOOST_CHECK(peer.wait_kvpub("/big/39", scaled(10s)));
   BOOST_CHECK(round_trip(peer, peer, "/during-flood"));
   auto t0 = Clock::now();
   HttpReply health = http_request(z.http_port, "GET", "/healthz");
@@ -90,7 +98,11 @@ BOOST_AUTO_TEST_CASE(flood_of_idle_connections_leaves_the_database_its_files) {
   ChpPeer late(ctx, "tcp://127.0.0.1", z.server.chp_port());
   BOOST_CHECK(late.wait_connected(scaled(5s)));
   BOOST_CHECK(late.snapshot("/big/", scaled(2s)).has_value());
-  BOOST_CHECK(wait_until([&] { return metric(z.metrics(), "zstore_connections{port=\"chp-snapshot\"}") <= 3; }, 10s));
+  BOOST_CHECK(wait_until([&] {
+    auto m = z.metrics();
+    auto open = m.find("zstore_connections{port=\"chp-snapshot\"}");
+    return open != m.end() && open->second <= 3;
+  }, 10s));
   std::string log = z.server.log();
   BOOST_CHECK_MESSAGE(log.find("Too many open files") == std::string::npos, log);
   BOOST_CHECK(log.find("connection refused") != std::string::npos);
