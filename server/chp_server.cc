@@ -66,6 +66,11 @@ void ChpServer::start() {
   config_.security.as_server(router_, "chp-snapshot");
   config_.security.as_server(publisher_, "chp-updates");
   config_.security.as_server(collector_, "chp-collector");
+  if (ConnectionWatch* w = config_.connections) {
+    w->watch(router_, "chp-snapshot");
+    published_ = w->watch(publisher_, "chp-updates", config_.subscriber_buffer_bytes);
+    w->watch(collector_, "chp-collector");
+  }
   auto eps = endpoints();
   router_.bind(eps[0]);
   publisher_.bind(eps[1]);
@@ -95,6 +100,9 @@ void ChpServer::start() {
 
 void ChpServer::stop() {
   if (!reactor_.stop()) return;
+  if (config_.connections) {
+    for (auto* s : {&router_, &publisher_, &collector_}) ConnectionWatch::unwatch(*s);
+  }
   router_.close();
   publisher_.close();
   collector_.close();
@@ -324,7 +332,9 @@ bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::spa
 // and recovers by sequence gap detection and a new snapshot.
 void ChpServer::publish(const storage::ChpWrite& w) {
   chp::KvMsgFrames frames(w.key, w.sequence, w.uuid, w.properties, w.value);
-  (void)try_send(publisher_, frames.frames());
+  if (try_send(publisher_, frames.frames()) == SendOutcome::kSent) {
+    count_published(w.key.size() + w.uuid.size() + w.properties.size() + w.value.size() + chp::kSequenceSize);
+  }
 }
 
 // The KVSET's own parts, its sequence frame replaced: the same bytes as
@@ -333,7 +343,15 @@ void ChpServer::publish_received(ReceivedMessage& msg, std::uint64_t sequence) {
   char sequence_bytes[chp::kSequenceSize];
   protocol::store_be<std::uint64_t>(sequence_bytes, sequence);
   msg.parts[1].rebuild(sequence_bytes, sizeof(sequence_bytes));
-  (void)try_send_parts(publisher_, msg.parts);
+  std::size_t bytes = 0;  // before the send, which empties the parts
+  for (const auto& part : msg.parts) bytes += part.size();
+  if (try_send_parts(publisher_, msg.parts) == SendOutcome::kSent) count_published(bytes);
+}
+
+// What the connection watch's byte budget compares each subscriber's
+// progress with (connection_watch.h).
+void ChpServer::count_published(std::size_t bytes) {
+  if (published_) published_->published_bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 void ChpServer::serve_snapshot_requests() {

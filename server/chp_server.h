@@ -36,6 +36,7 @@
 #include "server/chp_snapshots.h"
 #include "server/chp_write_acks.h"
 #include "server/chp_write_requests.h"
+#include "server/connection_watch.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
 #include "server/zmq_frames.h"
@@ -108,6 +109,11 @@ struct ChpServerConfig {
   // The context's I/O threads batch while snapshots stream (io_batching.h);
   // null: never. Outlives the server.
   IoBatching* io_batching = nullptr;
+  // Caps the three ports' connections and drops publisher connections more
+  // than subscriber_buffer_bytes behind (connection_watch.h); null: no caps.
+  // Outlives the server, stopped after it.
+  ConnectionWatch* connections = nullptr;
+  std::uint64_t subscriber_buffer_bytes = 0;
 };
 
 class ChpServer {
@@ -191,6 +197,7 @@ class ChpServer {
   bool commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received = {});
   void publish(const storage::ChpWrite& w);
   void publish_received(ReceivedMessage& msg, std::uint64_t sequence);
+  void count_published(std::size_t bytes);
   void report_malformed(const char* where, const protocol::DecodeError& error);
   // Access rules (chp_server_acl.cc; all pass without an ACL).
   bool may_write(const ReceivedMessage& msg, std::string_view key);
@@ -265,6 +272,7 @@ class ChpServer {
   BoundEndpoint router_ep_;
   BoundEndpoint publisher_ep_;
   BoundEndpoint collector_ep_;
+  WatchedPort* published_ = nullptr;  // the publisher's bytes, for the watch's byte budget
   KeyRevocations::Watch revocations_;
   std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};

@@ -78,6 +78,7 @@ void DafkaStore::start() {
   sub_monitor_.set(zmq::sockopt::linger, 0);
   sub_monitor_.connect(monitor_endpoint);
   config_.security.as_server(xpub_, "dafka-store");
+  if (config_.connections) published_ = config_.connections->watch(xpub_, "dafka-store", config_.subscriber_buffer_bytes);
   xpub_.bind(endpoint());
   xpub_ep_ = BoundEndpoint(&xpub_, "Dafka store publisher", &metrics_.ports_unbound);
   revocations_ = KeyRevocations::Watch(config_.revocations);
@@ -89,6 +90,7 @@ void DafkaStore::stop() {
   if (!reactor_.stop()) return;
   fetches_.clear();
   discovery_.close();
+  if (config_.connections) ConnectionWatch::unwatch(xpub_);
   xpub_.close();
   (void)zmq_socket_monitor(sub_.handle(), nullptr, 0);
   sub_monitor_.close();
@@ -146,8 +148,21 @@ void DafkaStore::report_invalid(const char* what) {
   bad_input_log_.log(spdlog::level::warn, "Dafka: dropped {}", what);
 }
 
+// What the connection watch's byte budget compares each subscriber's
+// progress with (connection_watch.h).
+template <typename FrameList>
+void DafkaStore::count_published(const FrameList& frames) {
+  if (!published_) return;
+  std::size_t bytes = 0;
+  for (const auto& f : frames) bytes += f.size();
+  published_->published_bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
 bool DafkaStore::send(const protocol::Frames& frames) {
-  if (try_send(xpub_, frames) == SendOutcome::kSent) return true;
+  if (try_send(xpub_, frames) == SendOutcome::kSent) {
+    count_published(frames);
+    return true;
+  }
   metrics_.sends_dropped.fetch_add(1, std::memory_order_relaxed);
   return false;
 }
@@ -334,7 +349,9 @@ void DafkaStore::on_fetch(dafka::Fetch&& fetch) {
 void DafkaStore::pump_fetches() {
   if (!fetches_.active()) return;
   std::size_t sent = fetches_.pump(config_.fetch_slice, [this](protocol::FrameViews frames) {
-    return try_send(xpub_, frames) == SendOutcome::kSent;
+    if (try_send(xpub_, frames) != SendOutcome::kSent) return false;
+    count_published(frames);
+    return true;
   });
   metrics_.direct_records_sent.fetch_add(sent, std::memory_order_relaxed);
   metrics_.direct_heads_sent.fetch_add(fetches_.trailers_sent() - trailers_counted_, std::memory_order_relaxed);

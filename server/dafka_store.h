@@ -42,6 +42,7 @@
 #include "server/dafka_gaps.h"
 #include "server/dafka_limits.h"
 #include "server/dafka_metrics.h"
+#include "server/connection_watch.h"
 #include "server/io_batching.h"
 #include "server/key_revocations.h"
 #include "server/log.h"
@@ -83,6 +84,11 @@ struct DafkaStoreConfig {
   // The context's I/O threads batch while FETCHes are answered
   // (io_batching.h); null: never. Outlives the store.
   IoBatching* io_batching = nullptr;
+  // Caps the XPUB's connections and drops subscribers more than
+  // subscriber_buffer_bytes behind (connection_watch.h); null: no caps.
+  // Outlives the store, stopped after it.
+  ConnectionWatch* connections = nullptr;
+  std::uint64_t subscriber_buffer_bytes = 0;
 };
 
 class DafkaStore {
@@ -148,6 +154,8 @@ class DafkaStore {
   // Sends without blocking; a message that would block is dropped and counted
   // (every message but a DIRECT-RECORD is one the protocol sends again).
   bool send(const protocol::Frames& frames);
+  template <typename FrameList>
+  void count_published(const FrameList& frames);
   void report_malformed(const char* where, const protocol::DecodeError& error);
   void report_invalid(const char* what);
 
@@ -162,6 +170,7 @@ class DafkaStore {
   zmq::socket_t sub_monitor_;  // PAIR: sub_'s ZMQ_EVENT_DISCONNECTED events
   Clock::time_point next_monitor_check_{};
   BoundEndpoint xpub_ep_;
+  WatchedPort* published_ = nullptr;  // the XPUB's bytes, for the watch's byte budget
   KeyRevocations::Watch revocations_;
   ReactorThread reactor_{metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
   DafkaDiscovery discovery_;

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "server/fd_budget.h"
 #include "server/log.h"
 #include "server/options.h"
 #include "server/zstored_reactors.h"
@@ -20,11 +21,20 @@ namespace {
 
 int run(const ServerOptions& o) {
   block_handled_signals();  // before any thread starts: main waits for them
+  std::uint64_t fd_limit = raise_fd_limit();
+  ConnectionPlan plan = plan_connections(fd_limit, o.max_connections);
+  if (!plan.error.empty()) {
+    spdlog::critical("cannot start: {}", plan.error);
+    return 1;
+  }
+  spdlog::info("file descriptor limit {}: up to {} connections, {} kept for the database and the process", fd_limit,
+               plan.total, kReservedFds);
   Storage st;
   if (!st.open(o)) return 1;
   DatabaseJobs jobs;  // declared after st (destroyed first), stopped after the reactors
   jobs.start(o, st);
   Reactors reactors;
+  reactors.limits = {static_cast<std::size_t>(o.max_connections_per_port), static_cast<std::size_t>(plan.total)};
   if (!reactors.start(o, st, *jobs.disk)) return 1;
   spdlog::info("zstored started: data dir {}, sync {}, endpoints:{}", o.data_dir, storage::to_string(o.sync),
                reactors.endpoints(o));

@@ -238,6 +238,26 @@ void loop_ages(PromWriter& w, const ServerView& view, double uptime) {
   if (view.tower) w.sample(static_cast<double>(view.tower->ports_unbound.load()), {{"loop", "tower"}});
 }
 
+// The connection caps and what they refused, by port (connection_watch.h).
+void connection_metrics(PromWriter& w, const ConnectionWatch& watch) {
+  gauge(w, "zstore_connections_limit", "TCP connections accepted at once across the ZeroMQ ports (--max-connections)",
+        watch.limits().total);
+  gauge(w, "zstore_connections_per_port_limit", "TCP connections accepted at once on one ZeroMQ port; 0 = none",
+        watch.limits().per_port);
+  auto per_port = [&](std::string_view name, std::string_view type, std::string_view help,
+                      const std::atomic<std::uint64_t> WatchedPort::*field) {
+    w.family(name, type, help);
+    for (const auto& p : watch.ports()) w.sample((p.*field).load(std::memory_order_relaxed), {{"port", p.name}});
+  };
+  per_port("zstore_connections", "gauge", "TCP connections open, by port", &WatchedPort::connections);
+  per_port("zstore_connections_refused_total", "counter",
+           "TCP connections closed as they arrived because a connection cap was reached, by port",
+           &WatchedPort::refused);
+  per_port("zstore_slow_subscribers_dropped_total", "counter",
+           "subscriber connections ended for falling more than --subscriber-buffer-bytes behind, by port",
+           &WatchedPort::slow_dropped);
+}
+
 // A gauge with one sample per column family.
 void per_column(PromWriter& w, std::string_view name, std::string_view help, const std::vector<ColumnSizes>& columns,
                 std::uint64_t ColumnSizes::*field) {
@@ -316,6 +336,7 @@ std::string render_metrics(const ServerView& view) {
             get(view.tower->loop_errors));
   }
   loop_ages(w, view, uptime);
+  if (view.connections) connection_metrics(w, *view.connections);
   ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
   if (view.disk) {
     gauge(w, "zstore_disk_free_bytes", "free bytes on the data dir's file system (last check)", view.disk->free_bytes());

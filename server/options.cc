@@ -63,6 +63,17 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("receive-buffer-bytes", po::value(&o.receive_buffer_bytes)->default_value(o.receive_buffer_bytes),
        "bytes one connection's receive queue may hold (CHP collector and HA follower, Dafka store); with "
        "--max-value-bytes and --dafka-max-message-bytes it sets the queues' high-water marks, see docs/operations.md")
+      ("max-connections", po::value(&o.max_connections)->default_value(o.max_connections),
+       "TCP connections accepted at once across the ZeroMQ ports (CHP, Dafka store, tower); more are closed as they "
+       "arrive and counted. 0 = the file descriptor limit less the fds kept for RocksDB and the process "
+       "(docs/operations.md); a value that does not fit in the limit stops zstored at start")
+      ("max-connections-per-port",
+       po::value(&o.max_connections_per_port)->default_value(o.max_connections_per_port),
+       "TCP connections accepted at once on one ZeroMQ port; 0 = only --max-connections")
+      ("subscriber-buffer-bytes", po::value(&o.subscriber_buffer_bytes)->default_value(o.subscriber_buffer_bytes),
+       "bytes a CHP subscriber (or Dafka store subscriber) may fall behind what is published to it before it is "
+       "disconnected and counted; it holds at most this plus its TCP send buffer and one message; 0 = no byte bound "
+       "(the 100,000-message queue only)")
       ("snapshot-stall-ms", po::value(&o.snapshot_stall_ms)->default_value(o.snapshot_stall_ms),
        "a CHP snapshot whose client reads nothing for this long is dropped and its RocksDB snapshot released; 0 = never")
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error")

@@ -26,6 +26,9 @@ struct ServerOptions {
   std::uint64_t receive_buffer_bytes = 4ull << 30;  // per CHP or Dafka receive queue (server/receive_budget.h)
   std::uint64_t max_batch_bytes = 64ull << 20;      // bytes drained per loop turn (CHP updates, Dafka messages)
   std::string log_level = "info";
+  std::uint64_t max_connections = 0;           // across every ZeroMQ port; 0 = what the fd limit leaves (fd_budget.h)
+  std::uint64_t max_connections_per_port = 0;  // 0 = only the total cap
+  std::uint64_t subscriber_buffer_bytes = 64ull << 20;  // per publisher connection (connection_watch.h); 0 = off
   std::uint64_t min_free_bytes = 1ull << 30;  // below it writes are refused; 0 = no watermark
   bool shared_core = false;  // tuning for reactors that share a core with background threads (--shared-core)
 

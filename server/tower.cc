@@ -26,13 +26,14 @@ std::string peer_address(zmq::message_t& frame) {
 }  // namespace
 
 Tower::Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMetrics& metrics,
-             security::SocketSecurity security, const KeyRevocations* revocations)
+             security::SocketSecurity security, const KeyRevocations* revocations, ConnectionWatch* connections)
     : ctx_(ctx),
       bind_(std::move(bind)),
       port_(port),
       metrics_(metrics),
       security_(std::move(security)),
-      revocations_(revocations) {}
+      revocations_(revocations),
+      connections_(connections) {}
 
 Tower::~Tower() { stop(); }
 
@@ -49,6 +50,10 @@ void Tower::start() {
   xpub_.set(zmq::sockopt::linger, 0);
   security_.as_server(xsub_, "tower-beacons");
   security_.as_server(xpub_, "tower-peers");
+  if (connections_) {
+    connections_->watch(xsub_, "tower-beacons");
+    connections_->watch(xpub_, "tower-peers");
+  }
   auto eps = endpoints();
   xsub_.bind(eps[0]);
   xpub_.bind(eps[1]);
@@ -59,6 +64,10 @@ void Tower::start() {
 
 void Tower::stop() {
   if (!reactor_.stop()) return;
+  if (connections_) {
+    ConnectionWatch::unwatch(xsub_);
+    ConnectionWatch::unwatch(xpub_);
+  }
   xsub_.close();
   xpub_.close();
 }

@@ -22,6 +22,7 @@
 
 #include "security/curve_socket.h"
 #include "server/bound_endpoint.h"
+#include "server/connection_watch.h"
 #include "server/key_revocations.h"
 #include "server/log.h"
 #include "server/reactor_thread.h"
@@ -31,9 +32,12 @@ namespace zstore::server {
 
 class Tower {
  public:
-  // revocations: the allow list's (zap_handler.h), or null; outlives the tower.
+  // revocations: the allow list's (zap_handler.h), or null; connections:
+  // caps both ports' connections (connection_watch.h), or null. Both
+  // outlive the tower.
   Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMetrics& metrics,
-        security::SocketSecurity security = {}, const KeyRevocations* revocations = nullptr);
+        security::SocketSecurity security = {}, const KeyRevocations* revocations = nullptr,
+        ConnectionWatch* connections = nullptr);
   ~Tower();
   Tower(const Tower&) = delete;
   Tower& operator=(const Tower&) = delete;
@@ -62,6 +66,7 @@ class Tower {
   BoundEndpoint xsub_ep_;
   BoundEndpoint xpub_ep_;
   KeyRevocations::Watch revocations_;
+  ConnectionWatch* connections_ = nullptr;
   RateLimiter bad_input_log_;
   ReactorThread reactor_{metrics_.loop_heartbeat_ms};
 };

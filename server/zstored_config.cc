@@ -32,6 +32,7 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
   c.history_max_age = std::chrono::milliseconds(o.chp_history_ms);
   c.max_batch_bytes = o.max_batch_bytes;
   c.receive_budget_bytes = o.receive_buffer_bytes;
+  c.subscriber_buffer_bytes = o.subscriber_buffer_bytes;
   if (!o.ha.empty()) {
     c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
                     std::chrono::milliseconds(o.ha_heartbeat_ms), o.ha_test_cut_file};

@@ -39,7 +39,9 @@ bool Reactors::start(const ServerOptions& o, Storage& st, const DiskWatch& disk)
   if (o.shared_core) io_batching = std::make_unique<IoBatching>(ctx);
   if (!start_security(o)) return false;
   try {
+    connections = std::make_unique<ConnectionWatch>(ctx, limits);
     start_reactors(o, st);
+    connections->start();
     if (o.http_port != 0) start_http(o, st, disk);
   } catch (const zmq::error_t& e) {
     spdlog::critical("cannot bind on {}: {}", o.bind, e.what());
@@ -59,18 +61,21 @@ void Reactors::start_reactors(const ServerOptions& o, Storage& st) {
     acl = open_acl(o);
     ChpServerConfig config = chp_config(o, security, acl);
     config.io_batching = io_batching.get();
+    config.connections = connections.get();
     if (zap) config.revocations = &auth_metrics.revocations;
     chp = std::make_unique<ChpServer>(ctx, *st.chp, std::move(config), chp_metrics);
     chp->start();
   }
   if (o.tower_port != 0) {
     tower = std::make_unique<Tower>(ctx, o.bind, o.tower_port, tower_metrics, security,
-                                    zap ? &auth_metrics.revocations : nullptr);
+                                    zap ? &auth_metrics.revocations : nullptr, connections.get());
     tower->start();
   }
   if (o.dafka_port != 0) {
     DafkaStoreConfig config = dafka_config(o, security, zap.get());
     config.io_batching = io_batching.get();
+    config.connections = connections.get();
+    config.subscriber_buffer_bytes = o.subscriber_buffer_bytes;
     if (zap) config.revocations = &auth_metrics.revocations;
     dafka = std::make_unique<DafkaStore>(ctx, *st.dafka, st.node_address, std::move(config), dafka_metrics);
     dafka->start();
@@ -88,6 +93,7 @@ void Reactors::start_http(const ServerOptions& o, Storage& st, const DiskWatch& 
   v.dafka = dafka ? &dafka_metrics : nullptr;
   v.tower = tower ? &tower_metrics : nullptr;
   v.auth = &auth_metrics;
+  v.connections = connections.get();
   if (ChpServer* server = chp.get()) v.ha_state = [server] { return std::string(server->ha_state()); };
   http = std::make_unique<HttpServer>(http_config(o), std::move(v));
   http->start();
@@ -116,6 +122,7 @@ void Reactors::stop() {
   dafka.reset();
   tower.reset();
   chp.reset();
+  if (connections) connections->stop();  // after the reactors: they unwatch their sockets first
   if (zap) zap->stop();
 }
 

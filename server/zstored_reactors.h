@@ -11,6 +11,7 @@
 
 #include "server/auth_metrics.h"
 #include "server/chp_server.h"
+#include "server/connection_watch.h"
 #include "server/dafka_store.h"
 #include "server/disk_watch.h"
 #include "server/http_server.h"
@@ -26,6 +27,10 @@ struct Reactors {
   zmq::context_t ctx;
   // Made by start() before any socket; outlives the reactors below.
   std::unique_ptr<IoBatching> io_batching;
+  // The connection caps (set before start(); fd_budget.h derives the
+  // total). Its watch starts after the reactors and stops after them.
+  ConnectionLimits limits;
+  std::unique_ptr<ConnectionWatch> connections;
   AuthMetrics auth_metrics;
   security::SocketSecurity security;
   std::unique_ptr<ZapHandler> zap;  // stopped after the reactors below

@@ -71,6 +71,14 @@ inline constexpr std::string_view kMetaCleanStop = "clean_stop";
 
 class BackgroundPacing;
 
+// The file descriptors the database may hold: table files RocksDB keeps
+// open (its max_open_files; more tables are reopened on demand) and the
+// rest (write-ahead logs, MANIFEST, info log, LOCK, a flush's or
+// compaction's outputs, blob files, a checkpoint). zstored keeps this many
+// free for it whatever its connections do (server/fd_budget.h).
+inline constexpr int kMaxOpenTableFiles = 512;
+inline constexpr std::uint64_t kDatabaseFds = kMaxOpenTableFiles + 64;
+
 struct DatabaseOptions {
   SyncPolicy sync = SyncPolicy::kAlways;
   bool read_only = false;        // open without writing anything; no lock held

@@ -186,6 +186,9 @@ rocksdb::DBOptions db_options(const DatabaseOptions& options, bool fresh) {
   // filled its memtable, so it pinned every log: 860 MB of logs after 6.4M
   // keys, all replayed by a restart after kill -9 (docs/benchmarks.md).
   db.max_total_wal_size = options.max_total_wal_bytes;
+  // Bounded (default: unlimited), so connections cannot starve the database
+  // of file descriptors: zstored reserves kDatabaseFds for it (database.h).
+  db.max_open_files = kMaxOpenTableFiles;
   if (options.env) db.env = options.env.get();
   db.listeners.push_back(std::make_shared<ManualRecovery>());
   // The pacing listener also counts write stalls (for /metrics); its

@@ -30,7 +30,13 @@ bool Zstored::start(std::chrono::milliseconds timeout) {
   if (!has) args.insert(args.end(), {"--dafka-port", "0", "--tower-port", "0"});
   args.insert(args.end(), extra_.begin(), extra_.end());
   auto log_file = logs_.path() / ("zstored-" + std::to_string(++starts_) + ".log");
-  process_ = std::make_unique<Process>(bin_path("zstored"), args, log_file);
+  std::string program = bin_path("zstored");
+  if (!launcher_.empty()) {
+    args.insert(args.begin(), program);
+    args.insert(args.begin(), launcher_.begin() + 1, launcher_.end());
+    program = launcher_[0];
+  }
+  process_ = std::make_unique<Process>(program, args, log_file);
   return wait_until([&] { return !process_->running() || process_->log().find("zstored started") != std::string::npos; },
                     timeout) &&
          process_->running();

@@ -21,6 +21,9 @@ class Zstored {
 
   // Appends flags for every later start (e.g. a pair naming each other).
   void add_args(const std::vector<std::string>& args) { extra_.insert(extra_.end(), args.begin(), args.end()); }
+  // Runs later starts under a command that execs zstored with its arguments
+  // (e.g. {"prlimit", "--nofile=1024:1024"}).
+  void run_under(std::vector<std::string> launcher) { launcher_ = std::move(launcher); }
 
   // Starts and waits until the log says it is serving; false on time-out
   // or early exit.
@@ -42,6 +45,7 @@ class Zstored {
   TempDir logs_;
   std::uint16_t chp_port_;
   std::vector<std::string> extra_;
+  std::vector<std::string> launcher_;
   std::unique_ptr<Process> process_;
   int starts_ = 0;
 };
