@@ -67,6 +67,9 @@ struct ReplicaConfig {
   // --replica-subtree: the prefix it follows and serves (empty: the whole
   // map); a snapshot request for anything wider is not answered.
   std::string subtree;
+  // The upstream link's sockets (follower, forwarders): plain, or CURVE
+  // clients with the replica's certificate and the upstream's key.
+  security::SocketSecurity upstream_security;
 };
 
 struct ChpServerConfig {

@@ -22,13 +22,15 @@ constexpr std::size_t kMaxWriteAskers = 65536;
 
 void ChpServer::start_replica() {
   follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.replica->upstreams.front(), config_.limits,
-                                            config_.now_ms, security::SocketSecurity{}, config_.receive_budget_bytes);
+                                            config_.now_ms, config_.replica->upstream_security,
+                                            config_.receive_budget_bytes);
   follower_->as_replica({config_.replica->upstreams, config_.replica->silence,
                          [this](std::span<const storage::ChpWrite> applied) { republish(applied); },
                          config_.replica->subtree});
   metrics_.replica_stale_after_ms = config_.replica->stale_after.count();
-  spdlog::info("replica of {}{} (last sequence {}, map {})", follower_->upstream(),
+  spdlog::info("replica of {}{}{} (last sequence {}, map {})", follower_->upstream(),
                config_.replica->subtree.empty() ? "" : " subtree '" + config_.replica->subtree + "'",
+               config_.replica->upstream_security.curve() ? " over CURVE" : "",
                store_.last_sequence(), store_.synced() ? "complete" : "incomplete");
   follower_->start();
   connect_forwarders();
@@ -47,10 +49,12 @@ void ChpServer::connect_forwarders() {
   forwarded_to_ = follower_->upstream();
   upstream_writer_ = zmq::socket_t(ctx_, zmq::socket_type::pub);
   upstream_writer_.set(zmq::sockopt::linger, 0);
+  config_.replica->upstream_security.as_client(upstream_writer_);
   upstream_writer_.connect(protocol::tcp_endpoint_at_offset(forwarded_to_, 2).value());
   upstream_writes_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);
   upstream_writes_.set(zmq::sockopt::linger, 0);
   upstream_writes_.set(zmq::sockopt::maxmsgsize, largest_chp_frame(config_.limits));
+  config_.replica->upstream_security.as_client(upstream_writes_);
   upstream_writes_.set(zmq::sockopt::immediate, 1);  // no queue to an upstream not connected: forward_write says so
   upstream_writes_.connect(forwarded_to_);
   write_askers_.clear();  // their clients retry (a WRITE? is idempotent by uuid)

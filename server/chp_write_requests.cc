@@ -1,5 +1,6 @@
 #include "server/chp_write_requests.h"
 
+#include <cstring>
 #include <utility>
 
 namespace zstore::server {
@@ -7,10 +8,27 @@ namespace zstore::server {
 namespace chp = protocol::chp;
 using Kind = chp::WriteOutcome::Kind;
 
+namespace {
+
+bool as_uuid(std::string_view bytes, std::array<char, chp::kUuidSize>* uuid) {
+  if (bytes.size() != chp::kUuidSize) return false;
+  std::memcpy(uuid->data(), bytes.data(), chp::kUuidSize);
+  return true;
+}
+
+}  // namespace
+
+ChpWriteRequests::ChpWriteRequests(std::size_t remembered) : remembered_(remembered) {
+  outcomes_.reserve(remembered_);
+  order_.reserve(remembered_);
+}
+
 std::optional<chp::WriteOutcome> ChpWriteRequests::earlier(std::string_view uuid) const {
-  auto it = outcomes_.find(std::string(uuid));
+  Uuid u;
+  if (!as_uuid(uuid, &u)) return std::nullopt;
+  auto it = outcomes_.find(u);
   if (it == outcomes_.end()) return std::nullopt;
-  return it->second;
+  return chp::WriteOutcome{Kind::kApplied, std::string(uuid), it->second, {}};
 }
 
 void ChpWriteRequests::add(std::string identity, storage::ChpWrite write, chp::Precondition precondition) {
@@ -58,7 +76,7 @@ std::vector<ChpWriteRequests::Reply> ChpWriteRequests::applied(const std::vector
   std::vector<Reply> replies;
   for (std::size_t i = 0; i < writes.size() && i < deciding_.size(); ++i) {
     chp::WriteOutcome outcome{Kind::kApplied, writes[i].uuid, writes[i].sequence, {}};
-    remember(outcome);
+    remember(outcome.uuid, outcome.sequence);
     replies.push_back({std::move(deciding_[i].identity), std::move(outcome)});
   }
   deciding_.clear();
@@ -73,18 +91,20 @@ std::vector<ChpWriteRequests::Reply> ChpWriteRequests::failed(const std::string&
 }
 
 void ChpWriteRequests::remember_applied(std::string_view uuid, std::uint64_t sequence) {
-  if (uuid.size() != chp::kUuidSize) return;  // an expiry, or a delete without uuid
-  remember({Kind::kApplied, std::string(uuid), sequence, {}});
+  remember(uuid, sequence);  // not an expiry's or a delete's without uuid (not 16 bytes)
 }
 
-void ChpWriteRequests::remember(const chp::WriteOutcome& outcome) {
-  if (remembered_ == 0) return;
-  if (!outcomes_.emplace(outcome.uuid, outcome).second) return;
-  order_.push_back(outcome.uuid);
-  while (order_.size() > remembered_) {
-    outcomes_.erase(order_.front());
-    order_.pop_front();
+void ChpWriteRequests::remember(std::string_view uuid, std::uint64_t sequence) {
+  Uuid u;
+  if (remembered_ == 0 || !as_uuid(uuid, &u)) return;
+  if (!outcomes_.emplace(u, sequence).second) return;
+  if (order_.size() < remembered_) {
+    order_.push_back(u);
+    return;
   }
+  outcomes_.erase(order_[next_]);
+  order_[next_] = u;
+  next_ = (next_ + 1) % remembered_;
 }
 
 }  // namespace zstore::server

@@ -10,9 +10,10 @@
 // thread-safe: one reactor's.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,7 +28,7 @@ namespace zstore::server {
 
 class ChpWriteRequests {
  public:
-  explicit ChpWriteRequests(std::size_t remembered = 65536) : remembered_(remembered) {}
+  explicit ChpWriteRequests(std::size_t remembered = 65536);
 
   struct Reply {
     std::string identity;  // the requester's ROUTER identity
@@ -61,7 +62,13 @@ class ChpWriteRequests {
     storage::ChpWrite write;
     protocol::chp::Precondition precondition;
   };
-  void remember(const protocol::chp::WriteOutcome& outcome);
+  // A UUID as a map key: 16 bytes inline (no allocation per outcome), hashed
+  // whole (a client chooses its UUIDs: they need not be random).
+  using Uuid = std::array<char, protocol::chp::kUuidSize>;
+  struct UuidHash {
+    std::size_t operator()(const Uuid& u) const { return std::hash<std::string_view>{}({u.data(), u.size()}); }
+  };
+  void remember(std::string_view uuid, std::uint64_t sequence);
 
   std::vector<Request> requests_;
   std::unordered_set<std::string> keys_;
@@ -71,8 +78,9 @@ class ChpWriteRequests {
   };
   std::vector<Deciding> deciding_;  // the writes decide() let through, in order
   std::size_t remembered_;
-  std::unordered_map<std::string, protocol::chp::WriteOutcome> outcomes_;
-  std::deque<std::string> order_;  // outcomes_' keys, oldest first
+  std::unordered_map<Uuid, std::uint64_t, UuidHash> outcomes_;  // applied write -> its sequence
+  std::vector<Uuid> order_;  // outcomes_' keys, a ring: order_[next_] is the oldest once full
+  std::size_t next_ = 0;
 };
 
 }  // namespace zstore::server

@@ -175,6 +175,10 @@ void describe_replica(po::options_description& d, ServerOptions& o, Raw& raw) {
        "a replica tries its next upstream after this long without a KVPUB or HUGZ")
       ("replica-stale-ms", po::value(&o.replica_stale_ms)->default_value(o.replica_stale_ms),
        "a replica that has not heard its upstream for this long says so in /healthz and KTHXBAI (stale-ms)")
+      ("replica-server-key", po::value(&o.replica_server_key),
+       "the upstream's public certificate (its NAME.key): the replica follows and forwards over CURVE, "
+       "authenticating with its own --curve-cert (which the upstream's --curve-allow must hold, and its --acl "
+       "grant r, and w where the replica's clients may write); without it the upstream link is plain")
       ("replica-subtree", po::value(&o.replica_subtree),
        "a replica of this subtree only (a key prefix, e.g. /site-a/): it stores and serves that prefix and "
        "answers no snapshot request for a wider one; its data dir must not have held another subtree");
@@ -325,12 +329,13 @@ std::optional<std::string> check_ha(const ServerOptions& o) {
 std::optional<std::string> check_replica(const ServerOptions& o) {
   if (o.replica_of.empty()) {
     if (!o.replica_subtree.empty()) return std::string("--replica-subtree needs --replica-of");
+    if (!o.replica_server_key.empty()) return std::string("--replica-server-key needs --replica-of");
     return std::nullopt;
   }
   if (!o.ha.empty()) return std::string("--replica-of cannot be combined with --ha (a replica follows a pair)");
   if (o.chp_port == 0) return std::string("--replica-of needs CHP (--chp-port is 0)");
-  if (!o.curve_cert.empty()) {
-    return std::string("--replica-of does not support --curve-cert yet (the upstream link is plain)");
+  if (!o.replica_server_key.empty() && o.curve_cert.empty()) {
+    return std::string("--replica-server-key needs --curve-cert: the replica authenticates upstream with its own key");
   }
   if (o.replica_of.size() > 2) return std::string("--replica-of: at most two upstreams (a pair)");
   for (const auto& u : o.replica_of) {

@@ -66,6 +66,9 @@ struct ServerOptions {
   std::uint32_t replica_silence_ms = 3000;
   std::uint32_t replica_stale_ms = 10000;
   std::string replica_subtree;  // empty: the whole map
+  // The upstream's public certificate: the upstream link is CURVE, the
+  // replica authenticating with its --curve-cert. Empty: a plain link.
+  std::string replica_server_key;
   std::string ha_test_cut_file;  // test seam: HA link cut while this file exists
   bool test_power_cut = false;   // test seam: unsynced writes die with the process (--test-power-cut)
   std::uint64_t chp_history = 1'000'000;  // updates kept in chp_history

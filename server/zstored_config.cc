@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "protocol/endpoint.h"
+#include "security/curve_cert.h"
 #include "server/http_auth.h"
 
 namespace zstore::server {
@@ -39,7 +40,12 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
   }
   if (!o.replica_of.empty()) {
     c.replica = ReplicaConfig{o.replica_of, std::chrono::milliseconds(o.replica_silence_ms),
-                              std::chrono::milliseconds(o.replica_stale_ms), o.replica_subtree};
+                              std::chrono::milliseconds(o.replica_stale_ms), o.replica_subtree, {}};
+    if (!o.replica_server_key.empty()) {
+      auto upstream = security::load_cert(o.replica_server_key, false);
+      if (!upstream.cert) throw std::runtime_error("--replica-server-key: " + upstream.error);
+      c.replica->upstream_security = {security.cert, upstream.cert->public_key};
+    }
   }
   return c;
 }

@@ -131,7 +131,7 @@ BOOST_AUTO_TEST_CASE(counter_loses_no_applied_increment_through_a_failover) {
 
   Tally tally;
   const auto start = Clock::now();
-  const auto stop_at = start + 20s;
+  const auto stop_at = start + 30s;  // 30 s of increments, the failover inside them
   std::vector<std::thread> clients;
   for (int i = 0; i < 8; ++i) clients.emplace_back([&] { increment(servers, stop_at, tally); });
 

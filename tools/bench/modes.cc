@@ -12,6 +12,7 @@
 
 #include "protocol/endpoint.h"
 #include "tools/bench/bench_curve.h"
+#include "tools/bench/conditional.h"
 #include "tools/bench/cpu_busy.h"
 #include "tools/bench/floor_relay.h"
 #include "tools/bench/load.h"
@@ -22,6 +23,7 @@
 #include "tools/bench/restart.h"
 #include "tools/bench/resync.h"
 #include "tools/bench/chain.h"
+#include "tools/bench/conditional.h"
 #include "tools/bench/scrape.h"
 #include "tools/bench/server_process.h"
 #include "tools/bench/storm.h"
@@ -260,6 +262,21 @@ void check_plain_refused(const Server& server, std::ostream& log) {
   log << "CURVE on: zstored refuses plaintext clients; ours use a key of its allow list\n";
 }
 
+// --conditional: the same load as confirmed, conditional writes
+// (conditional.h), beside the plain run on the same server.
+void conditional_run(Report& report, const Options& o, const Server& server, zmq::context_t& context,
+                     std::ostream& log) {
+  log << "conditional writes (WRITE? with if-seq / if-absent)...\n";
+  LoadSpec spec = spec_of(o, Shape::kChp);
+  spec.chp_uuids = true;
+  ConditionalTransport transport(context, server.ports.endpoint(server.ports.chp),
+                                 server.ports.endpoint(server.ports.chp + 1), server.ports.security);
+  measured_run(report, "conditional_", spec, transport, server.pid());
+  report.set("conditional_vs_plain", report.number("conditional_per_s") / report.number("per_s"));
+  report.set("conditional_refused", static_cast<double>(transport.refused()));
+  report.set("conditional_failed", static_cast<double>(transport.failed()));
+}
+
 Report chp_mode(const Options& o, std::ostream& log) {
   Report report("chp");
   std::unique_ptr<BenchCurve> curve = o.curve ? std::make_unique<BenchCurve>() : nullptr;
@@ -272,6 +289,7 @@ Report chp_mode(const Options& o, std::ostream& log) {
   report.set_text("key_order", o.key_order);
   report.set("key_space", static_cast<double>(o.key_space));
   streaming_runs(report, o, spec_of(o, Shape::kChp), transport, server, log);
+  if (o.conditional) conditional_run(report, o, server, context, log);
   return report;
 }
 

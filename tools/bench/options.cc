@@ -68,6 +68,10 @@ po::options_description describe(Options& o) {
        "chp, dafka: also run the floor relay with the same load (the relay plus one write of each turn's "
        "messages before it forwards them: chp_map entries of KVSETs, or Dafka records in runs per partition; "
        "the least a durable server does); adds ratio_vs_floor and, paced, paced_p99_vs_floor")
+      ("conditional", po::bool_switch(&o.conditional),
+       "chp: after the plain run, the same load as conditional writes (WRITE? on the snapshot socket, each "
+       "a read-modify-write of the writer's own keys: if-absent, then if-seq of its last outcome); adds "
+       "conditional_per_s, conditional_vs_plain and the refused / failed outcomes (0 expected)")
       ("curve", po::bool_switch(&o.curve),
        "chp, dafka: zstored with CURVE (--curve-cert, --curve-allow; keys made in a temp dir) and CURVE "
        "clients (chp: writers and subscriber; dafka: producer nodes, whose beacons carry their keys, and the "
@@ -115,6 +119,7 @@ void validate(const Options& o) {
   check(o.mode != "restart" || o.server.empty(), "restart kills and restarts the server itself: it cannot use --server");
   check(o.mode != "replay" || o.dafka_server.empty(),
         "replay restarts the store itself: it cannot use --dafka-server");
+  check(!o.conditional || o.mode == "chp", "--conditional is for the chp mode");
   check(!o.curve || o.mode == "chp" || o.mode == "dafka", "--curve applies to chp and dafka only");
   check(!o.curve || (o.server.empty() && o.dafka_server.empty()),
         "--curve starts its own zstored with fresh keys: it cannot use --server or --dafka-server");

@@ -46,6 +46,7 @@ struct Options {
   int client_cpu = 0;
   bool vs_relay = false;
   bool vs_floor = false;  // chp, dafka: also the floor relay (floor_relay.h) with the same load
+  bool conditional = false;  // chp: also a run of conditional writes (conditional.h)
   bool curve = false;  // chp, dafka: CURVE server and clients (fresh keys in a temp dir)
   bool json = false;
 };

@@ -1,0 +1,120 @@
+#include "tools/bench/conditional.h"
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/chp_writes.h"
+
+namespace zstore::bench {
+
+namespace chp = protocol::chp;
+
+class WriteOutlet : public Outlet {
+ public:
+  WriteOutlet(ConditionalTransport& owner, int writer)
+      : owner_(owner), socket_(owner.context_, zmq::socket_type::dealer), letter_(static_cast<char>('a' + writer % 26)) {
+    socket_.set(zmq::sockopt::sndhwm, 0);
+    socket_.set(zmq::sockopt::rcvhwm, 0);
+    socket_.set(zmq::sockopt::linger, 0);
+    owner.security_.as_client(socket_);
+    socket_.connect(owner.snapshot_);
+  }
+
+  // frames: a KVSET from make_message (key, seq, uuid, properties, body).
+  void send(const protocol::Frames& frames) override {
+    std::string key = frames.at(0);
+    key[0] = letter_;
+    std::string uuid = frames.at(2);
+    if (uuid.size() != chp::kUuidSize) throw std::runtime_error("conditional writes need the load's UUIDs");
+    // The retries of message 0 (until the receiver sees it) reuse its uuid:
+    // the server answers them without applying twice.
+    auto previous = pending_by_key_.find(key);
+    if (previous != pending_by_key_.end() && previous->second != uuid) wait_for_answer(key);
+    chp::Precondition precondition;
+    if (auto known = sequences_.find(key); known != sequences_.end()) {
+      precondition = {chp::Precondition::Kind::kSequence, known->second};
+    } else {
+      precondition.kind = chp::Precondition::Kind::kAbsent;
+    }
+    if (previous == pending_by_key_.end() || previous->second != uuid) {
+      pending_by_key_[key] = uuid;
+      key_by_uuid_[uuid] = key;
+    }
+    send_frames(socket_, chp::encode_write(key, uuid, frames.at(3), frames.at(4), precondition));
+    if (++sends_ % 32 == 0) tick();  // the load calls tick() only every 1,024 sends
+  }
+
+  void tick() override {
+    while (take_answer(std::chrono::milliseconds(0))) {
+    }
+  }
+  const std::string& partition() const override { return partition_; }
+
+ private:
+  void wait_for_answer(const std::string& key) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (pending_by_key_.count(key) != 0) {
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("no WRITTEN for 30 s");
+      take_answer(std::chrono::milliseconds(100));
+    }
+  }
+
+  // One WRITTEN, if one comes within `timeout`.
+  bool take_answer(std::chrono::milliseconds timeout) {
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, timeout) <= 0) return false;
+    std::vector<zmq::message_t> parts;
+    zmq::message_t part;
+    do {
+      if (!socket_.recv(part)) return false;
+      parts.push_back(std::move(part));
+    } while (parts.back().more());
+    std::vector<std::string_view> views;
+    for (auto& p : parts) views.emplace_back(p.data<char>(), p.size());
+    auto decoded = chp::decode_written(views);
+    if (!decoded.ok()) {
+      owner_.failed_++;
+      return true;
+    }
+    note(decoded.value());
+    return true;
+  }
+
+  void note(const chp::WriteOutcome& outcome) {
+    auto it = key_by_uuid_.find(outcome.uuid);
+    if (it == key_by_uuid_.end()) return;  // an answer to a retry already answered
+    const std::string key = it->second;
+    key_by_uuid_.erase(it);
+    if (auto p = pending_by_key_.find(key); p != pending_by_key_.end() && p->second == outcome.uuid) {
+      pending_by_key_.erase(p);
+    }
+    switch (outcome.kind) {
+      case chp::WriteOutcome::Kind::kApplied: owner_.applied_++; sequences_[key] = outcome.sequence; break;
+      case chp::WriteOutcome::Kind::kRefused: owner_.refused_++; sequences_[key] = outcome.sequence; break;
+      default: owner_.failed_++; break;
+    }
+  }
+
+  ConditionalTransport& owner_;
+  zmq::socket_t socket_;
+  char letter_;
+  std::uint64_t sends_ = 0;
+  std::string partition_;
+  std::unordered_map<std::string, std::uint64_t> sequences_;  // key -> its sequence, as last answered
+  std::unordered_map<std::string, std::string> pending_by_key_;  // key -> uuid of its unanswered write
+  std::unordered_map<std::string, std::string> key_by_uuid_;     // unanswered writes
+};
+
+ConditionalTransport::ConditionalTransport(zmq::context_t& context, std::string snapshot, std::string publisher,
+                                           security::SocketSecurity security)
+    : PubSubTransport(context, std::vector<std::string>{}, std::vector<std::string>{std::move(publisher)}, security),
+      context_(context),
+      snapshot_(std::move(snapshot)),
+      security_(std::move(security)) {}
+
+std::unique_ptr<Outlet> ConditionalTransport::open(int writer) { return std::make_unique<WriteOutlet>(*this, writer); }
+
+}  // namespace zstore::bench
