@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "server/log.h"
+#include "server/malloc_tuning.h"
 #include "server/options.h"
 #include "server/zstored_reactors.h"
 #include "server/zstored_signals.h"
@@ -49,5 +50,6 @@ int main(int argc, char** argv) {
     return outcome.exit_code;
   }
   zstore::server::init_logging(outcome.options->log_level);
+  if (!zstore::server::tune_malloc_for_large_values()) spdlog::warn("mallopt(M_MMAP_THRESHOLD) refused");
   return zstore::server::run(*outcome.options);
 }
