@@ -14,7 +14,11 @@ namespace zstore::server {
 // the memtables holding them are flushed. Setting it also stops glibc's
 // adjustment of M_TRIM_THRESHOLD (128 KiB), so heap tops are trimmed too.
 bool tune_malloc_for_large_values() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return true;  // the sanitizer's allocator replaces glibc's: nothing to tune
+#else
   return mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThresholdBytes)) == 1;
+#endif
 }
 
 }  // namespace zstore::server

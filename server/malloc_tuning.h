@@ -11,7 +11,8 @@ namespace zstore::server {
 inline constexpr std::size_t kMmapThresholdBytes = std::size_t{1} << 20;
 
 // Sets M_MMAP_THRESHOLD to kMmapThresholdBytes (see the .cc for why);
-// false if glibc refused it (zstored goes on with its defaults).
+// false if glibc refused it (zstored goes on with its defaults). Nothing
+// under ASan or TSan, whose allocators replace glibc's.
 bool tune_malloc_for_large_values();
 
 }  // namespace zstore::server

