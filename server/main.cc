@@ -9,6 +9,7 @@
 
 #include "server/fd_budget.h"
 #include "server/log.h"
+#include "server/malloc_tuning.h"
 #include "server/options.h"
 #include "server/zstored_reactors.h"
 #include "server/zstored_signals.h"
@@ -59,5 +60,6 @@ int main(int argc, char** argv) {
     return outcome.exit_code;
   }
   zstore::server::init_logging(outcome.options->log_level);
+  if (!zstore::server::tune_malloc_for_large_values()) spdlog::warn("mallopt(M_MMAP_THRESHOLD) refused");
   return zstore::server::run(*outcome.options);
 }

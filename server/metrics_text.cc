@@ -289,6 +289,21 @@ void storage_backlog(PromWriter& w, const std::vector<ColumnSizes>& columns, con
           stalls.pacing_lifts);
 }
 
+// RocksDB's memory against its two limits (storage/database.h).
+void rocksdb_memory(PromWriter& w, const storage::MemoryUse& use) {
+  gauge(w, "zstore_rocksdb_memtable_budget_bytes", "--memtable-budget-bytes: writes wait while the memtables hold it",
+        use.memtable_budget_bytes);
+  gauge(w, "zstore_rocksdb_memtable_budget_used_bytes",
+        "memory of all memtables as the budget counts it (also those flushed but still read by an iterator)",
+        use.memtable_bytes);
+  gauge(w, "zstore_rocksdb_block_cache_capacity_bytes", "--block-cache-bytes: the block cache all families share",
+        use.block_cache_capacity_bytes);
+  gauge(w, "zstore_rocksdb_block_cache_bytes", "blocks in the shared block cache (data, index and filter)",
+        use.block_cache_bytes);
+  gauge(w, "zstore_rocksdb_block_cache_pinned_bytes", "of those, blocks in use by readers now",
+        use.block_cache_pinned_bytes);
+}
+
 }  // namespace
 
 void PromWriter::family(std::string_view name, std::string_view type, std::string_view help) {
@@ -358,6 +373,7 @@ std::string render_metrics(const ServerView& view) {
              &ColumnSizes::sst_bytes);
   per_column(w, "zstore_rocksdb_memtable_bytes", "size of the memtables, by column family", columns,
              &ColumnSizes::memtable_bytes);
+  rocksdb_memory(w, view.db->memory_use());
   storage_backlog(w, columns, write_stalls(*view.db));
   return w.text();
 }

@@ -80,6 +80,12 @@ po::options_description describe(ServerOptions& o, Raw& raw) {
       ("min-free-bytes", po::value(&o.min_free_bytes)->default_value(o.min_free_bytes),
        "free bytes below which, on the data dir's file system, CHP updates and Dafka records are refused "
        "(checked every second); 0 disables")
+      ("memtable-budget-bytes", po::value(&o.memtable_budget_bytes)->default_value(o.memtable_budget_bytes),
+       "RocksDB memtables of all column families together: writes wait (nothing is lost) while they hold it, until "
+       "a flush frees some, so they never hold more than it plus one write batch; at least 8 MiB and 2 x "
+       "--max-batch-bytes (docs/operations.md, Sizing and memory)")
+      ("block-cache-bytes", po::value(&o.block_cache_bytes)->default_value(o.block_cache_bytes),
+       "RocksDB block cache shared by all column families, index and filter blocks included; at least 4 MiB")
       ("shared-core", po::bool_switch(&o.shared_core),
        "for a server confined to fewer cores than it has threads (e.g. pinned to one CPU): ZeroMQ's I/O threads "
        "SCHED_BATCH while a reactor streams or lags, RocksDB's flush and compaction threads reniced, and their "
@@ -349,6 +355,21 @@ std::optional<std::string> check_replica(const ServerOptions& o) {
   return std::nullopt;
 }
 
+// A budget of two batches at least: the chp_map flush asked for at half the
+// budget (storage/memory_budget.h) must come before one batch fills the rest.
+std::optional<std::string> check_memory(const ServerOptions& o) {
+  if (o.memtable_budget_bytes < storage::kMinMemtableBudgetBytes || o.memtable_budget_bytes / 2 < o.max_batch_bytes) {
+    return "--memtable-budget-bytes must be at least " + std::to_string(storage::kMinMemtableBudgetBytes) +
+           " and 2 x --max-batch-bytes (" + std::to_string(o.max_batch_bytes) + "), got " +
+           std::to_string(o.memtable_budget_bytes);
+  }
+  if (o.block_cache_bytes < storage::kMinBlockCacheBytes) {
+    return "--block-cache-bytes must be at least " + std::to_string(storage::kMinBlockCacheBytes) + ", got " +
+           std::to_string(o.block_cache_bytes);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   auto sync = storage::parse_sync_policy(raw.sync);
   if (!sync) return "--sync: expected none, batch or always, got '" + raw.sync + "'";
@@ -378,6 +399,7 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   if (o.max_value_bytes == 0) return std::string("--max-value-bytes must be positive");
   if (o.max_batch_bytes == 0) return std::string("--max-batch-bytes must be positive");
   if (o.receive_buffer_bytes == 0) return std::string("--receive-buffer-bytes must be positive");
+  if (auto e = check_memory(o)) return e;
   if (o.sync_interval_ms == 0) return std::string("--sync-interval-ms must be positive");
   if (o.hugz_interval_ms == 0) return std::string("--hugz-interval-ms must be positive");
   if (o.beacon_interval_ms == 0 || o.beacon_timeout_ms <= o.beacon_interval_ms) {

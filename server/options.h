@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "storage/dafka_retention_policy.h"
+#include "storage/database.h"
 #include "protocol/cidr.h"
 #include "storage/sync_policy.h"
 
@@ -31,6 +32,9 @@ struct ServerOptions {
   std::uint64_t subscriber_buffer_bytes = 64ull << 20;  // per publisher connection (connection_watch.h); 0 = off
   std::uint64_t min_free_bytes = 1ull << 30;  // below it writes are refused; 0 = no watermark
   bool shared_core = false;  // tuning for reactors that share a core with background threads (--shared-core)
+  // RocksDB's memory for all column families (storage/database.h).
+  std::uint64_t memtable_budget_bytes = storage::kDefaultMemtableBudgetBytes;
+  std::uint64_t block_cache_bytes = storage::kDefaultBlockCacheBytes;
 
   // Dafka store and tower.
   std::uint16_t dafka_port = 5582;  // 0 disables the store

@@ -42,6 +42,8 @@ bool Storage::open(const ServerOptions& o) {
   storage::DatabaseOptions dbo;
   dbo.sync = o.sync;
   dbo.shared_core = o.shared_core;
+  dbo.memtable_budget_bytes = o.memtable_budget_bytes;
+  dbo.block_cache_bytes = o.block_cache_bytes;
   if (o.test_power_cut) {
     power_cut = storage::make_power_cut();
     dbo.env = power_cut->env();

@@ -12,6 +12,7 @@
 #include "storage/background_pacing.h"
 #include "storage/database_options.h"
 #include "storage/info_log.h"
+#include "storage/memory_budget.h"
 #include "storage/slice.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -123,13 +124,14 @@ Status check_existing_columns(const std::string& dir, const DatabaseOptions& opt
 // missing added ones); descriptors[i + 1] is column (*column_of)[i].
 std::vector<rocksdb::ColumnFamilyDescriptor> column_descriptors(const DatabaseOptions& options,
                                                                 const std::vector<std::string_view>& missing,
+                                                                const MemoryBudget& memory,
                                                                 std::vector<std::size_t>* column_of) {
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, column_options("default", memory.block_cache()));
   for (std::size_t c = 0; c < kColumnCount; ++c) {
     auto name = kColumnNames[c];
     if (options.read_only && std::find(missing.begin(), missing.end(), name) != missing.end()) continue;
-    descriptors.emplace_back(std::string(name), column_options(name));
+    descriptors.emplace_back(std::string(name), column_options(name, memory.block_cache()));
     column_of->push_back(c);
   }
   return descriptors;
@@ -189,9 +191,11 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   rocksdb::DBOptions db = db_options(options, fresh);
   if (!missing.empty() && !options.read_only) db.create_missing_column_families = true;
   if (!options.read_only) db.info_log = make_info_log(dir, db.keep_log_file_num);
+  memory_ = std::make_unique<MemoryBudget>(options.memtable_budget_bytes, options.block_cache_bytes);
+  db.write_buffer_manager = memory_->write_buffers();
 
   std::vector<std::size_t> column_of;
-  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = column_descriptors(options, missing, &column_of);
+  auto descriptors = column_descriptors(options, missing, *memory_, &column_of);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs =
@@ -271,6 +275,7 @@ Status Database::write_with(rocksdb::WriteBatch& batch, WriteKind kind, bool syn
   rocksdb::SetPerfLevel(rocksdb::kDisable);
   rocksdb::WriteOptions wo;
   wo.sync = sync;
+  memory_->flush_ahead(db_.get(), handle(Column::kChpMap), batch.GetDataSize());
   {
     [[maybe_unused]] IgnoreRocksdbWriteGroup tsan;
     s = from_rocks(db_->Write(wo, &batch), "write failed");

@@ -69,7 +69,32 @@ inline constexpr std::string_view kMetaLayoutVersion = "layout_version";
 // sees "0".
 inline constexpr std::string_view kMetaCleanStop = "clean_stop";
 
+// The memory RocksDB holds for the whole database, whatever the column
+// family (database_options.h tells how the families' own memtable sizes
+// work under it). Memtables: writes wait (a stall, nothing is lost) while
+// they hold the budget, so they never hold more than it plus one write
+// batch. Today's families flush on their own well below it: chp_map's 32
+// of 1 MiB, dafka_records' 4 of 32 MiB, the others held by the write-ahead
+// log's bound (64 MiB). Block cache: data, index and filter blocks of every
+// family (LRU; pinned blocks may take it briefly past its capacity).
+inline constexpr std::uint64_t kDefaultMemtableBudgetBytes = 256ull << 20;
+inline constexpr std::uint64_t kDefaultBlockCacheBytes = 64ull << 20;
+// The least either may be set to: below it RocksDB would flush or read
+// back tables at every few writes.
+inline constexpr std::uint64_t kMinMemtableBudgetBytes = 8ull << 20;
+inline constexpr std::uint64_t kMinBlockCacheBytes = 4ull << 20;
+
+// What the budgets above hold now (Database::memory_use()).
+struct MemoryUse {
+  std::uint64_t memtable_bytes = 0;         // every memtable not yet freed (mutable, sealed, flushing)
+  std::uint64_t memtable_budget_bytes = 0;  // DatabaseOptions::memtable_budget_bytes
+  std::uint64_t block_cache_bytes = 0;      // blocks in the cache
+  std::uint64_t block_cache_pinned_bytes = 0;  // of those, in use by readers now
+  std::uint64_t block_cache_capacity_bytes = 0;  // DatabaseOptions::block_cache_bytes
+};
+
 class BackgroundPacing;
+class MemoryBudget;
 
 // The file descriptors the database may hold: table files RocksDB keeps
 // open (its max_open_files; more tables are reopened on demand) and the
@@ -90,6 +115,8 @@ struct DatabaseOptions {
   // compaction threads reniced (background_priority.h) and their writes
   // paced (background_pacing.h). Off: RocksDB's own scheduling.
   bool shared_core = false;
+  std::uint64_t memtable_budget_bytes = kDefaultMemtableBudgetBytes;  // see above; at least kMin...
+  std::uint64_t block_cache_bytes = kDefaultBlockCacheBytes;
 };
 
 class Database {
@@ -148,6 +175,9 @@ class Database {
   bool paces_background() const { return paces_background_; }
   rocksdb::ColumnFamilyHandle* handle(Column column) { return handles_[static_cast<std::size_t>(column)]; }
   const DatabaseOptions& options() const { return options_; }
+  // The memtables' and the block cache's use against their budgets. Cheap
+  // (atomics, no scan); any thread.
+  MemoryUse memory_use() const;
   const std::string& dir() const { return dir_; }
 
   // Metadata helpers on the kMeta column. get_meta leaves *value empty and
@@ -168,6 +198,8 @@ class Database {
 
   std::string dir_;
   DatabaseOptions options_;
+  // Shared by every column family; declared before db_, which also holds its parts.
+  std::unique_ptr<MemoryBudget> memory_;
   std::unique_ptr<rocksdb::DB> db_;
   std::shared_ptr<BackgroundPacing> pacing_;  // also among db_'s listeners
   bool paces_background_ = false;

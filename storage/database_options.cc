@@ -73,10 +73,14 @@ class ManualRecovery final : public rocksdb::EventListener {
 };
 
 // Block-based tables: bloom filters for point lookups, larger blocks for
-// the CHP map's whole scans.
-void set_table_options(std::string_view name, rocksdb::ColumnFamilyOptions* cfo) {
+// the CHP map's whole scans. Every family's blocks, with their index and
+// filter blocks, in the one shared cache (without it each family made its
+// own: 8 of them, 8 MiB each with RocksDB 7.8 and 32 MiB with 9.x).
+void set_table_options(std::string_view name, const std::shared_ptr<rocksdb::Cache>& block_cache,
+                       rocksdb::ColumnFamilyOptions* cfo) {
   rocksdb::ColumnFamilyOptions& cf = *cfo;
   rocksdb::BlockBasedTableOptions table;
+  table.block_cache = block_cache;
   // Point lookups on the CHP map and Dafka heads; cheap for the others.
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.cache_index_and_filter_blocks = true;
@@ -102,7 +106,12 @@ void set_chp_map_options(rocksdb::ColumnFamilyOptions* cfo) {
   // us of the writer's CPU per update with 1 MiB memtables, 1.4 with 2
   // MiB, 1.7 with 4 MiB). Sixteen are flushed together, so level 0 still
   // gets 16 MiB tables; sixteen more take writes while they flush (RocksDB
-  // slows writes down on the last one). At most 32 MiB of memtables.
+  // slows writes down on the last one). At most 32 MiB of memtables with
+  // small values. Under the database's memtable budget (MemoryBudget): a
+  // memtable holds at least one write, so with large values these hold
+  // more (a 16 MiB value makes a 16 MiB memtable); the budget then stalls
+  // writes at its limit, and its flush_ahead() flushes these sealed ones
+  // before they wait for their sixteenth.
   cf.write_buffer_size = kChpMapWriteBufferBytes;
   cf.min_write_buffer_number_to_merge = kChpMapWriteBuffersMerged;
   cf.max_write_buffer_number = 2 * kChpMapWriteBuffersMerged;
@@ -127,7 +136,12 @@ void set_dafka_records_options(rocksdb::ColumnFamilyOptions* cfo) {
   // server's shared core, and RocksDB stopped every write until the flush
   // ended: 100-200 ms every few seconds under a saturating load (LOG:
   // "Stopping writes because we have 2 immutable memtables"), Dafka's
-  // p999 98-209 ms against 17-31 ms now (docs/benchmarks.md).
+  // p999 98-209 ms against 17-31 ms now (docs/benchmarks.md). The 128 MiB
+  // fit in the database's memtable budget (256 MiB by default) beside
+  // chp_map's 32 and the other families, which the write-ahead log's bound
+  // (64 MiB) flushes; a smaller budget flushes them earlier (RocksDB
+  // flushes the family with the oldest memtable once the mutable ones hold
+  // 7/8 of it).
   cf.write_buffer_size = 32 << 20;
   cf.max_write_buffer_number = 4;
   // Record runs (dafka_log_internal.h) of kMinBlobBytes and more go to
@@ -150,9 +164,9 @@ void set_dafka_records_options(rocksdb::ColumnFamilyOptions* cfo) {
 
 }  // namespace
 
-rocksdb::ColumnFamilyOptions column_options(std::string_view name) {
+rocksdb::ColumnFamilyOptions column_options(std::string_view name, const std::shared_ptr<rocksdb::Cache>& block_cache) {
   rocksdb::ColumnFamilyOptions cf;
-  set_table_options(name, &cf);
+  set_table_options(name, block_cache, &cf);
   if (name == "chp_map") set_chp_map_options(&cf);
   if (name == "chp_map" || name == "chp_history") {
     // Every CHP write reads its key's previous entry (above), mostly from

@@ -5,6 +5,7 @@
 #include <rocksdb/options.h>
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "storage/database.h"
@@ -20,8 +21,10 @@ inline constexpr std::uint64_t kMinBlobBytes = 4096;
 inline constexpr std::size_t kChpMapWriteBufferBytes = std::size_t{1} << 20;
 inline constexpr int kChpMapWriteBuffersMerged = 16;
 
-// The options of the column family named name (a kColumnNames entry).
-rocksdb::ColumnFamilyOptions column_options(std::string_view name);
+// The options of the column family named name (a kColumnNames entry, or
+// the unused default family), its tables cached in block_cache (shared by
+// every family: MemoryBudget, memory_budget.h).
+rocksdb::ColumnFamilyOptions column_options(std::string_view name, const std::shared_ptr<rocksdb::Cache>& block_cache);
 
 // The database options for opening with options; fresh: a new database,
 // whose column families are created (only then, see db_options's comment).

@@ -90,6 +90,22 @@ BOOST_AUTO_TEST_CASE(receive_buffer_bytes_flag) {
   expect_refused({"--receive-buffer-bytes", "0"}, "--receive-buffer-bytes");
 }
 
+BOOST_AUTO_TEST_CASE(rocksdb_memory_flags) {
+  auto d = parse({});
+  BOOST_REQUIRE(d.options);
+  BOOST_TEST(d.options->memtable_budget_bytes == (256ull << 20));
+  BOOST_TEST(d.options->block_cache_bytes == (64ull << 20));
+  auto o = parse({"--memtable-budget-bytes", "33554432", "--max-batch-bytes", "16777216", "--block-cache-bytes",
+                  "4194304"});
+  BOOST_REQUIRE(o.options);
+  BOOST_TEST(o.options->memtable_budget_bytes == (32ull << 20));
+  BOOST_TEST(o.options->block_cache_bytes == (4ull << 20));
+  expect_refused({"--memtable-budget-bytes", "1048576"}, "--memtable-budget-bytes");
+  // Two batches at least: 64 MiB batches need 128 MiB.
+  expect_refused({"--memtable-budget-bytes", "67108864"}, "2 x --max-batch-bytes");
+  expect_refused({"--block-cache-bytes", "0"}, "--block-cache-bytes");
+}
+
 BOOST_AUTO_TEST_CASE(dafka_retention_flags_and_defaults) {
   auto d = parse({});
   BOOST_REQUIRE(d.options);
