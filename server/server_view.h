@@ -14,6 +14,7 @@
 #include "server/chp_metrics.h"
 #include "server/dafka_metrics.h"
 #include "server/disk_watch.h"
+#include "server/http_metrics.h"
 #include "server/tower_metrics.h"
 #include "storage/chp_store.h"
 #include "storage/dafka_log.h"
@@ -31,6 +32,7 @@ struct ServerView {
   std::size_t dafka_metrics_topics = 100;  // topics with their own /metrics series (--dafka-metrics-topics)
   const storage::ChpStore* chp_store = nullptr;  // live_keys() only (atomic); null when CHP is disabled
   std::function<std::string()> ha_state;  // standalone, primary, backup, active, passive
+  HttpMetrics* http = nullptr;  // the HTTP server's connections (it writes them; null: its own, unseen elsewhere)
   AuthMetrics* auth = nullptr;  // authentication failures (the HTTP server counts its 401s in it)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };

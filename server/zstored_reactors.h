@@ -27,6 +27,7 @@ struct Reactors {
   // Made by start() before any socket; outlives the reactors below.
   std::unique_ptr<IoBatching> io_batching;
   AuthMetrics auth_metrics;
+  HttpMetrics http_metrics;
   security::SocketSecurity security;
   std::unique_ptr<ZapHandler> zap;  // stopped after the reactors below
   std::shared_ptr<ChpAclFile> acl;  // --acl rules, shared with the CHP server
