@@ -91,13 +91,16 @@ void HttpServer::bind() {
   auto endpoints = tcp::resolver(io_).resolve(host, std::to_string(config_.port), tcp::resolver::passive, ec);
   if (ec || endpoints.empty()) throw std::runtime_error("cannot bind HTTP on " + where + ": " + ec.message());
   tcp::endpoint ep = endpoints.begin()->endpoint();
+  // Each step's error in ec, not its return value (void or error_code by Boost version).
+  acceptor_.open(ep.protocol(), ec);
   // SO_REUSEADDR only (no SO_REUSEPORT): a second server cannot share a port in use.
-  if (!acceptor_.open(ep.protocol(), ec) && !acceptor_.set_option(tcp::acceptor::reuse_address(true), ec) &&
-      !acceptor_.bind(ep, ec) && !acceptor_.listen(asio::socket_base::max_listen_connections, ec)) {
-    port_ = acceptor_.local_endpoint().port();
-    return;
-  }
-  acceptor_.close();
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(ep, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec) port_ = acceptor_.local_endpoint(ec).port();
+  if (!ec) return;
+  beast::error_code ignored;
+  acceptor_.close(ignored);
   throw std::runtime_error("cannot bind HTTP on " + where + ": " + ec.message());
 }
 
