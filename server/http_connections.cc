@@ -29,7 +29,7 @@ void HttpConnections::remove(std::uint64_t id) {
 bool HttpConnections::evict_one() {
   for (auto it = open_.begin(); it != open_.end(); ++it) {
     auto s = it->second.lock();
-    if (s && s->head_done()) continue;
+    if (s && s->received()) continue;
     open_.erase(it);
     ++metrics_.evicted;
     metrics_.connections = open_.size();

@@ -1,8 +1,8 @@
 // HttpConnections: the open connections of an HttpServer, oldest first, and
 // their cap. Admitting one at the cap evicts (closes) the oldest that has
-// not finished its request head, so idle or slow clients can never keep a
-// new request out; when every open connection is past its head, the new one
-// is refused. Counted in HttpMetrics. Used on the io thread only.
+// not sent its whole request (head, then body), so idle or slow clients can
+// never keep a new request out; when every open connection is being
+// answered, the new one is refused. Counted in HttpMetrics. Used on the io thread only.
 #pragma once
 
 #include <cstddef>

@@ -150,6 +150,7 @@ void HttpServer::on_accept(beast::error_code ec, tcp::socket socket) {
     });
     return;
   }
+  accept();  // first: armed again whatever the session below does
   HttpRoutes& routes = *this;
   auto session = std::make_shared<HttpSession>(std::move(socket), routes, connections_, config_.deadlines, *view_.http);
   if (std::uint64_t id = connections_.admit(session)) {
@@ -157,7 +158,6 @@ void HttpServer::on_accept(beast::error_code ec, tcp::socket socket) {
   } else {
     session->close();
   }
-  accept();
 }
 
 std::optional<HttpResponse> HttpServer::on_head(const http::request_header<>& head, const std::string& peer,

@@ -15,7 +15,7 @@
 // method 405 (with Allow). Each connection serves one request and closes;
 // its head must arrive within 2 s of accept, its body and the answer within
 // their deadlines (http_session.h). At most max_connections are open: a new
-// one evicts the oldest still sending its head (http_connections.h).
+// one evicts the oldest still sending its request (http_connections.h).
 // /healthz and /metrics run on `threads` worker threads (they read RocksDB
 // properties and take short locks), checkpoints on one more, one at a time.
 #pragma once

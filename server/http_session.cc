@@ -101,6 +101,7 @@ void HttpSession::on_body(beast::error_code ec) {
 }
 
 void HttpSession::deliver() {
+  received_ = true;
   stream_.expires_never();  // the handler may take its time; the write has its own deadline
   routes_.on_request(body_parser_->release(), shared_from_this());
 }
@@ -111,12 +112,13 @@ void HttpSession::answer(HttpResponse response) {
 }
 
 void HttpSession::reply_error(http::status status, const std::string& error) {
-  head_done_ = true;
   write(http_json_response(status, nlohmann::json{{"error", error}}.dump() + "\n"));
 }
 
 void HttpSession::write(HttpResponse response) {
   if (finished_) return;
+  head_done_ = true;
+  received_ = true;  // or refused from its head: either way it is being answered
   response_ = std::move(response);
   response_.keep_alive(false);
   response_.prepare_payload();

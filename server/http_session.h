@@ -57,8 +57,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void answer(HttpResponse response);
   // Ends the connection now (eviction, stop): its pending read fails.
   void close();
-  // Whether the whole request head has arrived (a session past it is not evicted).
+  // Whether the whole request head has arrived (stop() closes sessions before it).
   bool head_done() const { return head_done_; }
+  // Whether the whole request has (head and body: a session past it is not
+  // evicted; it is being answered).
+  bool received() const { return received_; }
   const std::string& peer() const { return peer_; }
 
  private:
@@ -83,6 +86,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<boost::beast::http::response<boost::beast::http::empty_body>> continue_;
   HttpResponse response_;
   bool head_done_ = false;
+  bool received_ = false;
   bool finished_ = false;
 };
 

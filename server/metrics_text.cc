@@ -216,10 +216,10 @@ void http_metrics(PromWriter& w, const HttpMetrics& m) {
         get(m.max_connections));
   counter(w, "zstore_http_connections_accepted_total", "HTTP connections accepted", get(m.accepted));
   counter(w, "zstore_http_connections_evicted_total",
-          "HTTP connections closed before their request head was complete, to let a newer one in at the cap",
+          "HTTP connections closed before their request was complete, to let a newer one in at the cap",
           get(m.evicted));
   counter(w, "zstore_http_connections_refused_total",
-          "HTTP connections closed at accept: the cap was reached and none could be evicted", get(m.refused));
+          "HTTP connections closed at accept: the cap was reached and every open one was being answered", get(m.refused));
   counter(w, "zstore_http_timeouts_total", "HTTP connections closed by the head, body or write deadline",
           get(m.timed_out));
 }

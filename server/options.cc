@@ -93,7 +93,7 @@ void describe_dafka(po::options_description& d, ServerOptions& o, Raw& raw) {
        "HTTP port for GET /healthz, GET /metrics and POST /admin/checkpoint (bound on --bind); 0 disables it")
       ("http-max-connections", po::value(&o.http_max_connections)->default_value(o.http_max_connections),
        "HTTP connections open at once at most (1..65536); past it a new one evicts the oldest that has not "
-       "sent its request head yet")
+       "sent its whole request yet")
       ("advertise", po::value(&o.advertise)->default_value(o.advertise),
        "host other Dafka nodes use to reach this store")
       ("towers", po::value(&raw.towers),

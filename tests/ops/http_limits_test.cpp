@@ -210,17 +210,25 @@ BOOST_FIXTURE_TEST_CASE(slow_headers_do_not_block_healthz_and_are_closed_by_the_
   BOOST_TEST(metric(scrape_metrics_with_token(), "zstore_http_timeouts_total") >= double(slow.size()));
 }
 
-// More idle connections than the cap (256 by default), opened and held:
-// each new one evicts the oldest idle one, so /healthz still gets in and is
+// More idle connections than the cap (256 by default), opened and held,
+// some with a head whose body never comes: each new one evicts the oldest
+// that has not sent its whole request, so /healthz still gets in and is
 // answered; once they are gone, the server's fds are back.
 BOOST_FIXTURE_TEST_CASE(an_idle_flood_past_the_cap_does_not_keep_healthz_out, Fixture) {
   constexpr int kIdle = 500;
   pid_t pid = z.server.process()->pid();
   int fds_before = open_fds(pid);
   std::vector<std::unique_ptr<Conn>> idle;
+  // The first 300 send a whole head whose body never comes, the rest nothing.
+  const std::string head = "POST /admin/checkpoint HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " +
+                           std::string(kToken) + "\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                           "Content-Length: 100\r\n\r\n";
   for (int i = 0; i < kIdle; ++i) {  // quickly: a connect the kernel does not take at once is given up
     auto c = std::make_unique<Conn>(z.http_port, 50ms);
-    if (c->connected()) idle.push_back(std::move(c));
+    if (c->connected() && (i >= 300 || c->send(head))) idle.push_back(std::move(c));
+    // Time for the server to read those heads (well within the 2 s body
+    // deadline), so that what it may evict next is only bodies it awaits.
+    if (i == 299) std::this_thread::sleep_for(300ms);
   }
   BOOST_TEST(idle.size() == std::size_t(kIdle));
   int answered = 0;
