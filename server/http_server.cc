@@ -64,8 +64,6 @@ std::string query_of(std::string_view target) {
   return q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
 }
 
-// Re-entering an io_context's run() after an exception a handler let out:
-// exceptions do not end the event loop (nor cross it).
 void log_escaped(const std::exception& e) { spdlog::error("HTTP io thread: {}", e.what()); }
 
 }  // namespace
@@ -112,6 +110,8 @@ void HttpServer::start() {
   thread_ = std::thread([this] { run_io(); });
 }
 
+// Runs io_ until it has no more work, entering run() again after an
+// exception a handler let out: exceptions do not end the event loop.
 void HttpServer::run_io() {
   for (;;) {
     try {
