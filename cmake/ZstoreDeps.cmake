@@ -26,7 +26,7 @@ endif()
 # CONFIG: the BoostConfig.cmake Debian ships (cmake 3.30 removed FindBoost, CMP0167).
 find_package(Boost 1.74 CONFIG COMPONENTS program_options unit_test_framework)
 if(NOT Boost_FOUND)
-  message(FATAL_ERROR "Boost not found: apt-get install libboost-program-options-dev libboost-test-dev")
+  message(FATAL_ERROR "Boost not found: apt-get install libboost-dev libboost-program-options-dev libboost-test-dev")
 endif()
 
 # spdlog: leveled logging (Debian libspdlog-dev) rather than a hand-written logger.
@@ -72,9 +72,11 @@ add_library(zstore_zmq INTERFACE)
 target_include_directories(zstore_zmq SYSTEM INTERFACE ${CPPZMQ_INCLUDE_DIR})
 target_link_libraries(zstore_zmq INTERFACE PkgConfig::ZMQ)
 
-# cpp-httplib: the HTTP side of zstored (/healthz, /metrics, admin) and of
-# zstore-cli admin (Debian libcpp-httplib-dev ships httplib.h and a shared
-# library built with OpenSSL/zlib/brotli; pkg-config gives the matching flags).
+# cpp-httplib: the HTTP client of zstore-cli admin, the ops tests and
+# zstore-peer-load's etcd driver (zstored's server side is Boost.Beast,
+# header-only in libboost-dev). Debian libcpp-httplib-dev ships httplib.h
+# and a shared library built with OpenSSL/zlib/brotli; pkg-config gives the
+# matching flags.
 find_path(HTTPLIB_INCLUDE_DIR httplib.h)
 pkg_check_modules(HTTPLIB IMPORTED_TARGET cpp-httplib)
 if(NOT HTTPLIB_INCLUDE_DIR OR NOT HTTPLIB_FOUND)

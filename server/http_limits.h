@@ -14,6 +14,10 @@ namespace zstore::server {
 // request carries no body.
 inline constexpr std::size_t kMaxFormBytes = 4096;
 
+// A request's head (request line and headers) may be this long; a longer
+// one is answered 431.
+inline constexpr std::size_t kMaxHeadBytes = 8192;
+
 // The most body bytes method on path may carry.
 std::size_t body_limit(std::string_view method, std::string_view path);
 

@@ -1,5 +1,6 @@
-// HttpServer: zstored's HTTP side on --bind:--http-port, served by
-// cpp-httplib on its own small thread pool:
+// HttpServer: zstored's HTTP side on --bind:--http-port, served with
+// Boost.Beast on one io thread that holds every connection (a slow client
+// holds a connection slot, never a thread):
 //   GET  /healthz            200 / 503 with a JSON body (http_health.h)
 //   GET  /metrics            Prometheus text (metrics_text.h)
 //   POST /admin/checkpoint   dir=NAME (query or form): writes a RocksDB
@@ -10,11 +11,19 @@
 // (401 otherwise, counted); /healthz stays open.
 // Before that, and before its body is read, a request whose body is larger
 // than its endpoint takes (http_limits.h) is refused: 413 (411 without a
-// length, 400 a bad one). Every connection serves one request and closes
-// (an unread body is never taken for the next request); reads time out
-// after 2 s without a byte.
-// Unknown paths get 404, a known path with another method 405 (with Allow).
+// length, 400 a bad one). Unknown paths get 404, a known path with another
+// method 405 (with Allow). Each connection serves one request and closes;
+// its head must arrive within 2 s of accept, its body and the answer within
+// their deadlines (http_session.h). At most max_connections are open: a new
+// one evicts the oldest still sending its request (http_connections.h).
+// /healthz and /metrics run on `threads` worker threads (they read RocksDB
+// properties and take short locks), checkpoints on one more, one at a time.
 #pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -24,12 +33,11 @@
 #include <string>
 #include <thread>
 
+#include "server/http_connections.h"
+#include "server/http_metrics.h"
+#include "server/http_session.h"
 #include "server/log.h"
 #include "server/server_view.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace zstore::server {
 
@@ -37,26 +45,26 @@ struct HttpConfig {
   std::string bind = "127.0.0.1";  // "*" means every interface
   std::uint16_t port = 0;          // 0: an ephemeral port (see port())
   std::chrono::milliseconds stale_after{5000};  // a loop silent this long is stuck
-  // Worker threads: `threads` wait for connections; more start while all
-  // are busy, up to max_threads (a client that sends its headers slowly
-  // holds one for as long as it keeps sending), and end once idle again.
-  int threads = 2;
+  int threads = 2;         // worker threads for /healthz and /metrics
   std::string token;       // empty: no authentication
   std::string backup_dir;  // absolute; empty: checkpoints refused (403)
-  int max_threads = 32;    // last: aggregate initialisers of the fields above stay valid
+  // Open connections at most (--http-max-connections); each is one fd.
+  std::size_t max_connections = 256;
+  HttpDeadlines deadlines;  // head (from accept), body, write
 };
 
-class HttpServer {
+class HttpServer : private HttpRoutes {
  public:
   HttpServer(HttpConfig config, ServerView view);
-  ~HttpServer();
+  ~HttpServer() override;
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds and starts serving; throws std::runtime_error naming the address
   // when the port cannot be bound.
   void start();
-  // Stops accepting, finishes the requests in progress, joins. Idempotent.
+  // Stops accepting, closes the connections still sending their heads,
+  // finishes the requests in progress, joins. Idempotent.
   void stop();
 
   std::uint16_t port() const { return port_; }
@@ -64,18 +72,33 @@ class HttpServer {
   std::uint64_t auth_failures() const { return auth_failures_.load(); }  // 401s sent
 
  private:
-  void routes();
-  void checkpoint(const std::string& dir, int* status, std::string* body);
+  void bind();
+  void accept();
+  void on_accept(boost::beast::error_code ec, boost::asio::ip::tcp::socket socket);
+  std::optional<HttpResponse> on_head(const boost::beast::http::request_header<>& head, const std::string& peer,
+                                      std::size_t* body_limit) override;
+  void on_request(HttpRequest request, std::shared_ptr<HttpSession> session) override;
+  std::optional<HttpResponse> refuse(const boost::beast::http::request_header<>& head, const std::string& path,
+                                     const std::string& peer);
+  template <typename Fn>
+  void run_on(boost::asio::thread_pool& pool, std::shared_ptr<HttpSession> session, Fn fn);
+  void admin_checkpoint(const HttpRequest& request, std::shared_ptr<HttpSession> session);
+  HttpResponse checkpoint(const std::string& dir);
+  void run_io();
 
   HttpConfig config_;
   ServerView view_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  std::mutex checkpoint_mutex_;  // one checkpoint at a time
+  HttpMetrics own_metrics_;  // when the view brings none
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_;  // accept again after an error (EMFILE)
+  HttpConnections connections_;
+  std::unique_ptr<boost::asio::thread_pool> workers_;  // /healthz, /metrics
+  std::unique_ptr<boost::asio::thread_pool> admin_;    // checkpoints, one at a time
+  std::thread thread_;                                 // runs io_
   std::uint16_t port_ = 0;
   std::atomic<std::uint64_t> auth_failures_{0};
-  std::mutex auth_log_mutex_;  // the pool's threads share the limiter
-  RateLimiter auth_log_;
+  RateLimiter log_;  // io thread only
 };
 
 }  // namespace zstore::server

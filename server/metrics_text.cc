@@ -210,6 +210,20 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog
   gauge(w, "zstore_dafka_peers", "Dafka publishers the store is connected to", get(m.peers));
 }
 
+void http_metrics(PromWriter& w, const HttpMetrics& m) {
+  gauge(w, "zstore_http_connections", "HTTP connections open now", get(m.connections));
+  gauge(w, "zstore_http_max_connections", "--http-max-connections: the cap on open HTTP connections",
+        get(m.max_connections));
+  counter(w, "zstore_http_connections_accepted_total", "HTTP connections accepted", get(m.accepted));
+  counter(w, "zstore_http_connections_evicted_total",
+          "HTTP connections closed before their request was complete, to let a newer one in at the cap",
+          get(m.evicted));
+  counter(w, "zstore_http_connections_refused_total",
+          "HTTP connections closed at accept: the cap was reached and every open one was being answered", get(m.refused));
+  counter(w, "zstore_http_timeouts_total", "HTTP connections closed by the head, body or write deadline",
+          get(m.timed_out));
+}
+
 void ha_metric(PromWriter& w, const std::string& state) {
   w.family("zstore_ha_state", "gauge", "CHP high-availability state: 1 for the current one");
   for (const char* s : {"standalone", "primary", "backup", "active", "passive"}) {
@@ -360,6 +374,7 @@ std::string render_metrics(const ServerView& view) {
           view.disk->low() ? 1u : 0u);
     counter(w, "zstore_disk_low_total", "times the free space fell below --min-free-bytes", view.disk->low_episodes());
   }
+  if (view.http) http_metrics(w, *view.http);
   if (view.auth) {
     w.family("zstore_auth_failures_total", "counter",
              "connections or requests refused for authentication (CURVE key not allowed, missing HTTP token), by port");

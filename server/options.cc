@@ -108,6 +108,9 @@ void describe_dafka(po::options_description& d, ServerOptions& o, Raw& raw) {
        "beacon or hear beacons")
       ("http-port", po::value(&raw.http_port)->default_value(raw.http_port),
        "HTTP port for GET /healthz, GET /metrics and POST /admin/checkpoint (bound on --bind); 0 disables it")
+      ("http-max-connections", po::value(&o.http_max_connections)->default_value(o.http_max_connections),
+       "HTTP connections open at once at most (1..65536); past it a new one evicts the oldest that has not "
+       "sent its whole request yet")
       ("advertise", po::value(&o.advertise)->default_value(o.advertise),
        "host other Dafka nodes use to reach this store")
       ("towers", po::value(&raw.towers),
@@ -382,6 +385,9 @@ std::optional<std::string> finish(ServerOptions& o, const Raw& raw) {
   o.dafka_port = static_cast<std::uint16_t>(raw.dafka_port);
   o.tower_port = static_cast<std::uint16_t>(raw.tower_port);
   o.http_port = static_cast<std::uint16_t>(raw.http_port);
+  if (o.http_max_connections == 0 || o.http_max_connections > 65536) {
+    return "--http-max-connections: expected 1..65536, got " + std::to_string(o.http_max_connections);
+  }
   o.towers = split_list(raw.towers);
   for (const auto& t : o.towers) {
     if (!protocol::tcp_endpoint_at_offset(t, 1)) {

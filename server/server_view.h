@@ -15,6 +15,7 @@
 #include "server/connection_watch.h"
 #include "server/dafka_metrics.h"
 #include "server/disk_watch.h"
+#include "server/http_metrics.h"
 #include "server/tower_metrics.h"
 #include "storage/chp_store.h"
 #include "storage/dafka_log.h"
@@ -33,6 +34,7 @@ struct ServerView {
   const storage::ChpStore* chp_store = nullptr;  // live_keys() only (atomic); null when CHP is disabled
   std::function<std::string()> ha_state;  // standalone, primary, backup, active, passive
   const ConnectionWatch* connections = nullptr;  // ports() and limits(): atomics, fixed once started
+  HttpMetrics* http = nullptr;  // the HTTP server's connections (it writes them; null: its own, unseen elsewhere)
   AuthMetrics* auth = nullptr;  // authentication failures (the HTTP server counts its 401s in it)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };

@@ -82,6 +82,7 @@ HttpConfig http_config(const ServerOptions& o) {
   HttpConfig c;
   c.bind = o.bind;
   c.port = o.http_port;
+  c.max_connections = o.http_max_connections;
   if (!o.http_token_file.empty()) {
     if (auto err = load_token(o.http_token_file, &c.token); !err.empty()) throw std::runtime_error(err);
   } else if (!is_loopback(o.bind)) {

@@ -94,6 +94,7 @@ void Reactors::start_http(const ServerOptions& o, Storage& st, const DiskWatch& 
   v.tower = tower ? &tower_metrics : nullptr;
   v.auth = &auth_metrics;
   v.connections = connections.get();
+  v.http = &http_metrics;
   if (ChpServer* server = chp.get()) v.ha_state = [server] { return std::string(server->ha_state()); };
   http = std::make_unique<HttpServer>(http_config(o), std::move(v));
   http->start();

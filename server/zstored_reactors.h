@@ -32,6 +32,7 @@ struct Reactors {
   ConnectionLimits limits;
   std::unique_ptr<ConnectionWatch> connections;
   AuthMetrics auth_metrics;
+  HttpMetrics http_metrics;
   security::SocketSecurity security;
   std::unique_ptr<ZapHandler> zap;  // stopped after the reactors below
   std::shared_ptr<ChpAclFile> acl;  // --acl rules, shared with the CHP server

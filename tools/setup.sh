@@ -35,7 +35,7 @@ zstore_release_packages "$ZSTORE_RELEASE" || return 1
 ZSTORE_PACKAGES=(
   g++ cmake make "$ZSTORE_PKG_CONFIG_PACKAGE" ccache
   libzmq3-dev cppzmq-dev librocksdb-dev
-  libboost-program-options-dev libboost-test-dev uuid-dev libsodium-dev
+  libboost-dev libboost-program-options-dev libboost-test-dev uuid-dev libsodium-dev
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
 )
 # What the binaries need at run time (RocksDB is linked in from librocksdb.a;

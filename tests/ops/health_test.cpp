@@ -89,7 +89,9 @@ BOOST_FIXTURE_TEST_CASE(an_unbound_port_degrades_health, Fixture) {
 BOOST_FIXTURE_TEST_CASE(healthz_answers_503_for_a_stuck_loop, Fixture) {
   view.dafka = nullptr;  // a server without the Dafka store and tower
   view.tower = nullptr;
-  HttpServer http(HttpConfig{"127.0.0.1", 0, 300ms, 2, "", ""}, view);
+  HttpConfig config;  // loopback, an ephemeral port
+  config.stale_after = 300ms;
+  HttpServer http(config, view);
   http.start();
   chp.loop_heartbeat_ms = loop_clock_ms();
   BOOST_TEST(zstore::testing::http_request(http.port(), "GET", "/healthz").status == 200);

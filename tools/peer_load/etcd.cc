@@ -1,5 +1,5 @@
 // etcd's v3 API through its JSON gateway (the /v3/ paths on the client
-// port, which etcd serves itself) with cpp-httplib, the HTTP client zstored
+// port, which etcd serves itself) with cpp-httplib, the HTTP client zstore-cli
 // already uses: no gRPC stubs to generate. HTTP/1.1 carries one request at
 // a time per connection, so etcd's window is --etcd-inflight connections,
 // each on its own writer thread with one put outstanding. The watcher is a
