@@ -13,8 +13,9 @@
 namespace zstore::server {
 
 // ZeroMQ's own fds (an eventfd per socket, epoll per I/O thread), the HTTP
-// server's listener and connections, log files, and connections over a cap
-// accepted but not yet closed by libzmq.
+// server's listener, log files, and connections over a cap accepted but not
+// yet closed by libzmq. The HTTP connections (--http-max-connections) are
+// kept on top.
 inline constexpr std::uint64_t kProcessFds = 256;
 inline constexpr std::uint64_t kReservedFds = storage::kDatabaseFds + kProcessFds;
 
@@ -27,8 +28,9 @@ struct ConnectionPlan {
   std::string error;        // not empty: the configured cap does not fit
 };
 
-// requested 0: the soft limit less kReservedFds. A requested cap above that
-// is an error naming both numbers (zstored refuses to start).
-ConnectionPlan plan_connections(std::uint64_t soft_limit, std::uint64_t requested);
+// requested 0: the soft limit less kReservedFds and http_fds (the HTTP
+// server's cap, 0 without HTTP). A requested cap above that, or no room
+// at all, is an error naming the numbers (zstored refuses to start).
+ConnectionPlan plan_connections(std::uint64_t soft_limit, std::uint64_t requested, std::uint64_t http_fds);
 
 }  // namespace zstore::server

@@ -23,13 +23,14 @@ namespace {
 int run(const ServerOptions& o) {
   block_handled_signals();  // before any thread starts: main waits for them
   std::uint64_t fd_limit = raise_fd_limit();
-  ConnectionPlan plan = plan_connections(fd_limit, o.max_connections);
+  const std::uint64_t http_fds = o.http_port != 0 ? o.http_max_connections : 0;
+  ConnectionPlan plan = plan_connections(fd_limit, o.max_connections, http_fds);
   if (!plan.error.empty()) {
     spdlog::critical("cannot start: {}", plan.error);
     return 1;
   }
-  spdlog::info("file descriptor limit {}: up to {} connections, {} kept for the database and the process", fd_limit,
-               plan.total, kReservedFds);
+  spdlog::info("file descriptor limit {}: up to {} connections, {} kept for the database and the process, {} for "
+               "HTTP", fd_limit, plan.total, kReservedFds, http_fds);
   Storage st;
   if (!st.open(o)) return 1;
   DatabaseJobs jobs;  // declared after st (destroyed first), stopped after the reactors

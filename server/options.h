@@ -40,7 +40,7 @@ struct ServerOptions {
   std::uint16_t dafka_port = 5582;  // 0 disables the store
   std::uint16_t tower_port = 5580;  // 0 disables the embedded tower; uses T, T+1
   std::uint16_t http_port = 0;      // 0 disables /healthz, /metrics and /admin
-  std::uint32_t http_max_connections = 256;  // open HTTP connections at most (server/http_server.h)
+  std::uint32_t http_max_connections = 64;  // open HTTP connections at most (server/http_server.h)
   std::string advertise = "127.0.0.1";
   std::vector<std::string> towers;  // tcp://host:T of other towers
   std::uint32_t beacon_interval_ms = 1000;

@@ -210,7 +210,7 @@ BOOST_FIXTURE_TEST_CASE(slow_headers_do_not_block_healthz_and_are_closed_by_the_
   BOOST_TEST(metric(scrape_metrics_with_token(), "zstore_http_timeouts_total") >= double(slow.size()));
 }
 
-// More idle connections than the cap (256 by default), opened and held,
+// More idle connections than the cap (64 by default), opened and held,
 // some with a head whose body never comes: each new one evicts the oldest
 // that has not sent its whole request, so /healthz still gets in and is
 // answered; once they are gone, the server's fds are back.
@@ -235,10 +235,10 @@ BOOST_FIXTURE_TEST_CASE(an_idle_flood_past_the_cap_does_not_keep_healthz_out, Fi
   for (int i = 0; i < 10; ++i) answered += timed_healthz(z.http_port).first == 200 ? 1 : 0;
   BOOST_TEST(answered == 10);
   auto m = scrape_metrics_with_token();
-  BOOST_TEST(metric(m, "zstore_http_max_connections") == 256.0);
-  BOOST_TEST(metric(m, "zstore_http_connections_evicted_total") >= double(kIdle - 256));
-  BOOST_TEST(metric(m, "zstore_http_connections") <= 256.0);
-  BOOST_TEST(open_fds(pid) <= fds_before + 256 + 4);
+  BOOST_TEST(metric(m, "zstore_http_max_connections") == 64.0);
+  BOOST_TEST(metric(m, "zstore_http_connections_evicted_total") >= double(kIdle - 64));
+  BOOST_TEST(metric(m, "zstore_http_connections") <= 64.0);
+  BOOST_TEST(open_fds(pid) <= fds_before + 64 + 4);
   BOOST_TEST_MESSAGE("evicted " << metric(m, "zstore_http_connections_evicted_total") << ", zstored fds "
                                 << fds_before << " before, " << open_fds(pid) << " with the flood held");
   idle.clear();
