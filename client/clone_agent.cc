@@ -123,9 +123,11 @@ bool CloneAgent::on_pipe() {
     if (!transport::try_recv(pipe_, &msg)) return true;
     auto frames = msg.frames();
     if (frames.empty() || frames[0] == kPipeStop) return false;
-    if (frames[0] == kPipeSet) state_.write_taken();
-    if (frames[0] == kPipeSet && frames.size() == 1 + chp::kKvFrames) {
-      forward_kvset(protocol::Frames(frames.begin() + 1, frames.end()));
+    if (frames[0] == kPipeSet) {
+      if (frames.size() == 1 + chp::kKvFrames) forward_kvset(protocol::Frames(frames.begin() + 1, frames.end()));
+      // Only once forward_kvset counted it as queued: in between, set()
+      // saw one write fewer than wait and let one past max_unsent_writes.
+      state_.write_taken();
     }
     if (frames[0] == kPipeWrite) take_write(protocol::Frames(frames.begin() + 1, frames.end()));
   }
