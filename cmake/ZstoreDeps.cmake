@@ -15,7 +15,7 @@ endmacro()
 zstore_require_pkg(ZMQ libzmq libzmq3-dev)
 zstore_require_pkg(ROCKSDB rocksdb librocksdb-dev)
 zstore_require_pkg(UUID uuid uuid-dev)
-# libsodium: the keyed hash (SipHash) of the CHP key index (storage/chp_key_index.h).
+# libsodium: the keyed hash (SipHash) of the CHP key index (storage/chp/chp_key_index.h).
 zstore_require_pkg(SODIUM libsodium libsodium-dev)
 
 find_path(CPPZMQ_INCLUDE_DIR zmq.hpp)

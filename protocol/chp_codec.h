@@ -44,7 +44,7 @@ inline constexpr std::string_view kWrittenAtProperty = "written-at";
 // hand-over still weighs that write by its written-at.
 inline constexpr std::string_view kSupersededProperty = "superseded";
 // The epochs that led to a map's last sequence ("base:last,...",
-// storage/chp_epochs.h), in every KTHXBAI and the HA link's state; and the
+// storage/chp/chp_epochs.h), in every KTHXBAI and the HA link's state; and the
 // KTHXBAI properties of a resume (docs/chp-extensions.md).
 inline constexpr std::string_view kEpochsProperty = "epochs";
 inline constexpr std::string_view kHistoryFromProperty = "history-from";

@@ -19,8 +19,8 @@
 
 #include <rocksdb/db.h>
 
-#include "storage/dafka_log.h"
-#include "storage/database.h"
+#include "storage/dafka/dafka_log.h"
+#include "storage/db/database.h"
 #include "tools/bench/cpu_busy.h"
 #include "tools/bench/floor_relay.h"
 #include "tools/bench/latency.h"

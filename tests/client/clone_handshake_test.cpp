@@ -14,7 +14,7 @@
 
 #include "client/clone_client.h"
 #include "security/curve_cert.h"
-#include "tests/server/curve_keys.h"
+#include "tests/support/curve_keys.h"
 #include "tests/support/test_support.h"
 #include "tests/support/zstored.h"
 

@@ -12,9 +12,9 @@
 #include <set>
 #include <vector>
 
-#include "storage/chp_store.h"
-#include "storage/dafka_log.h"
-#include "storage/database.h"
+#include "storage/chp/chp_store.h"
+#include "storage/dafka/dafka_log.h"
+#include "storage/db/database.h"
 #include "tests/dump/dump_runner.h"
 #include "tests/support/test_support.h"
 

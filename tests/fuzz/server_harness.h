@@ -28,13 +28,13 @@
 #include <zmq.hpp>
 
 #include "protocol/chp_codec.h"
-#include "server/chp_server.h"
-#include "server/dafka_store.h"
-#include "server/tower.h"
-#include "storage/chp_store.h"
-#include "storage/dafka_log.h"
-#include "storage/database.h"
-#include "storage/fault_env.h"
+#include "server/chp/chp_server.h"
+#include "server/dafka/dafka_store.h"
+#include "server/dafka/tower.h"
+#include "storage/chp/chp_store.h"
+#include "storage/dafka/dafka_log.h"
+#include "storage/db/database.h"
+#include "storage/faults/fault_env.h"
 
 namespace zstore::fuzz {
 

@@ -8,7 +8,7 @@
 #include <csignal>
 
 #include "client/dafka_producer.h"
-#include "storage/dafka_log.h"
+#include "storage/dafka/dafka_log.h"
 #include "tests/ops/ops_support.h"
 #include "tests/support/chp_peer.h"
 

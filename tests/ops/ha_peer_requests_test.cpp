@@ -13,7 +13,7 @@
 #include "protocol/byte_order.h"
 #include "protocol/chp_codec.h"
 #include "tests/ops/ops_support.h"
-#include "tests/server/curve_keys.h"
+#include "tests/support/curve_keys.h"
 #include "tests/support/chp_peer.h"
 #include "tests/support/zstored_fixtures.h"
 

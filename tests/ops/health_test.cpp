@@ -5,10 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/http_health.h"
-#include "server/http_server.h"
-#include "server/metrics_text.h"
-#include "server/tower.h"
+#include "server/http/http_health.h"
+#include "server/http/http_server.h"
+#include "server/http/metrics_text.h"
+#include "server/dafka/tower.h"
 #include "tests/ops/ops_support.h"
 
 using namespace zstore;

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "server/http_auth.h"
-#include "server/options.h"
+#include "server/http/http_auth.h"
+#include "server/options/options.h"
 #include "tests/ops/ops_support.h"
 
 using namespace zstore::testing;

@@ -13,7 +13,7 @@
 #include <future>
 #include <thread>
 
-#include "server/http_server.h"
+#include "server/http/http_server.h"
 #include "tests/ops/ops_support.h"
 
 using namespace zstore;

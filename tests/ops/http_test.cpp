@@ -8,7 +8,7 @@
 #include <csignal>
 #include <fstream>
 
-#include "server/options.h"
+#include "server/options/options.h"
 #include "tests/ops/ops_support.h"
 #include "tests/support/chp_peer.h"
 

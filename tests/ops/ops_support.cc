@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "storage/database.h"
+#include "storage/db/database.h"
 
 namespace zstore::testing {
 

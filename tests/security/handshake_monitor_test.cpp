@@ -12,9 +12,9 @@
 #include "security/curve_cert.h"
 #include "security/curve_socket.h"
 #include "security/handshake_monitor.h"
-#include "server/auth_metrics.h"
-#include "server/zap_handler.h"
-#include "tests/server/curve_keys.h"
+#include "server/access/auth_metrics.h"
+#include "server/access/zap_handler.h"
+#include "tests/support/curve_keys.h"
 #include "tests/support/test_support.h"
 
 using zstore::security::HandshakeFailure;

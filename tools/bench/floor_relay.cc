@@ -14,9 +14,9 @@
 #include <rocksdb/write_batch.h>
 
 #include "protocol/dafka_codec.h"
-#include "storage/chp_store.h"
-#include "storage/dafka_log.h"
-#include "storage/database.h"
+#include "storage/chp/chp_store.h"
+#include "storage/dafka/dafka_log.h"
+#include "storage/db/database.h"
 #include "tools/bench/options.h"
 #include "tools/bench/relay.h"
 #include "transport/zmq_frames.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/sync_policy.h"
+#include "storage/db/sync_policy.h"
 
 namespace zstore::bench {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "protocol/chp_codec.h"
-#include "storage/chp_epochs.h"
+#include "storage/chp/chp_epochs.h"
 #include "tools/bench/latency.h"
 #include "tools/bench/load.h"
 

@@ -1,7 +1,7 @@
 // zstore-dump chp: one JSON object per key, or one text block per key.
 #include <nlohmann/json.hpp>
 
-#include "storage/chp_store.h"
+#include "storage/chp/chp_store.h"
 #include "tools/dump/bytes_format.h"
 #include "tools/dump/dumps.h"
 #include "tools/dump/exit_codes.h"

@@ -6,8 +6,8 @@
 #include <iomanip>
 #include <vector>
 
-#include "storage/dafka_log.h"
-#include "storage/inspect.h"
+#include "storage/dafka/dafka_log.h"
+#include "storage/inspect/inspect.h"
 #include "tools/dump/bytes_format.h"
 #include "tools/dump/dumps.h"
 #include "tools/dump/exit_codes.h"

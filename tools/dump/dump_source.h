@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "storage/database.h"
+#include "storage/db/database.h"
 
 namespace zstore::dump {
 

@@ -5,7 +5,7 @@
 
 #include <ostream>
 
-#include "storage/database.h"
+#include "storage/db/database.h"
 #include "tools/dump/dump_options.h"
 #include "tools/dump/progress.h"
 

@@ -4,9 +4,9 @@
 #include <iomanip>
 #include <vector>
 
-#include "storage/chp_store.h"
-#include "storage/inspect.h"
-#include "storage/node_address.h"
+#include "storage/chp/chp_store.h"
+#include "storage/inspect/inspect.h"
+#include "storage/dafka/node_address.h"
 #include "tools/dump/bytes_format.h"
 #include "tools/dump/dumps.h"
 #include "tools/dump/exit_codes.h"

@@ -1,0 +1,506 @@
+#include "server/chp/chp_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <iterator>
+
+#include "protocol/chp_key_history.h"
+#include "protocol/chp_writes.h"
+#include "protocol/endpoint.h"
+#include "protocol/byte_order.h"
+#include "server/reactor/reactor_turn.h"
+#include "server/reactor/zmq_frames.h"
+
+namespace zstore::server {
+
+namespace chp = protocol::chp;
+
+namespace {
+
+std::uint64_t system_now_ms() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+}  // namespace
+
+ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
+                     ChpMetrics& metrics)
+    : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
+      snapshots_(256, config_.snapshot_stall, config_.snapshot_fairness), io_vote_(config_.io_batching), backlog_vote_(config_.io_batching, static_cast<std::size_t>(receive_hwm(config_.receive_budget_bytes, config_.limits))),
+      pending_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
+  if (!config_.now_ms) config_.now_ms = system_now_ms;
+}
+
+ChpServer::~ChpServer() { stop(); }
+
+std::vector<std::string> ChpServer::endpoints() const {
+  auto at = [this](int offset) {
+    return protocol::tcp_endpoint(config_.bind, static_cast<std::uint16_t>(config_.port + offset));
+  };
+  return {at(0), at(1), at(2)};
+}
+
+void ChpServer::start() {
+  auto max_frame = largest_chp_frame(config_.limits);
+  router_ = zmq::socket_t(ctx_, zmq::socket_type::router);
+  router_.set(zmq::sockopt::router_mandatory, 1);
+  router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.limits.max_key_bytes + 64));
+  // A client that stops reading holds at most this many messages in its
+  // pipe; the snapshot pump's byte budget counts them (chp_snapshots.h).
+  router_.set(zmq::sockopt::sndhwm, static_cast<int>(std::max<std::size_t>(1, config_.snapshot_fairness.pipe_messages)));
+  router_.set(zmq::sockopt::linger, 0);
+  // With an ACL the publisher is an XPUB whose subscriptions we set ourselves.
+  publisher_ = zmq::socket_t(ctx_, config_.acl ? zmq::socket_type::xpub : zmq::socket_type::pub);
+  if (config_.acl) publisher_.set(zmq::sockopt::xpub_manual, 1);
+  publisher_.set(zmq::sockopt::sndhwm, 100000);
+  publisher_.set(zmq::sockopt::linger, 1000);
+  collector_ = zmq::socket_t(ctx_, zmq::socket_type::sub);
+  collector_.set(zmq::sockopt::subscribe, "");
+  collector_.set(zmq::sockopt::maxmsgsize, max_frame);
+  collector_.set(zmq::sockopt::rcvhwm, receive_hwm(config_.receive_budget_bytes, config_.limits));
+  collector_.set(zmq::sockopt::linger, 0);
+  config_.security.as_server(router_, "chp-snapshot");
+  config_.security.as_server(publisher_, "chp-updates");
+  config_.security.as_server(collector_, "chp-collector");
+  if (ConnectionWatch* w = config_.connections) {
+    w->watch(router_, "chp-snapshot");
+    published_ = w->watch(publisher_, "chp-updates", config_.subscriber_buffer_bytes);
+    w->watch(collector_, "chp-collector");
+  }
+  auto eps = endpoints();
+  router_.bind(eps[0]);
+  publisher_.bind(eps[1]);
+  collector_.bind(eps[2]);
+  router_ep_ = BoundEndpoint(&router_, "CHP snapshot port", &metrics_.ports_unbound);
+  publisher_ep_ = BoundEndpoint(&publisher_, "CHP publisher", &metrics_.ports_unbound);
+  collector_ep_ = BoundEndpoint(&collector_, "CHP collector", &metrics_.ports_unbound);
+  revocations_ = KeyRevocations::Watch(config_.revocations);
+  if (config_.acl) {
+    acl_generation_ = config_.acl->generation();
+    subscribed_under_ = config_.acl->current();
+  }
+
+  metrics_.last_sequence = store_.last_sequence();
+  if (config_.ha) {
+    ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer, config_.ha->cut_file,
+                                        config_.security);
+    bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
+    published_state_ = config_.ha->role;
+    write_acks_ = ChpWriteAcks(2 * config_.ha->heartbeat);
+    pair_token_ = new_pair_token();
+    resolve_peer_addresses();
+  }
+  if (config_.replica) start_replica();
+  reactor_.start([this] { run(); });
+}
+
+void ChpServer::stop() {
+  if (!reactor_.stop()) return;
+  if (config_.connections) {
+    for (auto* s : {&router_, &publisher_, &collector_}) ConnectionWatch::unwatch(*s);
+  }
+  router_.close();
+  publisher_.close();
+  collector_.close();
+}
+
+int ChpServer::poll_timeout_ms() const {
+  if (expiry_backlog_) return 0;
+  if (snapshots_.ready()) return 0;   // more to send: only look for input
+  if (reconciler_ && reconciler_->received()) return 0;  // a hand-over's next step
+  if (endpoint_unbound()) return 5;   // bound again soon (follow_reloads)
+  if (snapshots_.active()) return 1;  // paused sessions retry soon
+  // The timers that are due on this server: HUGZ and expiry only while it
+  // serves (a passive never moves them on, so counting them would spin),
+  // the HA state beat in a pair; other timers (follower retry, history
+  // trim) are checked at least every second. Rounded up: a wait rounded
+  // down to 0 ms would spin through the last millisecond of each timer.
+  auto now = Clock::now();
+  auto next = now + std::chrono::seconds(1);
+  if (serving()) next = std::min({next, last_hugz_ + config_.hugz_interval, next_expiry_});
+  if (ha_link_) next = std::min(next, next_ha_beat_);
+  if (auto held = write_acks_.next_deadline()) next = std::min(next, *held);
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
+  return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
+}
+
+void ChpServer::run() {
+  spdlog::info("CHP serving on {} (snapshot), {} (publisher), {} (collector); last sequence {}", endpoints()[0],
+               endpoints()[1], endpoints()[2], store_.last_sequence());
+  last_hugz_ = Clock::now();
+  next_expiry_ = Clock::now();  // expire what lapsed while we were down,
+  expire_due();                 // before the first snapshot request is served
+  reactor_.loop("CHP", loop_error_log_, metrics_.loop_errors, [this] { return turn(); });
+  spdlog::info("CHP stopped at sequence {}", store_.last_sequence());
+}
+
+bool ChpServer::turn() {
+  std::vector<zmq::pollitem_t> items = {reactor_.stop_item(),
+                                        {collector_.handle(), 0, ZMQ_POLLIN, 0},
+                                        {router_.handle(), 0, ZMQ_POLLIN, 0}};
+  if (ha_link_) items.push_back({ha_link_->subscriber().handle(), 0, ZMQ_POLLIN, 0});
+  ChpFollower* follower = follower_.get();  // handlers may replace it this turn
+  const std::size_t follower_item = items.size();
+  if (follower) {
+    items.push_back({follower->snapshot_socket().handle(), 0, ZMQ_POLLIN, 0});
+    items.push_back({follower->update_socket().handle(), 0, ZMQ_POLLIN, 0});
+  }
+  ChpReconciler* reconciler = reconciler_.get();
+  if (reconciler) items.push_back({reconciler->socket().handle(), 0, ZMQ_POLLIN, 0});
+  const std::size_t reconciler_item = items.size() - 1;
+  if (config_.acl) items.push_back({publisher_.handle(), 0, ZMQ_POLLIN, 0});
+  const std::size_t acl_item = items.size() - 1;
+  if (config_.replica) items.push_back({upstream_writes_.handle(), 0, ZMQ_POLLIN, 0});
+  zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
+  if (items[0].revents & ZMQ_POLLIN) return false;
+  follow_reloads();  // before this turn's updates are read and published
+  // The peer's state first: a vote must never be judged on a stale view of
+  // the peer (after a long turn its heartbeats wait in the queue).
+  if (ha_link_ && (items[3].revents & ZMQ_POLLIN)) handle_peer_state();
+  if (items[1].revents & ZMQ_POLLIN) drain_collector();
+  if (items[2].revents & ZMQ_POLLIN) serve_snapshot_requests();
+  if (follower && follower == follower_.get()) {
+    if (items[follower_item].revents & ZMQ_POLLIN) follower->on_snapshot_socket();
+    if (items[follower_item + 1].revents & ZMQ_POLLIN) follower->on_update_socket();
+    follower->on_timer();
+    metrics_.last_sequence = store_.last_sequence();  // a passive's progress, on /metrics too
+  }
+  if (ha_link_) {
+    acknowledge_active();
+    release_acked_writes();
+  }
+  if (config_.acl && (items[acl_item].revents & ZMQ_POLLIN)) serve_subscriptions();
+  if (config_.replica) replica_tick();
+  if (reconciler && reconciler == reconciler_.get() && (items[reconciler_item].revents & ZMQ_POLLIN)) {
+    if (reconciler->on_socket() == ChpReconciler::Progress::kFailed) drop_reconcile(reconciler->why());
+  }
+  if (ha_link_) ha_tick();
+  pump_snapshots();
+  io_vote_.set(snapshots_.active());
+  expire_due();
+  trim_history_by_age();
+  store_.release_idle_trim_reader();
+  heartbeat();
+  send_ha_state();
+  return true;
+}
+
+void ChpServer::report_malformed(const char* where, const protocol::DecodeError& error) {
+  metrics_.malformed.count(error.kind);
+  bad_input_log_.log(spdlog::level::warn, "dropped malformed {} ({}): {}", where, protocol::to_string(error.kind),
+                     error.detail);
+}
+
+void ChpServer::drain_collector() {
+  if (config_.replica) return forward_kvsets();  // a replica applies only its upstream's updates
+  // Malformed messages count toward the batch: a flood of them cannot keep
+  // the loop from HUGZ and HA heartbeats.
+  std::size_t n = 0;
+  std::size_t bytes = 0;
+  std::size_t got = 0;
+  const std::uint64_t now = config_.now_ms();  // one clock read per turn: its updates arrived together
+  for (; got < config_.max_batch && bytes < config_.max_batch_bytes; ++got) {
+    if (n == inbox_.size()) {
+      inbox_.emplace_back();
+      writes_.emplace_back();
+    }
+    if (!try_recv(collector_, &inbox_[n])) break;
+    bytes += inbox_[n].bytes();
+    if (take_kvset(inbox_[n], now, &writes_[n])) ++n;
+  }
+  backlog_vote_.drained(got);
+  std::span<storage::ChpWrite> writes(writes_.data(), n);
+  if (serving()) {
+    bool applied = commit_and_publish(writes, std::span<ReceivedMessage>(inbox_.data(), n));
+    if (applied && reconciler_) {
+      for (const auto& w : writes) reconciler_->note_client_write(w.key);  // ours wins over the peer's
+    }
+  } else {
+    for (auto& w : writes) pending_.add(std::move(w));  // applied at takeover unless the active republishes
+  }
+  for (std::size_t i = 0; i < n; ++i) inbox_[i].parts.clear();  // unpublished ones hold no buffer until reused
+}
+
+// A WRITE? (protocol/chp_writes.h): answered at once when it cannot be
+// applied here, else added to this turn's group (committed first when the
+// group already has its key, so each precondition sees the write before it).
+void ChpServer::take_write(const std::string& identity, const ReceivedMessage& msg) {
+  if (config_.replica) return forward_write(identity, msg);
+  auto frames = msg.frames().subspan(1);
+  auto req = chp::decode_write(frames, config_.limits);
+  auto answer = [&](chp::WriteOutcome::Kind kind, std::string_view uuid, std::string detail) {
+    std::string id = uuid.size() == chp::kUuidSize ? std::string(uuid) : std::string(chp::kUuidSize, '\0');
+    (void)try_send(router_, chp::encode_written({kind, std::move(id), 0, std::move(detail)}), identity);
+  };
+  if (!req) {
+    report_malformed("WRITE?", req.error());
+    answer(chp::WriteOutcome::Kind::kFailed, frames.size() > 3 ? frames[3] : std::string_view(),
+           "malformed: " + req.error().detail);
+    return;
+  }
+  if (!serving()) return answer(chp::WriteOutcome::Kind::kNotActive, req->uuid, "not the active server");
+  if (!may_write(msg, req->key)) return answer(chp::WriteOutcome::Kind::kFailed, req->uuid, "refused by the ACL");
+  if (auto earlier = write_requests_.earlier(req->uuid)) {
+    metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
+    answer_write({identity, std::move(*earlier)});
+    return;
+  }
+  if (write_requests_.has_key(req->key)) commit_write_requests();
+  const std::uint64_t now = config_.now_ms();
+  storage::ChpWrite w;
+  w.key.assign(req->key);
+  w.uuid.assign(req->uuid);
+  w.properties = std::move(req->properties);
+  w.value.assign(req->body);
+  w.expires_at_ms = (req->ttl_seconds > 0 && !req->body.empty()) ? now + req->ttl_seconds * 1000 : 0;
+  w.written_ms = now;
+  write_requests_.add(identity, std::move(w), req->precondition);
+}
+
+void ChpServer::commit_write_requests() {
+  if (write_requests_.empty()) return;
+  std::vector<storage::ChpWrite> writes;
+  auto replies = write_requests_.decide(store_, config_.now_ms(), &writes);
+  for (const auto& r : replies) {
+    if (r.outcome.kind == chp::WriteOutcome::Kind::kRefused) metrics_.writes_refused.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!writes.empty()) {
+    bool applied = commit_and_publish(writes);
+    auto done = applied ? write_requests_.applied(writes) : write_requests_.failed("the store refused the write");
+    if (applied && reconciler_) {
+      for (const auto& w : writes) reconciler_->note_client_write(w.key);
+    }
+    std::move(done.begin(), done.end(), std::back_inserter(replies));
+  }
+  for (auto& r : replies) {
+    if (r.outcome.kind == chp::WriteOutcome::Kind::kApplied) metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
+    answer_write(std::move(r));
+  }
+}
+
+bool ChpServer::take_kvset(const ReceivedMessage& msg, std::uint64_t now, storage::ChpWrite* w) {
+  auto kv = chp::decode_kvset_view(msg.frames(), config_.limits);
+  if (!kv) {
+    report_malformed("KVSET", kv.error());
+    return false;
+  }
+  if (!may_write(msg, kv->key)) return false;
+  w->key.assign(kv->key);
+  w->uuid.assign(kv->uuid);
+  w->properties.assign(kv->properties);
+  w->value.assign(kv->body);
+  w->expires_at_ms = (kv->ttl_seconds > 0 && !kv->body.empty()) ? now + kv->ttl_seconds * 1000 : 0;
+  w->sequence = 0;
+  w->written_ms = now;
+  return true;
+}
+
+bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received) {
+  if (writes.empty()) return true;
+  storage::Status s = store_.apply(writes);
+  if (!s.ok()) {
+    metrics_.write_failures.fetch_add(writes.size(), std::memory_order_relaxed);
+    refused_since_ok_ += writes.size();
+    write_error_log_.log(spdlog::level::err, "refused {} update(s), not published: {}", writes.size(), s.message());
+    return false;
+  }
+  if (refused_since_ok_ > 0) {
+    spdlog::warn("writes resumed at sequence {}; {} update(s) were refused meanwhile", store_.last_sequence(),
+                 refused_since_ok_);
+    refused_since_ok_ = 0;
+  }
+  after_store_write("CHP", [&] {
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      if (i < received.size()) {
+        publish_received(received[i], writes[i].sequence);
+      } else {
+        publish(writes[i]);
+      }
+    }
+  });
+  metrics_.updates_applied.fetch_add(writes.size(), std::memory_order_relaxed);
+  metrics_.batches.fetch_add(1, std::memory_order_relaxed);
+  metrics_.last_sequence = store_.last_sequence();
+  return true;
+}
+
+// PUB never blocks: a subscriber past its high-water mark loses messages
+// and recovers by sequence gap detection and a new snapshot.
+void ChpServer::publish(const storage::ChpWrite& w) {
+  chp::KvMsgFrames frames(w.key, w.sequence, w.uuid, w.properties, w.value);
+  if (try_send(publisher_, frames.frames()) == SendOutcome::kSent) {
+    count_published(w.key.size() + w.uuid.size() + w.properties.size() + w.value.size() + chp::kSequenceSize);
+  }
+}
+
+// The KVSET's own parts, its sequence frame replaced: the same bytes as
+// publish() sends, without copying key, uuid, properties or value.
+void ChpServer::publish_received(ReceivedMessage& msg, std::uint64_t sequence) {
+  char sequence_bytes[chp::kSequenceSize];
+  protocol::store_be<std::uint64_t>(sequence_bytes, sequence);
+  msg.parts[1].rebuild(sequence_bytes, sizeof(sequence_bytes));
+  std::size_t bytes = 0;  // before the send, which empties the parts
+  for (const auto& part : msg.parts) bytes += part.size();
+  if (try_send_parts(publisher_, msg.parts) == SendOutcome::kSent) count_published(bytes);
+}
+
+// What the connection watch's byte budget compares each subscriber's
+// progress with (connection_watch.h).
+void ChpServer::count_published(std::size_t bytes) {
+  if (published_) published_->published_bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void ChpServer::serve_snapshot_requests() {
+  ReceivedMessage msg;
+  for (int i = 0; i < 256 && try_recv(router_, &msg); ++i) {
+    if (msg.views.empty()) continue;
+    std::string identity(msg.views[0]);
+    if (msg.views.size() >= 2 && msg.views[1] == chp::kWriteCommand) {
+      take_write(identity, msg);
+      continue;
+    }
+    if (msg.views.size() >= 2 && msg.views[1] == kPeerAckCommand) {
+      if (may_ask_as_peer(msg, msg.views[1])) take_peer_ack(msg);
+      continue;
+    }
+    if (msg.views.size() >= 2 && msg.views[1] == chp::kHistoryCommand) {
+      serve_history(identity, msg);
+      continue;
+    }
+    bool reconcile = msg.views.size() >= 2 && msg.views[1] == kReconcileCommand;
+    // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
+    bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
+    bool catchup = msg.views.size() >= 2 && msg.views[1] == chp::kPeerCatchup;
+    if ((reconcile || peer || catchup) && !may_ask_as_peer(msg, msg.views[1])) continue;
+    if (reconcile) {
+      serve_reconcile(identity, msg);  // the HA peer's; answered in any state
+      continue;
+    }
+    if (catchup) {
+      serve_catchup(identity, msg);
+      continue;
+    }
+    std::vector<std::string_view> frames(msg.views.begin() + 1, msg.views.end());
+    if (peer) frames[0] = chp::kIcanhaz;
+    auto req = chp::decode_icanhaz(frames, config_.limits);
+    if (!req) {
+      report_malformed("snapshot request", req.error());
+      continue;
+    }
+    if (!holds_subtree(req->subtree)) continue;  // never a silently partial map: the client fails over
+    if (!accept_vote()) continue;  // a non-active server ignores clients: they fail over
+    // A client that names its last sequence gets only what came after it,
+    // when our history holds that (docs/chp-extensions.md, "Resume").
+    std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+    if (req->resume_after && !peer) cursor = resume_cursor(*req->resume_after, req->subtree);
+    bool resumed = cursor != nullptr;
+    if (!cursor) cursor = store_.snapshot(req->subtree);
+    std::string group = snapshot_group(msg);
+    if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer,
+                          read_filter(msg), peer, group)) {
+      metrics_.snapshots_refused.fetch_add(1, std::memory_order_relaxed);
+      bad_input_log_.log(spdlog::level::warn,
+                         "snapshot request from {} refused: its share of the snapshot slots, every slot or the "
+                         "snapshot byte budget is taken by clients still reading",
+                         group);
+    }
+  }
+  commit_write_requests();
+}
+
+// The updates after `after`, when the history holds them and they are no
+// more than the map's keys (or kResumeAlways): a longer history costs more
+// to read and send than the snapshot that replaces it (a client far behind
+// a few hot keys).
+std::unique_ptr<storage::ChpSnapshotCursor> ChpServer::resume_cursor(std::uint64_t after, std::string_view subtree) {
+  constexpr std::uint64_t kResumeAlways = 1024;
+  std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+  if (storage::sequences_after(store_.epochs(), after) <= std::max(store_.live_keys(), kResumeAlways)) {
+    cursor = store_.resume_after(after, subtree);
+  }
+  (cursor ? metrics_.resumes : metrics_.resumes_declined).fetch_add(1, std::memory_order_relaxed);
+  return cursor;
+}
+
+void ChpServer::pump_snapshots() {
+  if (!snapshots_.active()) {
+    metrics_.snapshot_bytes_in_flight.store(0, std::memory_order_relaxed);
+    return;
+  }
+  auto r = snapshots_.pump(router_, config_.snapshot_slice, config_.now_ms());
+  metrics_.snapshot_keys_sent.fetch_add(r.keys_sent, std::memory_order_relaxed);
+  metrics_.acl_withheld_snapshot_keys.fetch_add(r.withheld, std::memory_order_relaxed);
+  metrics_.snapshot_keys_expired.fetch_add(r.expired, std::memory_order_relaxed);
+  metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
+  metrics_.snapshots_evicted.fetch_add(r.evicted, std::memory_order_relaxed);
+  metrics_.snapshot_bytes_in_flight.store(snapshots_.bytes_in_flight(), std::memory_order_relaxed);
+  if (r.stalled > 0) {
+    metrics_.snapshots_stalled.fetch_add(r.stalled, std::memory_order_relaxed);
+    bad_input_log_.log(spdlog::level::warn,
+                       "dropped {} snapshot(s) whose client read nothing for {} ms (--snapshot-stall-ms)", r.stalled,
+                       config_.snapshot_stall.count());
+  }
+}
+
+void ChpServer::expire_due() {
+  if (!serving() || config_.replica) return;  // a passive or replica applies its upstream's expiries
+  auto now = Clock::now();
+  if (now < next_expiry_ && !expiry_backlog_) return;
+  next_expiry_ = now + config_.expiry_interval;
+  constexpr std::size_t kLimit = 1024;
+  std::vector<storage::ChpStore::Due> due;
+  storage::Status s = store_.due_expiries(config_.now_ms(), kLimit, &due);
+  if (!s.ok()) {
+    write_error_log_.log(spdlog::level::err, "expiry sweep failed: {}", s.message());
+    return;
+  }
+  expiry_backlog_ = due.size() == kLimit;
+  if (due.empty()) return;
+  std::vector<storage::ChpWrite> writes;
+  writes.reserve(due.size());
+  for (auto& d : due) writes.push_back({std::move(d.key), {}, {}, {}, 0, 0, config_.now_ms()});
+  std::uint64_t before = metrics_.updates_applied;
+  commit_and_publish(writes);
+  if (metrics_.updates_applied != before) metrics_.expiries.fetch_add(writes.size(), std::memory_order_relaxed);
+}
+
+void ChpServer::trim_history_by_age() {
+  if (config_.history_max_age.count() <= 0) return;
+  auto now = Clock::now();
+  if (now < next_history_trim_) return;
+  std::uint64_t from = store_.history_from();
+  std::uint64_t age = static_cast<std::uint64_t>(config_.history_max_age.count());
+  std::uint64_t now_ms = config_.now_ms();
+  storage::Status s = store_.trim_history_older_than(now_ms > age ? now_ms - age : 0);
+  // Again at the next turn while it drops entries (a backlog), else in a second.
+  bool more = s.ok() && store_.history_from() != from;
+  next_history_trim_ = now + (more ? std::chrono::milliseconds(0) : std::chrono::milliseconds(1000));
+  if (!s.ok()) write_error_log_.log(spdlog::level::err, "history trim failed: {}", s.message());
+}
+
+void ChpServer::sweep_expiries_now() {
+  next_expiry_ = Clock::time_point{};
+  expiry_backlog_ = true;  // the next turns sweep, kLimit keys each, until nothing is due
+}
+
+// HUGZ go out every interval even while updates flow: a client mirroring a
+// quiet subtree of a busy server sees no KVPUB and would otherwise fail over.
+void ChpServer::heartbeat() {
+  if (!serving()) return;  // only the active sends HUGZ, so clients never stay on a passive
+  if (config_.replica && !replica_has_map()) return;  // nor on a replica that is loading its map
+  auto now = Clock::now();
+  if (now - last_hugz_ < config_.hugz_interval) return;
+  (void)try_send(publisher_, chp::encode_hugz({store_.last_sequence()}));
+  last_hugz_ = now;
+}
+
+std::string_view ChpServer::ha_state() const {
+  if (config_.replica) return "replica";
+  return config_.ha ? to_string(published_state_.load()) : "standalone";
+}
+
+}  // namespace zstore::server

@@ -1,0 +1,110 @@
+#include "server/chp/chp_write_requests.h"
+
+#include <cstring>
+#include <utility>
+
+namespace zstore::server {
+
+namespace chp = protocol::chp;
+using Kind = chp::WriteOutcome::Kind;
+
+namespace {
+
+bool as_uuid(std::string_view bytes, std::array<char, chp::kUuidSize>* uuid) {
+  if (bytes.size() != chp::kUuidSize) return false;
+  std::memcpy(uuid->data(), bytes.data(), chp::kUuidSize);
+  return true;
+}
+
+}  // namespace
+
+ChpWriteRequests::ChpWriteRequests(std::size_t remembered) : remembered_(remembered) {
+  outcomes_.reserve(remembered_);
+  order_.reserve(remembered_);
+}
+
+std::optional<chp::WriteOutcome> ChpWriteRequests::earlier(std::string_view uuid) const {
+  Uuid u;
+  if (!as_uuid(uuid, &u)) return std::nullopt;
+  auto it = outcomes_.find(u);
+  if (it == outcomes_.end()) return std::nullopt;
+  return chp::WriteOutcome{Kind::kApplied, std::string(uuid), it->second, {}};
+}
+
+void ChpWriteRequests::add(std::string identity, storage::ChpWrite write, chp::Precondition precondition) {
+  keys_.insert(write.key);
+  requests_.push_back({std::move(identity), std::move(write), precondition});
+}
+
+std::vector<ChpWriteRequests::Reply> ChpWriteRequests::decide(storage::ChpStore& store, std::uint64_t now_ms,
+                                                               std::vector<storage::ChpWrite>* writes) {
+  std::vector<Reply> replies;
+  writes->clear();
+  deciding_.clear();
+  for (auto& r : requests_) {
+    storage::ChpEntry entry;
+    bool found = false;
+    storage::Status s = store.get(r.write.key, &entry, &found);
+    if (!s.ok()) {
+      replies.push_back({std::move(r.identity), {Kind::kFailed, r.write.uuid, 0, "reading the key: " + s.message()}});
+      continue;
+    }
+    if (found && entry.expires_at_ms != 0 && entry.expires_at_ms <= now_ms) found = false;  // lapsed, not yet swept
+    const std::uint64_t current = found ? entry.sequence : 0;
+    // A retry of a write that is still the key's latest (after a failover
+    // or a restart, when no outcome is remembered): it was applied.
+    if (found && entry.uuid == r.write.uuid) {
+      replies.push_back({std::move(r.identity), {Kind::kApplied, r.write.uuid, current, {}}});
+      continue;
+    }
+    bool holds = true;
+    if (r.precondition.kind == chp::Precondition::Kind::kSequence) holds = found && current == r.precondition.sequence;
+    if (r.precondition.kind == chp::Precondition::Kind::kAbsent) holds = !found;
+    if (!holds) {
+      replies.push_back({std::move(r.identity), {Kind::kRefused, r.write.uuid, current, {}}});
+      continue;
+    }
+    deciding_.push_back({std::move(r.identity), r.write.uuid});
+    writes->push_back(std::move(r.write));
+  }
+  requests_.clear();
+  keys_.clear();
+  return replies;
+}
+
+std::vector<ChpWriteRequests::Reply> ChpWriteRequests::applied(const std::vector<storage::ChpWrite>& writes) {
+  std::vector<Reply> replies;
+  for (std::size_t i = 0; i < writes.size() && i < deciding_.size(); ++i) {
+    chp::WriteOutcome outcome{Kind::kApplied, writes[i].uuid, writes[i].sequence, {}};
+    remember(outcome.uuid, outcome.sequence);
+    replies.push_back({std::move(deciding_[i].identity), std::move(outcome)});
+  }
+  deciding_.clear();
+  return replies;
+}
+
+std::vector<ChpWriteRequests::Reply> ChpWriteRequests::failed(const std::string& why) {
+  std::vector<Reply> replies;
+  for (auto& d : deciding_) replies.push_back({std::move(d.identity), {Kind::kFailed, std::move(d.uuid), 0, why}});
+  deciding_.clear();
+  return replies;
+}
+
+void ChpWriteRequests::remember_applied(std::string_view uuid, std::uint64_t sequence) {
+  remember(uuid, sequence);  // not an expiry's or a delete's without uuid (not 16 bytes)
+}
+
+void ChpWriteRequests::remember(std::string_view uuid, std::uint64_t sequence) {
+  Uuid u;
+  if (remembered_ == 0 || !as_uuid(uuid, &u)) return;
+  if (!outcomes_.emplace(u, sequence).second) return;
+  if (order_.size() < remembered_) {
+    order_.push_back(u);
+    return;
+  }
+  outcomes_.erase(order_[next_]);
+  order_[next_] = u;
+  next_ = (next_ + 1) % remembered_;
+}
+
+}  // namespace zstore::server

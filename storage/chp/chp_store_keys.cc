@@ -1,0 +1,68 @@
+// ChpStore's key index (chp_key_index.h): how it starts, learns each
+// write, and adopts the index a restart's scan built (chp_key_scan.h).
+#include <memory>
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+
+#include "storage/chp/chp_store.h"
+
+namespace zstore::storage {
+
+// An empty map: the key index starts complete (it will see every key).
+Status ChpStore::start_key_index() {
+  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(Column::kChpMap)));
+  it->SeekToFirst();
+  if (!it->status().ok()) return Status::Error("reading the CHP map: " + it->status().ToString());
+  key_index_.clear(!it->Valid());
+  publish_key_index_state();
+  return Status::Ok();
+}
+
+// After a write succeeded: the key index (and a scan still building one)
+// learns each key's new state, in write order (the last write of a key wins).
+void ChpStore::remember(std::span<const std::uint64_t> fps, std::span<const ChpWrite> writes) {
+  std::vector<ChpKeyIndex::Change> changes(writes.size());
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    bool exists = !writes[i].value.empty();
+    changes[i] = {fps[i], exists, exists ? writes[i].expires_at_ms : 0};
+  }
+  remember_changes(changes);
+}
+
+void ChpStore::remember(std::span<const std::uint64_t> fps, std::span<const ChpRecord> records) {
+  std::vector<ChpKeyIndex::Change> changes(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) changes[i] = {fps[i], true, records[i].entry.expires_at_ms};
+  remember_changes(changes);
+}
+
+void ChpStore::remember_changes(std::span<const ChpKeyIndex::Change> changes) {
+  key_index_.apply(changes);
+  if (key_scan_) key_scan_->changed(changes);
+  publish_key_index_state();
+}
+
+void ChpStore::publish_key_index_state() {
+  key_index_bytes_.store(key_index_.bytes(), std::memory_order_relaxed);
+  key_index_complete_.store(key_index_.complete(), std::memory_order_relaxed);
+}
+
+void ChpStore::build_key_index_in_background() {
+  if (key_index_.complete() || key_scan_) return;
+  key_scan_ = std::make_unique<ChpKeyScan>(db_, key_index_, key_index_.max_bytes());
+}
+
+// The scan's index replaces ours once it has caught up (O(1): a move); a
+// scan that failed or gave up is dropped and writes read unknown keys.
+void ChpStore::adopt_scanned_index() {
+  if (!key_scan_) return;
+  if (auto built = key_scan_->take()) {
+    key_index_ = std::move(*built);
+    publish_key_index_state();
+    key_scan_.reset();
+  } else if (key_scan_->failed()) {
+    key_scan_.reset();
+  }
+}
+
+}  // namespace zstore::storage
