@@ -195,6 +195,8 @@ class Database {
   void abandon();
   Status recover_if_failing();
   void note_write(const Status& s);
+  // The last failed write or sync while writes are failing, else Ok.
+  Status write_failure() const;
 
   std::string dir_;
   DatabaseOptions options_;
@@ -216,7 +218,7 @@ class Database {
   bool failing_ = false;  // guarded by recovery_mutex_, as the three below
   bool unrecoverable_ = false;
   std::chrono::steady_clock::time_point next_resume_{};
-  std::string last_error_;
+  Status last_failure_ = Status::Ok();
 };
 
 }  // namespace zstore::storage
