@@ -11,6 +11,7 @@
 #include "storage/chp/chp_store.h"
 #include "storage/db/database.h"
 #include "storage/db/packed_values.h"
+#include "storage/db/rocks_status.h"
 #include "storage/db/slice.h"
 #include "storage/db/varint.h"
 
@@ -63,7 +64,7 @@ class HistoryCursor final : public ChpSnapshotCursor {
       if (!update.key.starts_with(prefix_)) continue;
       if (fill(update, out)) return true;
     }
-    if (status_.ok() && !it_->status().ok()) status_ = Status::Error("history read: " + it_->status().ToString());
+    if (status_.ok() && !it_->status().ok()) status_ = from_rocks(it_->status(), "history read");
     return false;
   }
 
@@ -90,14 +91,14 @@ class HistoryCursor final : public ChpSnapshotCursor {
       return assign(ChpEntryView{update.entry.sequence, 0, {}, {}, {}}, out);
     }
     if (!s.ok()) {
-      status_ = Status::Error("history read of chp_map: " + s.ToString());
+      status_ = from_rocks(s, "history read of chp_map");
       return false;
     }
     ChpEntryView now;
     if (!decode_chp_entry(std::string_view(current_.data(), current_.size()), &now)) return corrupt();
     if (now.sequence > update.entry.sequence) return false;  // overwritten later: that update follows
     if (now.sequence < update.entry.sequence) {
-      status_ = Status::Error("corrupt CHP history: it refers to sequence " + std::to_string(update.entry.sequence) +
+      status_ = Status::Corruption("corrupt CHP history: it refers to sequence " + std::to_string(update.entry.sequence) +
                               " of a key chp_map holds at " + std::to_string(now.sequence));
       return false;
     }
@@ -130,7 +131,7 @@ class HistoryCursor final : public ChpSnapshotCursor {
   }
 
   bool corrupt() {
-    status_ = Status::Error("corrupt CHP history entry");
+    status_ = Status::Corruption("corrupt CHP history entry");
     return false;
   }
 

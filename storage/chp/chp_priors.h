@@ -14,6 +14,7 @@
 #include "storage/chp/chp_entry.h"
 #include "storage/chp/chp_key_index.h"
 #include "storage/db/database.h"
+#include "storage/db/rocks_status.h"
 #include "storage/db/status.h"
 
 namespace zstore::storage {
@@ -54,11 +55,11 @@ class BatchPriors {
     if (read_slot_[i] == kNone) return Status::Ok();
     const rocksdb::Status& status = statuses_[read_slot_[i]];
     if (status.IsNotFound()) return Status::Ok();
-    if (!status.ok()) return Status::Error("read of the previous entry failed: " + status.ToString());
+    if (!status.ok()) return from_rocks(status, "read of the previous entry failed");
     const rocksdb::PinnableSlice& value = values_[read_slot_[i]];
     out->exists = true;
     if (!chp_entry_expiry(std::string_view(value.data(), value.size()), &out->expires_at_ms)) {
-      return Status::Error("corrupt CHP entry");
+      return Status::Corruption("corrupt CHP entry");
     }
     return Status::Ok();
   }

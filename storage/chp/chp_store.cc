@@ -13,6 +13,7 @@
 #include "storage/db/bytewise.h"
 #include "storage/chp/chp_history.h"
 #include "storage/chp/chp_priors.h"
+#include "storage/db/rocks_status.h"
 #include "storage/db/slice.h"
 
 namespace zstore::storage {
@@ -130,7 +131,7 @@ Status read_u64_meta(Database* db, std::string_view name, std::uint64_t* out, bo
   if (!s.ok()) return s;
   *present = !bytes.empty();
   if (bytes.empty()) return Status::Ok();
-  if (bytes.size() != 8) return Status::Error("corrupt CHP metadata '" + std::string(name) + "'");
+  if (bytes.size() != 8) return Status::Corruption("corrupt CHP metadata '" + std::string(name) + "'");
   *out = protocol::get_be<std::uint64_t>(bytes);
   return Status::Ok();
 }
@@ -154,7 +155,7 @@ Status ChpStore::load_meta() {
   }
   auto epochs = parse_epochs(bytes);
   if (!epochs || epochs->empty() || epochs->back().base > last_sequence_) {
-    return Status::Error("corrupt CHP epoch list");
+    return Status::Corruption("corrupt CHP epoch list");
   }
   epochs_ = std::move(*epochs);
   epochs_.back().last = last_sequence_;
@@ -176,7 +177,7 @@ Status ChpStore::count_keys_once() {
   ro.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(ro, db_->handle(Column::kChpMap)));
   for (it->SeekToFirst(); it->Valid(); it->Next()) ++keys;
-  if (!it->status().ok()) return Status::Error("counting the CHP keys: " + it->status().ToString());
+  if (!it->status().ok()) return from_rocks(it->status(), "counting the CHP keys");
   rocksdb::WriteBatch batch;
   put_keys(batch, keys);
   if (Status s = db_->write(batch); !s.ok()) return s;
@@ -220,7 +221,7 @@ Status ChpStore::drop_versions() {
     batch.DeleteRange(versions, rocksdb::Slice(), it->key());
     batch.Delete(versions, it->key());
   } else if (!it->status().ok()) {
-    return Status::Error("drop chp_versions: " + it->status().ToString());
+    return from_rocks(it->status(), "drop chp_versions");
   }
   if (!from.empty()) batch.Delete(db_->handle(Column::kMeta), slice(kMetaChpVersionsFrom));
   if (batch.Count() == 0) return Status::Ok();
@@ -308,7 +309,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
       w.sequence = ++seq;
     } else if (w.sequence <= seq) {
       return refuse(
-          Status::Error("explicit sequence " + std::to_string(w.sequence) + " is not above " + std::to_string(seq)));
+          Status::InvalidArgument("explicit sequence " + std::to_string(w.sequence) + " is not above " + std::to_string(seq)));
     } else {
       seq = w.sequence;
     }
@@ -348,8 +349,8 @@ Status ChpStore::get(std::string_view key, ChpEntry* entry, bool* found) {
   rocksdb::Status s = db_->db()->Get(rocksdb::ReadOptions(), db_->handle(Column::kChpMap), slice(key), &bytes);
   *found = false;
   if (s.IsNotFound()) return Status::Ok();
-  if (!s.ok()) return Status::Error("read failed: " + s.ToString());
-  if (!decode_chp_entry(bytes, entry)) return Status::Error("corrupt CHP entry");
+  if (!s.ok()) return from_rocks(s, "read failed");
+  if (!decode_chp_entry(bytes, entry)) return Status::Corruption("corrupt CHP entry");
   *found = true;
   return Status::Ok();
 }
@@ -391,7 +392,7 @@ Status ChpStore::due_expiries(std::uint64_t now_ms, std::size_t limit, std::vect
       stale.Delete(db_->handle(Column::kChpExpiry), it->key());
     }
   }
-  if (!it->status().ok()) return Status::Error("expiry scan failed: " + it->status().ToString());
+  if (!it->status().ok()) return from_rocks(it->status(), "expiry scan failed");
   if (stale.Count() > 0) {
     Status s = db_->write(stale);
     if (!s.ok()) return s;
@@ -414,7 +415,7 @@ Status ChpStore::clear() {
     std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(c)));
     it->SeekToLast();
     if (!it->Valid()) {
-      if (!it->status().ok()) return Status::Error("clear: " + it->status().ToString());
+      if (!it->status().ok()) return from_rocks(it->status(), "clear");
       continue;
     }
     batch.DeleteRange(db_->handle(c), rocksdb::Slice(), it->key());
@@ -501,7 +502,7 @@ Status ChpStore::adopt(std::uint64_t sequence, ChpEpochs epochs) {
 }
 
 Status ChpStore::advance_to(std::uint64_t sequence, ChpEpochs epochs) {
-  if (sequence <= last_sequence_) return Status::Error("advance_to: sequence not above the last one");
+  if (sequence <= last_sequence_) return Status::InvalidArgument("advance_to: sequence not above the last one");
   if (epochs.empty() || epochs.back().last != sequence) {
     epochs = epochs_;
     epochs.push_back({sequence, sequence});

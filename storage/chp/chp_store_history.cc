@@ -12,6 +12,7 @@
 #include "protocol/byte_order.h"
 #include "storage/chp/chp_history.h"
 #include "storage/chp/chp_store.h"
+#include "storage/db/rocks_status.h"
 #include "storage/db/slice.h"
 
 namespace zstore::storage {
@@ -83,7 +84,7 @@ Status ChpStore::walk_oldest_history(rocksdb::Iterator* it, std::uint64_t limit,
     HistoryEntryInfo info;
     if (!history_entry_info(std::string_view(it->key().data(), it->key().size()),
                             std::string_view(it->value().data(), it->value().size()), cutoff_ms != kNoCutoff, &info)) {
-      return Status::Error("history trim: corrupt CHP history entry");
+      return Status::Corruption("history trim: corrupt CHP history entry");
     }
     if (walk->dropped + info.count > limit) return Status::Ok();
     if (cutoff_ms != kNoCutoff && info.newest_ms >= cutoff_ms) return Status::Ok();
@@ -92,7 +93,7 @@ Status ChpStore::walk_oldest_history(rocksdb::Iterator* it, std::uint64_t limit,
     walked += it->value().size();
     if (walked >= kMaxDropBytesPerCall) return Status::Ok();  // large values: fewer updates, at least one entry
   }
-  if (!it->status().ok()) return Status::Error("history trim: " + it->status().ToString());
+  if (!it->status().ok()) return from_rocks(it->status(), "history trim");
   walk->reached_end = true;
   return Status::Ok();
 }
@@ -153,22 +154,22 @@ Status ChpStore::delete_versions(rocksdb::Iterator* it, std::uint64_t last_dropp
     std::string_view k(it->key().data(), it->key().size());
     if (k.size() < 8 || protocol::get_be<std::uint64_t>(k) > last_dropped) break;
     if (!reader.open(k, std::string_view(it->value().data(), it->value().size()))) {
-      return Status::Error("history trim: corrupt CHP history entry");
+      return Status::Corruption("history trim: corrupt CHP history entry");
     }
     while (reader.next(&update)) {
       if (update.entry.sequence <= versions_from_) continue;
       assign_version_key(&key, update.key, update.entry.sequence);
       batch.Delete(versions, slice(key));
     }
-    if (!reader.done()) return Status::Error("history trim: corrupt CHP history entry");
+    if (!reader.done()) return Status::Corruption("history trim: corrupt CHP history entry");
   }
-  if (!it->status().ok()) return Status::Error("history trim: " + it->status().ToString());
+  if (!it->status().ok()) return from_rocks(it->status(), "history trim");
   return Status::Ok();
 }
 
 Status ChpStore::key_history(std::string_view key, std::size_t limit, std::vector<ChpVersion>* out) {
   out->clear();
-  if (!keeps_versions()) return Status::Error("per-key history is off (zstored --chp-key-history)");
+  if (!keeps_versions()) return Status::Refused("per-key history is off (zstored --chp-key-history)");
   auto* versions = db_->handle(Column::kChpVersions);
   if (limit == 0 || history_from_ == UINT64_MAX) return Status::Ok();
   const std::string prefix = encode_version_prefix(key);
@@ -188,11 +189,11 @@ Status ChpStore::key_history(std::string_view key, std::size_t limit, std::vecto
     if (!decode_version_key(k, &found, &sequence) || found != key ||
         !decode_version_value(std::string_view(it->value().data(), it->value().size()), &v) ||
         v.entry.sequence != sequence) {
-      return Status::Error("corrupt CHP version entry");
+      return Status::Corruption("corrupt CHP version entry");
     }
     out->push_back(std::move(v));
   }
-  if (!it->status().ok()) return Status::Error("key history read: " + it->status().ToString());
+  if (!it->status().ok()) return from_rocks(it->status(), "key history read");
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #include <rocksdb/iterator.h>
 
 #include "storage/chp/chp_store.h"
+#include "storage/db/rocks_status.h"
 
 namespace zstore::storage {
 
@@ -13,7 +14,7 @@ namespace zstore::storage {
 Status ChpStore::start_key_index() {
   std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(Column::kChpMap)));
   it->SeekToFirst();
-  if (!it->status().ok()) return Status::Error("reading the CHP map: " + it->status().ToString());
+  if (!it->status().ok()) return from_rocks(it->status(), "reading the CHP map");
   key_index_.clear(!it->Valid());
   publish_key_index_state();
   return Status::Ok();

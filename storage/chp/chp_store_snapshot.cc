@@ -8,6 +8,7 @@
 #include <rocksdb/iterator.h>
 
 #include "storage/chp/chp_store.h"
+#include "storage/db/rocks_status.h"
 #include "storage/db/slice.h"
 
 namespace zstore::storage {
@@ -58,12 +59,12 @@ class RocksSnapshotCursor final : public ChpSnapshotCursor {
     if (status_.ok() && returned_) it_->Next();
     returned_ = false;
     if (!status_.ok() || !it_->Valid()) {
-      if (status_.ok() && !it_->status().ok()) status_ = Status::Error("snapshot read: " + it_->status().ToString());
+      if (status_.ok() && !it_->status().ok()) status_ = from_rocks(it_->status(), "snapshot read");
       return false;
     }
     out->key = std::string_view(it_->key().data(), it_->key().size());
     if (!decode_chp_entry(std::string_view(it_->value().data(), it_->value().size()), &out->entry)) {
-      status_ = Status::Error("corrupt CHP entry for a key of " + std::to_string(out->key.size()) + " bytes");
+      status_ = Status::Corruption("corrupt CHP entry for a key of " + std::to_string(out->key.size()) + " bytes");
       return false;
     }
     returned_ = true;

@@ -9,6 +9,7 @@
 
 #include "protocol/byte_order.h"
 #include "storage/dafka/dafka_log_internal.h"
+#include "storage/db/rocks_status.h"
 
 namespace zstore::storage {
 
@@ -104,14 +105,14 @@ Status DafkaLog::load() {
   std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(Column::kDafkaHeads)));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     DafkaPartitionKey key;
-    if (!parse_dafka_partition_prefix(view(it->key()), &key)) return Status::Error("corrupt Dafka head entry");
+    if (!parse_dafka_partition_prefix(view(it->key()), &key)) return Status::Corruption("corrupt Dafka head entry");
     PartitionState state;
     Status s = load_partition(key, view(it->value()), &state);
     if (!s.ok()) return s;
     count(key.first, 1, static_cast<std::int64_t>(state.records), static_cast<std::int64_t>(state.bytes));
     partitions_.emplace(std::move(key), std::move(state));
   }
-  if (!it->status().ok()) return Status::Error("Dafka heads read: " + it->status().ToString());
+  if (!it->status().ok()) return from_rocks(it->status(), "Dafka heads read");
   partition_count_ = partitions_.size();
   return Status::Ok();
 }
@@ -120,7 +121,7 @@ Status DafkaLog::load() {
 // records; a first-format entry counts every record (once, at open).
 Status DafkaLog::load_partition(const DafkaPartitionKey& key, std::string_view value, PartitionState* state) {
   DafkaHeadValue head;
-  if (!decode_dafka_head(value, &head)) return Status::Error("corrupt Dafka head entry");
+  if (!decode_dafka_head(value, &head)) return Status::Corruption("corrupt Dafka head entry");
   state->next = head.next;
   state->floor = head.floor;
   state->records = head.records;

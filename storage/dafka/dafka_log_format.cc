@@ -7,6 +7,7 @@
 #include "storage/dafka/dafka_log.h"
 #include "storage/dafka/dafka_log_internal.h"
 #include "storage/db/packed_values.h"
+#include "storage/db/rocks_status.h"
 
 namespace zstore::storage {
 namespace dafka_internal {
@@ -49,7 +50,7 @@ class RocksDafkaCursor final : public DafkaCursor {
       --left_;
       std::string_view content;
       if (!take_content(&content)) {
-        status_ = Status::Error("corrupt Dafka record run");
+        status_ = Status::Corruption("corrupt Dafka record run");
         return false;
       }
       if (offset < from_) continue;  // in the run holding from, before it
@@ -80,7 +81,7 @@ class RocksDafkaCursor final : public DafkaCursor {
     if (advance_) it_->Next();
     advance_ = false;  // set again below only on a valid entry: no Next() past the end
     if (!it_->Valid()) {
-      if (!it_->status().ok()) status_ = Status::Error("record read: " + it_->status().ToString());
+      if (!it_->status().ok()) status_ = from_rocks(it_->status(), "record read");
       return false;
     }
     advance_ = true;
@@ -114,7 +115,7 @@ class RocksDafkaCursor final : public DafkaCursor {
   }
 
   bool corrupt_key() {
-    status_ = Status::Error("corrupt Dafka record entry");
+    status_ = Status::Corruption("corrupt Dafka record entry");
     return false;
   }
 

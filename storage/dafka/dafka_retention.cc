@@ -7,6 +7,7 @@
 
 #include "protocol/byte_order.h"
 #include "storage/dafka/dafka_log_internal.h"
+#include "storage/db/rocks_status.h"
 
 namespace zstore::storage {
 
@@ -56,7 +57,7 @@ Status DafkaRetention::age_floor(const DafkaPartitionStats& p, std::int64_t cuto
     if (at > cutoff_ms) break;
     *floor = std::max(*floor, std::min(p.next, protocol::get_be<std::uint64_t>(key.substr(prefix.size()))));
   }
-  if (!it->status().ok()) return Status::Error("Dafka time marks read: " + it->status().ToString());
+  if (!it->status().ok()) return from_rocks(it->status(), "Dafka time marks read");
   return Status::Ok();
 }
 

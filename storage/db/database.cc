@@ -13,6 +13,7 @@
 #include "storage/db/database_options.h"
 #include "storage/db/info_log.h"
 #include "storage/db/memory_budget.h"
+#include "storage/db/rocks_status.h"
 #include "storage/db/slice.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -44,11 +45,6 @@ bool is_added_column(std::string_view name) {
   return name == "chp_history" || name == "dafka_times" || name == "chp_versions";
 }
 
-Status from_rocks(const rocksdb::Status& s, std::string_view what) {
-  if (s.ok()) return Status::Ok();
-  return Status::Error(std::string(what) + ": " + s.ToString());
-}
-
 // Whether dir holds files only RocksDB writes. Without CURRENT they mean a
 // damaged database, over which RocksDB would start a new, empty one.
 bool has_rocksdb_files(const std::string& dir) {
@@ -66,6 +62,19 @@ bool has_rocksdb_files(const std::string& dir) {
 constexpr std::string_view kDamagedHint =
     " (the data dir is damaged: restore it from a backup or checkpoint; no new database is started over it)";
 
+// s, a failure that means damage, with what to do about it.
+Status with_damaged_hint(const Status& s) { return Status(s.code(), s.message() + std::string(kDamagedHint)); }
+
+// What write() returns while writes are refused after failure: for good,
+// or until the next recovery attempt (with failure's code: the cause).
+Status writes_stopped(const Status& failure) {
+  return Status::Refused("writes stopped after an unrecoverable storage error (restart to recover): " +
+                         failure.message());
+}
+Status writes_suspended(const Status& failure, std::string_view recovery = {}) {
+  return Status(failure.code(), "writes suspended after a storage error: " + failure.message() + std::string(recovery));
+}
+
 // ListColumnFamilies skips what it cannot parse, so a garbage MANIFEST looks
 // like a database without our column families. A read-only open (which
 // changes nothing) reads it properly and names the damage.
@@ -76,7 +85,7 @@ Status check_manifest(const std::string& dir, const DatabaseOptions& options) {
       {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::Status rs = rocksdb::DB::OpenForReadOnly(db, dir, descriptors, &handles, &raw);
-  if (!rs.ok()) return Status::Error("damaged database in '" + dir + "': " + rs.ToString() + std::string(kDamagedHint));
+  if (!rs.ok()) return with_damaged_hint(from_rocks(rs, "damaged database in '" + dir + "'"));
   for (auto* h : handles) (void)raw->DestroyColumnFamilyHandle(h);
   delete raw;
   return Status::Ok();
@@ -86,11 +95,11 @@ Status check_manifest(const std::string& dir, const DatabaseOptions& options) {
 // damaged database) or when no new database may be created in it.
 Status check_fresh_dir(const std::string& dir, const DatabaseOptions& options) {
   if (has_rocksdb_files(dir)) {
-    return Status::Error("damaged database in '" + dir +
-                         "': RocksDB files but no CURRENT file; not starting a new database over them");
+    return Status::Corruption("damaged database in '" + dir +
+                              "': RocksDB files but no CURRENT file; not starting a new database over them");
   }
   if (options.read_only || !options.create_if_missing) {
-    return Status::Error("no zstore database in '" + dir + "' (no RocksDB CURRENT file)");
+    return Status::Refused("no zstore database in '" + dir + "' (no RocksDB CURRENT file)");
   }
   return Status::Ok();
 }
@@ -102,11 +111,11 @@ Status check_existing_columns(const std::string& dir, const DatabaseOptions& opt
   std::vector<std::string> existing;
   rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options(options, false), dir, &existing);
   Status s = from_rocks(listed, "cannot read column families of '" + dir + "'");
-  if (listed.IsCorruption()) return Status::Error(s.message() + std::string(kDamagedHint));
+  if (listed.IsCorruption()) return with_damaged_hint(s);
   if (!s.ok()) return s;
   if (std::find(existing.begin(), existing.end(), "meta") == existing.end()) {
     if (Status m = check_manifest(dir, options); !m.ok()) return m;
-    return Status::Error("'" + dir + "' is a RocksDB database but not a zstore one (no 'meta' column family)");
+    return Status::Refused("'" + dir + "' is a RocksDB database but not a zstore one (no 'meta' column family)");
   }
   for (auto name : kColumnNames) {
     if (std::find(existing.begin(), existing.end(), name) == existing.end()) {
@@ -114,7 +123,7 @@ Status check_existing_columns(const std::string& dir, const DatabaseOptions& opt
         missing->push_back(name);
         continue;
       }
-      return Status::Error("damaged database in '" + dir + "': no '" + std::string(name) + "' column family");
+      return Status::Corruption("damaged database in '" + dir + "': no '" + std::string(name) + "' column family");
     }
   }
   return Status::Ok();
@@ -157,8 +166,8 @@ Status check_blob_files(rocksdb::DB* db, const std::string& dir,
                   std::to_string(blob.blob_file_size);
       }
       if (!problem.empty()) {
-        return Status::Error("damaged database in '" + dir + "': blob file of '" + meta.name + "': " + problem +
-                             std::string(kDamagedHint));
+        return Status::Corruption("damaged database in '" + dir + "': blob file of '" + meta.name + "': " + problem +
+                                  std::string(kDamagedHint));
       }
     }
   }
@@ -204,7 +213,7 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
           : rocksdb::DB::Open(db, dir, descriptors, &handles, &raw);
   if (!rs.ok()) {
     Status s = from_rocks(rs, "cannot open database in '" + dir + "'");
-    if (rs.IsCorruption()) return Status::Error(s.message() + std::string(kDamagedHint));
+    if (rs.IsCorruption()) return with_damaged_hint(s);
     return s;
   }
   db_.reset(raw);
@@ -224,13 +233,13 @@ Status Database::check_layout(bool fresh) {
   Status s = get_meta(kMetaLayoutVersion, &version);
   if (!s.ok()) return s;
   if (version.empty() && !fresh) {
-    return Status::Error("'" + dir_ + "' has no zstore layout version: not a zstore database");
+    return Status::Refused("'" + dir_ + "' has no zstore layout version: not a zstore database");
   }
   bool older = version == kLayoutVersionBeforeRuns || version == kLayoutVersionBeforeHistoryReferences ||
                version == kLayoutVersionBeforeCompactHistory;
   if (version != kLayoutVersion && !older && !version.empty()) {
-    return Status::Error("'" + dir_ + "' has layout version " + version + "; this zstore reads versions " +
-                         std::string(kLayoutVersionBeforeRuns) + " to " + std::string(kLayoutVersion));
+    return Status::Refused("'" + dir_ + "' has layout version " + version + "; this zstore reads versions " +
+                           std::string(kLayoutVersionBeforeRuns) + " to " + std::string(kLayoutVersion));
   }
   if (options_.read_only) return Status::Ok();
   rocksdb::WriteBatch batch;
@@ -262,11 +271,11 @@ Status Database::write(rocksdb::WriteBatch& batch, WriteKind kind) {
 Status Database::write_durable(rocksdb::WriteBatch& batch) { return write_with(batch, WriteKind::kGrows, true); }
 
 Status Database::write_with(rocksdb::WriteBatch& batch, WriteKind kind, bool sync) {
-  if (!db_) return Status::Error("database is closed");
-  if (options_.read_only) return Status::Error("database is open read-only");
+  if (!db_) return Status::Refused("database is closed");
+  if (options_.read_only) return Status::Refused("database is open read-only");
   if (kind == WriteKind::kGrows && refused_.load(std::memory_order_acquire)) {
     std::lock_guard lock(refusal_mutex_);
-    return Status::Error(refusal_);
+    return Status::Refused(refusal_);
   }
   Status s = recover_if_failing();
   if (!s.ok()) return s;
@@ -297,9 +306,9 @@ Status Database::sync_wal() {
   if (!db_ || options_.read_only) return Status::Ok();
   // A log that failed a write must not be synced before recovery (RocksDB
   // asserts against it); its state is reported by write().
-  if (write_failing()) {
+  if (Status failure = write_failure(); !failure.ok()) {
     unsynced_.store(true, std::memory_order_release);
-    return Status::Error("WAL not synced: writes are failing");
+    return Status(failure.code(), "WAL not synced: writes are failing");
   }
   rocksdb::Status rs;
   {
@@ -318,6 +327,11 @@ bool Database::write_failing() const {
   return failing_;
 }
 
+Status Database::write_failure() const {
+  std::lock_guard lock(recovery_mutex_);
+  return failing_ ? last_failure_ : Status::Ok();
+}
+
 bool Database::write_unrecoverable() const {
   std::lock_guard lock(recovery_mutex_);
   return unrecoverable_;
@@ -325,13 +339,13 @@ bool Database::write_unrecoverable() const {
 
 std::string Database::last_write_error() const {
   std::lock_guard lock(recovery_mutex_);
-  return last_error_;
+  return last_failure_.message();
 }
 
 void Database::note_write(const Status& s) {
   std::lock_guard lock(recovery_mutex_);
   failing_ = !s.ok();
-  if (!s.ok()) last_error_ = s.message();
+  if (!s.ok()) last_failure_ = s;
 }
 
 // RocksDB keeps a background error after a failed log or table write and
@@ -340,11 +354,9 @@ void Database::note_write(const Status& s) {
 Status Database::recover_if_failing() {
   std::lock_guard lock(recovery_mutex_);
   if (!failing_) return Status::Ok();
-  if (unrecoverable_) {
-    return Status::Error("writes stopped after an unrecoverable storage error (restart to recover): " + last_error_);
-  }
+  if (unrecoverable_) return writes_stopped(last_failure_);
   auto now = std::chrono::steady_clock::now();
-  if (now < next_resume_) return Status::Error("writes suspended after a storage error: " + last_error_);
+  if (now < next_resume_) return writes_suspended(last_failure_);
   next_resume_ = now + options_.resume_interval;
   rocksdb::Status rs;
   {
@@ -354,14 +366,15 @@ Status Database::recover_if_failing() {
   if (rs.ok() || rs.IsNotSupported()) return Status::Ok();
   if (rs.severity() >= rocksdb::Status::Severity::kFatalError) {
     unrecoverable_ = true;
-    return Status::Error("writes stopped after an unrecoverable storage error (restart to recover): " + last_error_);
+    return writes_stopped(last_failure_);
   }
-  return Status::Error("writes suspended after a storage error: " + last_error_ + "; recovery: " + rs.ToString());
+  // Resume's own status is context only: the failure it could not undo is the cause.
+  return writes_suspended(last_failure_, "; recovery: " + rs.ToString());
 }
 
 Status Database::get_meta(std::string_view name, std::string* value) {
   value->clear();
-  if (!db_) return Status::Error("database is closed");
+  if (!db_) return Status::Refused("database is closed");
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handle(Column::kMeta), slice(name), value);
   if (s.IsNotFound()) return Status::Ok();
   return from_rocks(s, "metadata read failed");

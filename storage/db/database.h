@@ -122,8 +122,8 @@ struct DatabaseOptions {
 class Database {
  public:
   // Opens (or creates) the database in dir. Fails with a clear message for a
-  // corrupt database, a directory that is not a zstore database, or an
-  // unknown layout version.
+  // corrupt database (IsCorruption), a directory that is not a zstore
+  // database or an unknown layout version (IsRefused).
   static Status Open(const std::string& dir, const DatabaseOptions& options, std::unique_ptr<Database>* out);
 
   ~Database();
@@ -132,7 +132,9 @@ class Database {
 
   // Applies batch atomically, honouring the sync policy (kAlways fsyncs).
   // On failure nothing of batch is applied; see the recovery note above.
-  // While writes are refused (refuse_writes) it fails at once with the reason.
+  // While writes are refused (refuse_writes) it fails at once with the reason
+  // (IsRefused); suspended after a failure, with that failure's code
+  // (IsNoSpace for a full disk); stopped for good, IsRefused.
   Status write(rocksdb::WriteBatch& batch);
   // kReclaims: a batch that deletes more than it adds (Dafka retention);
   // it goes through while writes are refused, since it is what frees space.
@@ -195,6 +197,8 @@ class Database {
   void abandon();
   Status recover_if_failing();
   void note_write(const Status& s);
+  // The last failed write or sync while writes are failing, else Ok.
+  Status write_failure() const;
 
   std::string dir_;
   DatabaseOptions options_;
@@ -216,7 +220,7 @@ class Database {
   bool failing_ = false;  // guarded by recovery_mutex_, as the three below
   bool unrecoverable_ = false;
   std::chrono::steady_clock::time_point next_resume_{};
-  std::string last_error_;
+  Status last_failure_ = Status::Ok();
 };
 
 }  // namespace zstore::storage

@@ -8,6 +8,7 @@
 
 #include "protocol/byte_order.h"
 #include "storage/dafka/dafka_log.h"
+#include "storage/db/rocks_status.h"
 
 namespace zstore::storage {
 namespace {
@@ -32,7 +33,7 @@ Status column_stats(Database* db, Column column, ColumnStats* out, const std::fu
     if (on_entry) on_entry();
   }
   if (!it->status().ok()) {
-    return Status::Error("read of column family '" + std::string(column_name(column)) + "': " + it->status().ToString());
+    return from_rocks(it->status(), "read of column family '" + std::string(column_name(column)) + "'");
   }
   std::uint64_t sst = 0;
   if (db->db()->GetIntProperty(db->handle(column), "rocksdb.total-sst-files-size", &sst)) out->sst_bytes = sst;
@@ -48,11 +49,11 @@ Status dafka_partitions(Database* db, std::vector<DafkaPartitionInfo>* out) {
     DafkaPartitionKey key;
     DafkaHeadValue head;
     if (!parse_dafka_partition_prefix(view(it->key()), &key) || !decode_dafka_head(view(it->value()), &head)) {
-      return Status::Error("corrupt Dafka head entry (" + std::to_string(it->key().size()) + "-byte key)");
+      return Status::Corruption("corrupt Dafka head entry (" + std::to_string(it->key().size()) + "-byte key)");
     }
     out->push_back({std::move(key.first), std::move(key.second), head.next, head.floor, head.records, head.bytes});
   }
-  if (!it->status().ok()) return Status::Error("read of Dafka heads: " + it->status().ToString());
+  if (!it->status().ok()) return from_rocks(it->status(), "read of Dafka heads");
   return Status::Ok();
 }
 

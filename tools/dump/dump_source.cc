@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <string_view>
 #include <thread>
 
 namespace zstore::dump {
@@ -12,8 +11,6 @@ namespace {
 // reading it (after a flush); a second attempt sees the new state.
 constexpr int kAttempts = 3;
 constexpr auto kRetryPause = std::chrono::milliseconds(50);
-// How rocksdb::Status::ToString() starts an I/O error, which storage::Status keeps.
-constexpr std::string_view kRocksIoError = "IO error: ";
 
 }  // namespace
 
@@ -36,7 +33,7 @@ OpenResult open_read_only(const std::string& dir) {
     if (s.ok()) return result;
     result.db.reset();
     result.error = s.message();
-    result.io_error = s.message().find(kRocksIoError) != std::string::npos;
+    result.io_error = s.IsIoError() || s.IsNoSpace();  // RocksDB could not read a file
     if (!std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec)) break;  // nothing to retry
     if (attempt < kAttempts) std::this_thread::sleep_for(kRetryPause);
   }

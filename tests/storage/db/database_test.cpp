@@ -56,13 +56,18 @@ DatabaseOptions read_only() {
   return options;
 }
 
-// Opens dir expecting failure; returns the message.
-std::string open_error(const std::string& dir, DatabaseOptions options = {}) {
+// Opens dir expecting failure.
+Status open_failure(const std::string& dir, DatabaseOptions options = {}) {
   std::unique_ptr<Database> db;
   Status s = Database::Open(dir, options, &db);
   BOOST_CHECK_MESSAGE(!s.ok(), "open of '" << dir << "' unexpectedly succeeded");
   BOOST_CHECK(db == nullptr);
-  return failure(s);
+  return s;
+}
+
+// As open_failure; returns the message.
+std::string open_error(const std::string& dir, DatabaseOptions options = {}) {
+  return failure(open_failure(dir, options));
 }
 
 void put(Database& db, Column column, const std::string& key, const std::string& value) {
@@ -341,7 +346,9 @@ BOOST_AUTO_TEST_CASE(plain_rocksdb_database_is_refused_as_not_zstore_and_left_un
   for (bool ro : {false, true}) {
     DatabaseOptions options;
     options.read_only = ro;
-    std::string error = open_error(dir.str(), options);
+    Status s = open_failure(dir.str(), options);
+    std::string error = failure(s);
+    BOOST_CHECK(s.IsRefused());
     BOOST_CHECK_MESSAGE(contains(error, "not a zstore"), error);
     BOOST_CHECK_MESSAGE(contains(error, dir.str()), error);
   }
@@ -358,7 +365,9 @@ BOOST_AUTO_TEST_CASE(layout_version_5_is_refused_naming_the_version) {
   for (bool ro : {false, true}) {
     DatabaseOptions options;
     options.read_only = ro;
-    std::string error = open_error(dir.str(), options);
+    Status s = open_failure(dir.str(), options);
+    std::string error = failure(s);
+    BOOST_CHECK(s.IsRefused());
     BOOST_CHECK_MESSAGE(contains(error, "layout version 5"), error);
     BOOST_CHECK_MESSAGE(contains(error, "versions 1 to 4"), error);
   }
@@ -472,7 +481,9 @@ BOOST_AUTO_TEST_CASE(database_missing_one_of_its_column_families_is_refused) {
   for (bool ro : {false, true}) {
     DatabaseOptions options;
     options.read_only = ro;
-    std::string error = open_error(dir.str(), options);
+    Status s = open_failure(dir.str(), options);
+    std::string error = failure(s);
+    BOOST_CHECK(s.IsCorruption());
     BOOST_CHECK_MESSAGE(contains(error, "damaged") && contains(error, "chp_expiry"), error);
   }
   auto names = column_families(dir.str());
@@ -510,7 +521,7 @@ BOOST_AUTO_TEST_CASE(write_on_read_only_database_fails_and_changes_nothing) {
     rocksdb::WriteBatch batch;
     batch.Put(db->handle(Column::kChpMap), "k", "new");
     Status s = db->write(batch);
-    BOOST_CHECK(!s.ok());
+    BOOST_CHECK(s.IsRefused());
     BOOST_CHECK_MESSAGE(contains(failure(s), "read-only"), failure(s));
     BOOST_CHECK(db->sync_wal().ok());
     BOOST_CHECK(db->close().ok());
@@ -531,12 +542,12 @@ BOOST_AUTO_TEST_CASE(close_is_idempotent_and_later_use_is_an_error) {
   rocksdb::WriteBatch batch;
   batch.Put("k", "v");
   Status s = db->write(batch);
-  BOOST_CHECK(!s.ok());
+  BOOST_CHECK(s.IsRefused());
   BOOST_CHECK_MESSAGE(contains(failure(s), "closed"), failure(s));
 
   std::string value = "stale";
   s = db->get_meta(zstore::storage::kMetaLayoutVersion, &value);
-  BOOST_CHECK(!s.ok());
+  BOOST_CHECK(s.IsRefused());
   BOOST_CHECK_MESSAGE(contains(failure(s), "closed"), failure(s));
   BOOST_CHECK(value.empty());
   db.reset();  // the destructor's close after an explicit one is harmless

@@ -105,6 +105,7 @@ BOOST_AUTO_TEST_CASE(full_disk_refuses_then_resumes) {
   }
   BOOST_REQUIRE_MESSAGE(!refused.ok(), "the disk never filled");
   BOOST_TEST_MESSAGE("full after " << applied << " writes: " << failure(refused));
+  BOOST_CHECK_MESSAGE(refused.IsNoSpace(), refused.ToString());  // a real ENOSPC, by its code
   BOOST_CHECK_EQUAL(chp->last_sequence(), applied);
   ChpEntry entry;
   bool found = false;

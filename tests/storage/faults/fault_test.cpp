@@ -86,16 +86,20 @@ void check_fault_then_recovery(FaultFiles files, FaultOps ops, SyncPolicy sync) 
   BOOST_REQUIRE(f.put("before", "1").ok());
   f.faults->arm(files, ops, FaultError::kNoSpace);
   Status s = f.put("lost", "2");
-  BOOST_CHECK(!s.ok());
+  BOOST_CHECK_MESSAGE(s.IsNoSpace(), s.ToString());  // the injected ENOSPC, by its code
   BOOST_TEST_MESSAGE("failed write: " << failure(s));
   BOOST_CHECK(f.db->write_failing());
   BOOST_CHECK(!f.db->write_unrecoverable());
   BOOST_CHECK_EQUAL(f.chp->last_sequence(), 1u);
   BOOST_CHECK(!f.has("lost"));
   BOOST_CHECK(f.has("before"));  // reads keep working
-  BOOST_CHECK(!f.db->sync_wal().ok());
-  // Writes stay refused while the fault lasts, even after recovery attempts.
+  Status synced = f.db->sync_wal();
+  BOOST_CHECK_MESSAGE(synced.IsNoSpace(), synced.ToString());
+  // Writes stay refused while the fault lasts, even after recovery attempts,
+  // and say why: still no space.
   BOOST_CHECK(!wait_until([&] { return f.put("still", "3").ok(); }, 100ms));
+  Status still = f.put("still", "3");
+  BOOST_CHECK_MESSAGE(still.IsNoSpace(), still.ToString());
   BOOST_CHECK(f.faults->injected() > 0);
 
   f.faults->disarm();
@@ -148,12 +152,14 @@ BOOST_AUTO_TEST_CASE(wal_io_error_stops_writes_until_reopened) {
   Faulty f(dir.str(), SyncPolicy::kBatch);
   BOOST_REQUIRE(f.put("before", "1").ok());
   f.faults->arm(FaultFiles::kWal);
-  BOOST_CHECK(!f.put("lost", "2").ok());
+  Status lost = f.put("lost", "2");
+  BOOST_CHECK_MESSAGE(lost.IsIoError(), lost.ToString());
   f.faults->disarm();
   // RocksDB cannot resume after EIO on its log: refused, clearly, reads work.
   BOOST_CHECK(!wait_until([&] { return f.put("refused", "3").ok(); }, 200ms));
   BOOST_CHECK(f.db->write_unrecoverable());
   Status s = f.put("refused", "3");
+  BOOST_CHECK(s.IsRefused());  // stopped on purpose until the restart
   BOOST_CHECK_MESSAGE(failure(s).find("restart") != std::string::npos, failure(s));
   BOOST_CHECK(f.has("before"));
   BOOST_CHECK_EQUAL(f.chp->last_sequence(), 1u);
