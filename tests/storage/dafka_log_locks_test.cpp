@@ -11,6 +11,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -128,7 +129,9 @@ struct Reads {
   std::uint64_t records = 0;
 };
 
-bool read_in_time(DafkaLog& log, Reads* out) {
+// Opens the gate once the reads answered or the deadline passed (reads
+// stuck behind the write can finish only then).
+bool read_in_time(DafkaLog& log, Gate& gate, Reads* out) {
   auto reads = std::async(std::launch::async, [&log] {
     Reads r;
     r.head = log.head("t", kP);
@@ -141,7 +144,9 @@ bool read_in_time(DafkaLog& log, Reads* out) {
     (void)log.partitions_of("t");
     return r;
   });
-  if (reads.wait_for(kDeadline) != std::future_status::ready) return false;
+  bool answered = reads.wait_for(kDeadline) == std::future_status::ready;
+  gate.open();
+  if (!answered) return false;
   *out = reads.get();
   return true;
 }
@@ -155,8 +160,7 @@ BOOST_AUTO_TEST_CASE(reads_do_not_wait_for_an_append_being_written) {
   auto writer = std::async(std::launch::async, [&] { return f.append(1); });
   BOOST_REQUIRE(f.gate.wait_for_writer());
   Reads r;
-  bool answered = read_in_time(*f.log, &r);
-  f.gate.open();  // before any REQUIRE: the reads may be stuck behind the write
+  bool answered = read_in_time(*f.log, f.gate, &r);
   BOOST_CHECK(writer.get().ok());
   BOOST_REQUIRE_MESSAGE(answered, "a read waited for the append's write");
   BOOST_CHECK(r.head == std::optional<std::uint64_t>(0));  // not yet the head being written
@@ -177,8 +181,7 @@ BOOST_AUTO_TEST_CASE(reads_do_not_wait_for_a_trim_being_written) {
   auto trimmer = std::async(std::launch::async, [&] { return f.log->trim(seen[0], 1, 1, 7, &applied); });
   BOOST_REQUIRE(f.gate.wait_for_writer());
   Reads r;
-  bool answered = read_in_time(*f.log, &r);
-  f.gate.open();
+  bool answered = read_in_time(*f.log, f.gate, &r);
   BOOST_CHECK(trimmer.get().ok());
   BOOST_REQUIRE_MESSAGE(answered, "a read waited for the trim's write");
   BOOST_CHECK_EQUAL(r.floor, 0u);  // the trim is not published before it is written
