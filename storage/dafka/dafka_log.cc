@@ -101,6 +101,7 @@ std::int64_t DafkaLog::now_ms() const {
 }
 
 Status DafkaLog::load() {
+  std::lock_guard writer(write_mu_);
   std::lock_guard lock(mu_);
   std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(Column::kDafkaHeads)));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -114,6 +115,7 @@ Status DafkaLog::load() {
   }
   if (!it->status().ok()) return from_rocks(it->status(), "Dafka heads read");
   partition_count_ = partitions_.size();
+  publish_topics();
   return Status::Ok();
 }
 
@@ -141,13 +143,35 @@ Status DafkaLog::load_partition(const DafkaPartitionKey& key, std::string_view v
   return cursor->status();
 }
 
-void DafkaLog::count(const std::string& topic, std::int64_t partitions, std::int64_t records, std::int64_t bytes) {
+bool DafkaLog::count(const std::string& topic, std::int64_t partitions, std::int64_t records, std::int64_t bytes) {
+  bool changed = false;
   auto it = topics_.find(topic);
-  if (it == topics_.end()) it = topics_.emplace(topic, DafkaTopicTotals{topic, 0, 0, 0}).first;
-  it->second.partitions += static_cast<std::uint64_t>(partitions);
-  it->second.records += static_cast<std::uint64_t>(records);
-  it->second.bytes += static_cast<std::uint64_t>(bytes);
-  if (it->second.partitions == 0) topics_.erase(it);
+  if (it == topics_.end()) {
+    it = topics_.emplace(topic, std::make_shared<TopicCounters>(topic)).first;
+    changed = true;
+  }
+  TopicCounters& t = *it->second;  // written only here, under mu_: relaxed adds (negative ones wrap)
+  t.partitions.fetch_add(static_cast<std::uint64_t>(partitions), std::memory_order_relaxed);
+  t.records.fetch_add(static_cast<std::uint64_t>(records), std::memory_order_relaxed);
+  t.bytes.fetch_add(static_cast<std::uint64_t>(bytes), std::memory_order_relaxed);
+  if (t.partitions.load(std::memory_order_relaxed) == 0) {
+    topics_.erase(it);
+    changed = true;
+  }
+  return changed;
+}
+
+void DafkaLog::publish_topics() {
+  auto list = std::make_shared<TopicList>();
+  list->reserve(topics_.size());
+  for (const auto& [_, counters] : topics_) list->push_back(counters);
+  std::lock_guard lock(published_mu_);
+  published_ = std::move(list);
+}
+
+std::shared_ptr<const DafkaLog::TopicList> DafkaLog::topic_list() const {
+  std::lock_guard lock(published_mu_);
+  return published_;
 }
 
 const DafkaLog::PartitionState* DafkaLog::find(std::string_view subject, std::string_view partition) const {
@@ -187,7 +211,7 @@ Status DafkaLog::append(std::span<const DafkaRecord> records, std::vector<DafkaA
 
 Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<DafkaAppend>* outcomes) {
   outcomes->assign(records.size(), DafkaAppend::kDuplicate);
-  std::lock_guard lock(mu_);
+  std::lock_guard writer(write_mu_);  // plans from partitions_ without mu_: no other writer changes it
   AppendPlan plan;
   // One allocation for the batch: each record's key, content and a few
   // bytes of framing (growing it by appends was ~5% of an append).
@@ -204,6 +228,7 @@ Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<Daf
     outcomes->assign(records.size(), DafkaAppend::kDuplicate);
     return s;
   }
+  std::lock_guard lock(mu_);  // written: readers may see it now
   apply_plan(plan);
   return Status::Ok();
 }
@@ -270,13 +295,14 @@ void DafkaLog::plan_heads(AppendPlan* plan) {
 }
 
 void DafkaLog::apply_plan(const AppendPlan& plan) {
+  bool topics_changed = false;
   for (const auto& a : plan.added) {
     if (a.offsets.empty()) continue;
     auto found = partitions_.find(DafkaPartitionOrder::View(a.subject, a.partition));
     if (found == partitions_.end()) {
       found = partitions_.emplace(DafkaPartitionKey(a.subject, a.partition), PartitionState{}).first;
       partition_count_ = partitions_.size();
-      count(found->first.first, 1, 0, 0);
+      topics_changed |= count(found->first.first, 1, 0, 0);
     }
     PartitionState& p = found->second;
     for (auto it = std::lower_bound(a.offsets.begin(), a.offsets.end(), a.next); it != a.offsets.end(); ++it) {
@@ -290,11 +316,12 @@ void DafkaLog::apply_plan(const AppendPlan& plan) {
     if (a.marked) p.last_mark_ms = plan.now;
     count(found->first.first, 0, static_cast<std::int64_t>(a.offsets.size()), static_cast<std::int64_t>(a.bytes));
   }
+  if (topics_changed) publish_topics();
 }
 
 Status DafkaLog::skip_gap(std::string_view subject, std::string_view partition, std::uint64_t* skipped) {
   *skipped = 0;
-  std::lock_guard lock(mu_);
+  std::lock_guard writer(write_mu_);
   auto found = partitions_.find(DafkaPartitionOrder::View(subject, partition));
   if (found == partitions_.end() || found->second.beyond.empty()) return Status::Ok();
   PartitionState& p = found->second;
@@ -307,6 +334,7 @@ Status DafkaLog::skip_gap(std::string_view subject, std::string_view partition, 
             slice(encode_dafka_head(head)));
   Status s = db_->write(batch);
   if (!s.ok()) return s;
+  std::lock_guard lock(mu_);
   p.next = next;
   p.beyond.erase(p.beyond.begin(), p.beyond.lower_bound(next));
   *skipped = gap;

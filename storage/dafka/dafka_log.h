@@ -12,9 +12,12 @@
 // mark interval (DafkaRetentionRules), so retention finds records by age.
 // Thread-safety: the Dafka store reactor appends and reads; a retention
 // thread may call partitions_after(), trim() and drop() at the same time,
-// and metrics may read the counters: the in-memory state is under a mutex,
-// held by the writers for one small write (never a scan). Cursors are read
-// by one thread while appends go on.
+// and metrics may read the counters. The writers (append, skip_gap, trim,
+// drop) take turns, each writing to RocksDB first and then publishing the
+// new state under a mutex held only for that copy: a reader (head(),
+// known(), ...) never waits for a write and never sees what is not yet
+// written; topic_totals() reads atomics. An append may wait for a trim's
+// or drop's small write. Cursors are read by one thread while appends go on.
 #pragma once
 
 #include <atomic>
@@ -187,7 +190,7 @@ class DafkaLog {
   Status drop(const DafkaPartitionStats& seen, bool* applied);
 
   // Per topic: partitions, records and content bytes held (maintained
-  // counters, no scan). Thread-safe.
+  // counters, no scan). Thread-safe; never waits for a write or a trim.
   std::vector<DafkaTopicTotals> topic_totals() const;
   // Topics held, and the partitions of one (0 for a topic not held), from
   // the same counters. Thread-safe.
@@ -207,7 +210,7 @@ class DafkaLog {
   std::vector<DafkaHead> heads(std::string_view subject) const;
 
   std::uint64_t max_ahead() const { return options_.max_ahead; }
-  // Partitions known; the one member safe to read from any thread (metrics).
+  // Partitions known, from an atomic (metrics).
   std::size_t partition_count() const { return partition_count_.load(std::memory_order_relaxed); }
 
  private:
@@ -229,13 +232,33 @@ class DafkaLog {
   void put_runs(AppendPlan* plan);
   void plan_heads(AppendPlan* plan);
   void apply_plan(const AppendPlan& plan);
-  void count(const std::string& topic, std::int64_t partitions, std::int64_t records, std::int64_t bytes);
+  // One topic's counters, read by metrics without a lock.
+  struct TopicCounters {
+    explicit TopicCounters(std::string t) : topic(std::move(t)) {}
+    std::string topic;
+    std::atomic<std::uint64_t> partitions{0};
+    std::atomic<std::uint64_t> records{0};
+    std::atomic<std::uint64_t> bytes{0};
+  };
+  using TopicList = std::vector<std::shared_ptr<TopicCounters>>;  // in topic order
+  // Moves a topic's counters (mu_ held); true when a topic came or went
+  // (then publish_topics()).
+  bool count(const std::string& topic, std::int64_t partitions, std::int64_t records, std::int64_t bytes);
+  void publish_topics();  // mu_ held
+  std::shared_ptr<const TopicList> topic_list() const;
 
   Database* db_;
   DafkaLogOptions options_;
-  mutable std::mutex mu_;  // guards partitions_ and topics_
+  // Held by a writer from its plan to its publication, across its RocksDB
+  // write: writers read partitions_ under it alone, and never take it from mu_.
+  std::mutex write_mu_;
+  // Guards partitions_ and topics_: changed with both locks held, read by
+  // readers under this one; never held across a RocksDB call.
+  mutable std::mutex mu_;
   std::map<DafkaPartitionKey, PartitionState, DafkaPartitionOrder> partitions_;
-  std::map<std::string, DafkaTopicTotals, std::less<>> topics_;
+  std::map<std::string, std::shared_ptr<TopicCounters>, std::less<>> topics_;
+  mutable std::mutex published_mu_;        // guards published_ (a pointer swap)
+  std::shared_ptr<const TopicList> published_;
   std::atomic<std::size_t> partition_count_{0};
   std::atomic<std::uint64_t> retained_away_{0};
   std::atomic<std::uint64_t> dropped_{0};

@@ -1,8 +1,10 @@
 // DafkaLog's side of retention: the partition list it reads, the trims and
-// drops it applies (each one small atomic write under the mutex), and the
-// per-topic counters.
+// drops it applies (each one small atomic write, then the state published
+// under the mutex), and the per-topic counters.
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
+
+#include <algorithm>
 
 #include "storage/dafka/dafka_log.h"
 #include "storage/dafka/dafka_log_internal.h"
@@ -25,29 +27,42 @@ std::vector<DafkaPartitionStats> DafkaLog::partitions_after(const DafkaPartition
   return out;
 }
 
+// From the published list and its atomics: never waits for a writer. A
+// topic just added or dropped has 0 partitions there, and is left out.
 std::vector<DafkaTopicTotals> DafkaLog::topic_totals() const {
-  std::lock_guard lock(mu_);
+  auto list = topic_list();
   std::vector<DafkaTopicTotals> out;
-  out.reserve(topics_.size());
-  for (const auto& [_, totals] : topics_) out.push_back(totals);
+  if (!list) return out;
+  out.reserve(list->size());
+  for (const auto& t : *list) {
+    std::uint64_t partitions = t->partitions.load(std::memory_order_relaxed);
+    if (partitions == 0) continue;
+    out.push_back({t->topic, partitions, t->records.load(std::memory_order_relaxed),
+                   t->bytes.load(std::memory_order_relaxed)});
+  }
   return out;
 }
 
 std::size_t DafkaLog::topic_count() const {
-  std::lock_guard lock(mu_);
-  return topics_.size();
+  auto list = topic_list();
+  if (!list) return 0;
+  return static_cast<std::size_t>(std::count_if(list->begin(), list->end(), [](const auto& t) {
+    return t->partitions.load(std::memory_order_relaxed) != 0;
+  }));
 }
 
 std::uint64_t DafkaLog::partitions_of(std::string_view topic) const {
-  std::lock_guard lock(mu_);
-  auto it = topics_.find(topic);
-  return it == topics_.end() ? 0 : it->second.partitions;
+  auto list = topic_list();
+  if (!list) return 0;
+  auto it = std::lower_bound(list->begin(), list->end(), topic,
+                             [](const auto& t, std::string_view name) { return t->topic < name; });
+  return it == list->end() || (*it)->topic != topic ? 0 : (*it)->partitions.load(std::memory_order_relaxed);
 }
 
 Status DafkaLog::trim(const DafkaPartitionStats& seen, std::uint64_t new_floor, std::uint64_t removed_records,
                       std::uint64_t removed_bytes, bool* applied) {
   *applied = false;
-  std::lock_guard lock(mu_);
+  std::lock_guard writer(write_mu_);  // reads partitions_ without mu_, writes without it
   auto found = partitions_.find(DafkaPartitionOrder::View(seen.subject, seen.partition));
   if (found == partitions_.end()) return Status::Ok();
   PartitionState& p = found->second;
@@ -67,6 +82,7 @@ Status DafkaLog::trim(const DafkaPartitionStats& seen, std::uint64_t new_floor, 
   batch.Put(db_->handle(Column::kDafkaHeads), slice(prefix), slice(encode_dafka_head(head)));
   Status s = db_->write(batch, Database::WriteKind::kReclaims);
   if (!s.ok()) return s;
+  std::lock_guard lock(mu_);
   p.floor = new_floor;
   p.records -= removed_records;
   p.bytes -= removed_bytes;
@@ -78,7 +94,7 @@ Status DafkaLog::trim(const DafkaPartitionStats& seen, std::uint64_t new_floor, 
 
 Status DafkaLog::drop(const DafkaPartitionStats& seen, bool* applied) {
   *applied = false;
-  std::lock_guard lock(mu_);
+  std::lock_guard writer(write_mu_);
   auto found = partitions_.find(DafkaPartitionOrder::View(seen.subject, seen.partition));
   if (found == partitions_.end()) return Status::Ok();
   const PartitionState& p = found->second;
@@ -94,7 +110,8 @@ Status DafkaLog::drop(const DafkaPartitionStats& seen, bool* applied) {
   batch.Delete(db_->handle(Column::kDafkaHeads), slice(prefix));
   Status s = db_->write(batch, Database::WriteKind::kReclaims);
   if (!s.ok()) return s;
-  count(found->first.first, -1, 0, -static_cast<std::int64_t>(p.bytes));
+  std::lock_guard lock(mu_);
+  if (count(found->first.first, -1, 0, -static_cast<std::int64_t>(p.bytes))) publish_topics();
   partitions_.erase(found);
   partition_count_ = partitions_.size();
   dropped_.fetch_add(1, std::memory_order_relaxed);
