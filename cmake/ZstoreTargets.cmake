@@ -80,9 +80,10 @@ function(zstore_add_test name)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
     ENVIRONMENT "ZSTORE_BIN_DIR=${CMAKE_BINARY_DIR}/bin")
   zstore_test_env(${name})
-  # Labelled by its folder (protocol, storage, server, ...), and at the end
+  # Labelled by its folder under tests/ (protocol, storage/chp, server/ha,
+  # ...: `ctest -L storage` matches every storage folder), and at the end
   # of this directory (when its add_dependencies are known) unit or process.
-  get_filename_component(area ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+  file(RELATIVE_PATH area ${PROJECT_SOURCE_DIR}/tests ${CMAKE_CURRENT_SOURCE_DIR})
   set_tests_properties(${name} PROPERTIES LABELS "${area};${ARG_LABELS}")
   # (EVAL: a deferred call reads its arguments when it runs, not now.)
   cmake_language(EVAL CODE "cmake_language(DEFER CALL zstore_label_tier [[${name}]])")
