@@ -68,6 +68,16 @@ class SnapshotPump {
   bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor,
              std::string kthxbai_properties = {}, bool exact_expiry = false, KeyFilter allow = {},
              bool priority = false, std::string group = {});
+  // The same, but the cursor (a RocksDB snapshot and iterator) and its
+  // KTHXBAI properties are made by open() only once the request is
+  // admitted: a flood of requests that are refused costs no cursor each.
+  struct Opened {
+    std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+    std::string kthxbai_properties;
+  };
+  using Open = std::function<Opened()>;
+  bool start(std::string identity, std::string subtree, const Open& open, bool exact_expiry = false,
+             KeyFilter allow = {}, bool priority = false, std::string group = {});
 
   struct Result {
     std::size_t keys_sent = 0;
