@@ -267,6 +267,10 @@ void connection_metrics(PromWriter& w, const ConnectionWatch& watch) {
   per_port("zstore_connections_refused_total", "counter",
            "TCP connections closed as they arrived because a connection cap was reached, by port",
            &WatchedPort::refused);
+  per_port("zstore_connections_evicted_total", "counter",
+           "TCP connections ended at a connection cap, to let a newer one in, because they had sent no ZMTP "
+           "greeting a second after their accept, by port",
+           &WatchedPort::evicted);
   per_port("zstore_slow_subscribers_dropped_total", "counter",
            "subscriber connections ended for falling more than --subscriber-buffer-bytes behind, by port",
            &WatchedPort::slow_dropped);
