@@ -9,7 +9,7 @@ namespace zstore::torture {
 const char* usage() {
   return "usage: zstore-torture [--minutes N] [--ha [--ha-fault F] [--wait-synced]] [--fault kill|power]\n"
          "                      [--sync P] [--seed S] [--min-up-ms MS] [--max-up-ms MS]\n"
-         "                      [--hostile N [--hostile-kinds K,..] [--hostile-connections M]]\n"
+         "                      [--hostile N [--hostile-kinds K,..] [--hostile-connections M]] [--counters N]\n"
          "  SIGKILLs zstored (with --ha: either member of a Binary Star pair) at random moments\n"
          "  under CHP and Dafka load, restarts it and checks nothing published or ACKed was lost.\n"
          "  --minutes N     run time (default 1; fractions allowed)\n"
@@ -31,6 +31,9 @@ const char* usage() {
          "  --hostile-kinds K,..  what they do, in turn (default all): idle, slowsub, snapshot, ha,\n"
          "                  malformed, http (docs/torture.md)\n"
          "  --hostile-connections M  the most connections one hostile client holds (1-4096, default 16)\n"
+         "  --counters N    N clients increment one counter with conditional writes (0-16, default 2;\n"
+         "                  default 0 with --ha-fault partition, where both members may apply one);\n"
+         "                  at the end its value must be the number of increments reported applied\n"
          "  exit: 0 no violation, 1 violations or a server failed, 2 usage error\n";
 }
 
@@ -125,13 +128,13 @@ std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
       auto kinds = parse_kinds(std::get<std::string_view>(v));
       if (auto* err = std::get_if<std::string>(&kinds)) return *err;
       o.hostile_kinds = std::get<std::vector<HostileKind>>(kinds);
-    } else if (a == "--hostile" || a == "--hostile-connections") {
+    } else if (a == "--hostile" || a == "--hostile-connections" || a == "--counters") {
       auto v = value(a);
       if (auto* err = std::get_if<std::string>(&v)) return *err;
       auto text = std::get<std::string_view>(v);
-      int* target = a == "--hostile" ? &o.hostile : &o.hostile_connections;
-      int lowest = a == "--hostile" ? 0 : 1;
-      int highest = a == "--hostile" ? 64 : 4096;
+      int* target = a == "--hostile" ? &o.hostile : a == "--counters" ? &o.counters : &o.hostile_connections;
+      int lowest = a == "--hostile-connections" ? 1 : 0;
+      int highest = a == "--hostile" ? 64 : a == "--counters" ? 16 : 4096;
       if (!parse_number(text, target) || *target < lowest || *target > highest) {
         return "bad value '" + std::string(text) + "' for " + std::string(a);
       }
@@ -163,6 +166,11 @@ std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
   if (fault_given && !o.ha) return std::string("--ha-fault needs --ha");
   if (o.hostile > 0 && o.ha) return std::string("--hostile needs a single server (not --ha)");
   if (o.min_up_ms > o.max_up_ms) return std::string("--min-up-ms must not exceed --max-up-ms");
+  const bool partitions = o.ha && o.ha_fault == HaFault::kPartition;
+  if (o.counters > 0 && partitions) {
+    return std::string("--counters needs a pair that is never partitioned (both members may apply an increment)");
+  }
+  if (o.counters < 0) o.counters = partitions ? 0 : 2;
   return o;
 }
 
