@@ -192,6 +192,10 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
     s.pending = true;
     return Step::kContinue;
   }
+  return finish(router, s);
+}
+
+SnapshotPump::Step SnapshotPump::finish(zmq::socket_t& router, Session& s) {
   if (s.cursor->paused()) return Step::kContinue;
   if (!s.cursor->status().ok()) {
     spdlog::error("snapshot aborted: {}", s.cursor->status().message());

@@ -130,6 +130,8 @@ class SnapshotPump {
   };
   enum class Step { kContinue, kBlocked, kDone, kAborted };
   Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms, Result* result);
+  // The cursor is exhausted: KTHXBAI, or the cursor's error.
+  Step finish(zmq::socket_t& router, Session& s);
   void sent(Session& s, std::size_t bytes);
   // Drops the session (not the peer's) paused longest, for at least
   // fair_.waited, among those of group (empty: any); false if none is.
