@@ -45,7 +45,7 @@ struct TortureOptions {
   int hostile = 0;             // hostile clients beside the writers (single server only)
   std::vector<HostileKind> hostile_kinds;  // empty: every kind
   int hostile_connections = 16;  // the most connections one hostile client holds at a time
-  int counters = -1;  // conditional writers on one counter (chp_counters.h); -1: 2, or 0 with partitions
+  int counters = -1;  // conditional writers on one counter (chp_counters.h); -1: parse_options' default
   bool help = false;
 };
 
