@@ -67,14 +67,15 @@ endfunction()
 
 include(${CMAKE_CURRENT_LIST_DIR}/ZstoreTestTiers.cmake)
 
-# zstore_add_test(name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s] [TIER system]):
-# one Boost.Test executable registered with ctest under its own name,
+# zstore_add_test(name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s] [TIER system]
+# [ARGS ...]): one Boost.Test executable registered with ctest under its own
+# name (run with ARGS, e.g. a --run_test filter),
 # labelled by its folder and its tier (cmake/ZstoreTestTiers.cmake). The tier
 # follows from the directory's add_dependencies, known at its end: unit when
 # the test depends on no executable (it starts no program of ours),
 # integration otherwise; TIER system overrides both.
 function(zstore_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT;TIER" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;TIER" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
   if(ARG_TIER AND NOT ARG_TIER STREQUAL "system")
     message(FATAL_ERROR "zstore_add_test(${name}): TIER is only 'system' (unit and integration follow from its dependencies)")
   endif()
@@ -82,7 +83,7 @@ function(zstore_add_test name)
   target_link_libraries(${name} PRIVATE zstore_options ${ARG_LIBS} Boost::unit_test_framework)
   target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK BOOST_TEST_MODULE=${name})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  add_test(NAME ${name} COMMAND ${name} --log_level=test_suite)
+  add_test(NAME ${name} COMMAND ${name} --log_level=test_suite ${ARG_ARGS})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
