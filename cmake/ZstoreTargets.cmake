@@ -65,45 +65,56 @@ function(zstore_test_env name)
   endif()
 endfunction()
 
-# zstore_add_test(name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s]):
-# one Boost.Test executable registered with ctest under its own name.
+include(${CMAKE_CURRENT_LIST_DIR}/ZstoreTestTiers.cmake)
+
+# zstore_add_test(name SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s] [TIER system]
+# [ARGS ...]): one Boost.Test executable registered with ctest under its own
+# name (run with ARGS, e.g. a --run_test filter),
+# labelled by its folder and its tier (cmake/ZstoreTestTiers.cmake). The tier
+# follows from the directory's add_dependencies, known at its end: unit when
+# the test depends on no executable (it starts no program of ours),
+# integration otherwise; TIER system overrides both.
 function(zstore_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;TIER" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
+  if(ARG_TIER AND NOT ARG_TIER STREQUAL "system")
+    message(FATAL_ERROR "zstore_add_test(${name}): TIER is only 'system' (unit and integration follow from its dependencies)")
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE zstore_options ${ARG_LIBS} Boost::unit_test_framework)
   target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK BOOST_TEST_MODULE=${name})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  add_test(NAME ${name} COMMAND ${name} --log_level=test_suite)
+  add_test(NAME ${name} COMMAND ${name} --log_level=test_suite ${ARG_ARGS})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
     ENVIRONMENT "ZSTORE_BIN_DIR=${CMAKE_BINARY_DIR}/bin")
   zstore_test_env(${name})
-  # Labelled by its folder under tests/ (protocol, storage/chp, server/ha,
-  # ...: `ctest -L storage` matches every storage folder), and at the end
-  # of this directory (when its add_dependencies are known) unit or process.
-  file(RELATIVE_PATH area ${PROJECT_SOURCE_DIR}/tests ${CMAKE_CURRENT_SOURCE_DIR})
-  set_tests_properties(${name} PROPERTIES LABELS "${area};${ARG_LABELS}")
-  # (EVAL: a deferred call reads its arguments when it runs, not now.)
-  cmake_language(EVAL CODE "cmake_language(DEFER CALL zstore_label_tier [[${name}]])")
+  if(ARG_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
+  endif()
+  if(ARG_TIER)
+    zstore_label_test(${name} ${ARG_TIER})
+  else()
+    # (EVAL: a deferred call reads its arguments when it runs, not now.)
+    cmake_language(EVAL CODE "cmake_language(DEFER CALL zstore_label_tier [[${name}]])")
+  endif()
 endfunction()
 
-# Adds the label "unit" to a zstore_add_test test that starts no program of
-# ours (its target depends on no executable: it runs in process, in seconds;
-# `ctest -L unit`), and "process" to the others.
+# Labels a zstore_add_test test "unit" when its target depends on no
+# executable (it runs in process, in seconds), "integration" otherwise.
 function(zstore_label_tier name)
   get_property(deps TARGET ${name} PROPERTY MANUALLY_ADDED_DEPENDENCIES)
   set(tier unit)
   foreach(dep ${deps})
     if(NOT TARGET ${dep})
-      set(tier process)
+      set(tier integration)
     else()
       get_target_property(type ${dep} TYPE)
       if(type STREQUAL "EXECUTABLE" OR type STREQUAL "UTILITY")
-        set(tier process)
+        set(tier integration)
       endif()
     endif()
   endforeach()
-  set_property(TEST ${name} APPEND PROPERTY LABELS ${tier})
+  zstore_label_test(${name} ${tier})
 endfunction()

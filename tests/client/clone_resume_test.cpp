@@ -141,7 +141,7 @@ BOOST_AUTO_TEST_CASE(a_client_pushed_past_the_high_water_mark_detects_the_gap_an
   o.on_change = [&](const zstore::client::Change&) {
     while (stall) {
       stalled = true;
-      std::this_thread::sleep_for(1ms);
+      std::this_thread::sleep_for(1ms);  // the stalled callback is the subject, not a wait
     }
   };
   CloneClient slow(o);

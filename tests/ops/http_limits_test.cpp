@@ -191,14 +191,14 @@ BOOST_FIXTURE_TEST_CASE(slow_headers_do_not_block_healthz_and_are_closed_by_the_
           ++closed;
         }
       }
-      std::this_thread::sleep_for(300ms);
+      std::this_thread::sleep_for(300ms);  // the drip's pace is the subject
     }
   });
   int answered = 0;
   for (int i = 0; i < 10; ++i) {
     auto [status, ms] = timed_healthz(z.http_port);
     answered += status == 200 ? 1 : 0;
-    std::this_thread::sleep_for(50ms);
+    std::this_thread::sleep_for(50ms);  // spreads the /healthz requests over the drip, not a wait
   }
   BOOST_TEST(answered == 10);
   BOOST_TEST(wait_until([&] { return closed.load() == int(slow.size()); }, 6s),
@@ -227,7 +227,8 @@ BOOST_FIXTURE_TEST_CASE(an_idle_flood_past_the_cap_does_not_keep_healthz_out, Fi
     auto c = std::make_unique<Conn>(z.http_port, 50ms);
     if (c->connected() && (i >= 300 || c->send(head))) idle.push_back(std::move(c));
     // Time for the server to read those heads (well within the 2 s body
-    // deadline), so that what it may evict next is only bodies it awaits.
+    // deadline), so that what it may evict next is only bodies it awaits: a
+    // grace period, not a wait (no metric shows a head read).
     if (i == 299) std::this_thread::sleep_for(300ms);
   }
   BOOST_TEST(idle.size() == std::size_t(kIdle));

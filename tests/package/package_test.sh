@@ -102,7 +102,7 @@ zpid=$!
 for _ in $(seq 1 200); do
   grep -q 'zstored started' "$work/zstored.log" && break
   kill -0 "$zpid" 2>/dev/null || break
-  sleep 0.1
+  sleep 0.1  # a turn of a 20 s wait for the start line
 done
 grep -q 'zstored started' "$work/zstored.log" || { cat "$work/zstored.log"; fail "packaged zstored did not start"; }
 kill -TERM "$zpid"

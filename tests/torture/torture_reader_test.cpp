@@ -8,6 +8,7 @@
 #include <zmq.hpp>
 
 #include "protocol/chp_codec.h"
+#include "tests/support/test_support.h"
 #include "tools/torture_src/chp_reader.h"
 
 using namespace zstore::torture;
@@ -43,21 +44,14 @@ struct Publisher {
 // the reader has seen count KVPUBs: the subscription is live.
 bool until_seen(Publisher& p, ChpReader& r, const std::string& key, const std::string& uuid,
                 const std::string& value) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
+  return zstore::testing::wait_until([&] {
     p.send(key, uuid, value);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (r.kvpubs() > 0) return true;
-  }
-  return false;
+    return r.kvpubs() > 0;
+  }, std::chrono::seconds(10));
 }
 
 bool wait_kvpubs(ChpReader& r, std::uint64_t n) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (r.kvpubs() < n && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return r.kvpubs() >= n;
+  return zstore::testing::wait_until([&] { return r.kvpubs() >= n; }, std::chrono::seconds(10));
 }
 
 std::string uuid(int n) { return std::string(16, static_cast<char>('a' + n)); }  // CHP UUIDs are 16 bytes

@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(history_entries_older_than_the_age_bound_are_dropped) {
     late = p->resume("", first->sequence);
     BOOST_REQUIRE(late);
     if (property(late->properties, "resumed").empty()) break;
-    std::this_thread::sleep_for(50ms);
+    std::this_thread::sleep_for(50ms);  // paces the requests of a wait with a deadline
   }
   BOOST_CHECK_MESSAGE(property(late->properties, "resumed").empty(), "history kept entries past --chp-history-ms");
   auto now = p->snapshot("");  // the full map (the peer's connection probes included)

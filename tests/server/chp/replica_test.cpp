@@ -67,7 +67,7 @@ class SequenceWatch {
           }
           last[i] = std::max(last[i], s);
         }
-        std::this_thread::sleep_for(2ms);
+        std::this_thread::sleep_for(2ms);  // the watch's sampling period, not a wait
       }
     });
   }
@@ -208,7 +208,7 @@ BOOST_AUTO_TEST_CASE(sigkill_of_a_replica_and_of_the_chains_middle_resumes_and_e
     for (int i = 0; i < count; ++i, ++n) {
       auto* via = n % 3 == 0 ? chain.c2.get() : chain.c0.get();
       via->set("k" + std::to_string(n % 150), "v" + std::to_string(n));
-      if (i % 20 == 0) std::this_thread::sleep_for(5ms);
+      if (i % 20 == 0) std::this_thread::sleep_for(5ms);  // paces the writes, not a wait
     }
   };
   // The last write, sent through the top's client (writes via r2 may pass it).

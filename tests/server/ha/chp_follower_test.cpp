@@ -65,11 +65,8 @@ BOOST_AUTO_TEST_CASE(nothing_received_before_the_snapshot_completed_stays_pendin
   pending.add(kvset("j", std::string(16, '\x02'), "old"));  // overwritten in the leader since
 
   ReceivedMessage request;
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!zstore::server::try_recv(router, &request)) {
-    BOOST_REQUIRE(std::chrono::steady_clock::now() < deadline);
-    std::this_thread::sleep_for(5ms);
-  }
+  BOOST_REQUIRE(zstore::testing::wait_until([&] { return zstore::server::try_recv(router, &request); }, 10s));
+  auto deadline = std::chrono::steady_clock::now() + zstore::testing::scaled(10s);
   std::string identity(request.views[0]);
   (void)zstore::server::try_send(router, chp::encode_kvmsg({"j", 7, std::string(16, '\x03'), "", "new"}), identity);
   (void)zstore::server::try_send(router, chp::encode_kthxbai({9, "", {}}), identity);
@@ -133,7 +130,7 @@ struct Bounded {
       if (each) each();
       follower->on_update_socket();
       follower->on_snapshot_socket();
-      std::this_thread::sleep_for(1ms);
+      std::this_thread::sleep_for(1ms);  // a turn of a wait with a deadline; each() may pace a flood by it
     }
     return false;
   }
@@ -167,7 +164,7 @@ std::uint64_t lose_updates_to_a_bounded_queue(Bounded& b) {
   while (b.store->last_sequence() < 1) {  // until the subscription is in place
     BOOST_REQUIRE(std::chrono::steady_clock::now() < deadline);
     b.publish(1, 10);
-    std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(5ms);  // paces the publishing of a wait with a deadline
     b.follower->on_snapshot_socket();
     b.follower->on_update_socket();
   }
@@ -201,12 +198,11 @@ BOOST_AUTO_TEST_CASE(updates_lost_to_a_bounded_queue_are_caught_up_from_the_hist
     (void)zstore::server::try_send(b.router, chp::encode_kvmsg({key, s, std::string(16, '\x06'), "", "v"}), b.identity);
   }
   (void)zstore::server::try_send(b.router, chp::encode_kthxbai({399, "", "resumed=1\n"}), b.identity);
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!b.follower->following() && std::chrono::steady_clock::now() < deadline) {
+  zstore::testing::wait_until([&] {
     BOOST_CHECK(b.store->synced());
     b.follower->on_snapshot_socket();
-    std::this_thread::sleep_for(1ms);
-  }
+    return b.follower->following();
+  }, 10s);
   BOOST_REQUIRE(b.follower->following());
   BOOST_CHECK_EQUAL(b.store->last_sequence(), 399u);
   zstore::storage::ChpEntry entry;
@@ -238,7 +234,7 @@ BOOST_AUTO_TEST_CASE(updates_buffered_during_a_snapshot_past_the_budget_restart_
   for (std::uint64_t s = 1; !asked_again; ++s) {
     BOOST_REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, "no new snapshot request");
     b.publish(s, 1000);
-    std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(1ms);  // paces the publishing of a wait with a deadline
     b.follower->on_update_socket();
     asked_again = zstore::server::try_recv(b.router, &request);
   }
@@ -307,18 +303,16 @@ struct Replica {
       }
       if (each) each();
       pump();
-      std::this_thread::sleep_for(1ms);
+      std::this_thread::sleep_for(1ms);  // a turn of a wait with a deadline; each() may pace sends by it
     }
     return false;
   }
 
   bool until_following() {
-    auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!follower->following() && std::chrono::steady_clock::now() < deadline) {
+    return zstore::testing::wait_until([&] {
       pump();
-      std::this_thread::sleep_for(1ms);
-    }
-    return follower->following();
+      return follower->following();
+    }, 10s);
   }
 
   // A HUGZ above our sequence (sent until the subscription carries it)
@@ -401,12 +395,10 @@ BOOST_AUTO_TEST_CASE(a_gap_among_the_updates_buffered_during_a_resume_resumes_ag
   Replica r;
   r.resume_asked(20, 10);
   (void)zstore::server::try_send(r.pub, chp::encode_kvmsg({"e", 22, std::string(16, '\x07'), "", "e22"}));
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (r.follower->buffered() == 0) {  // held: the resume is not answered yet
-    BOOST_REQUIRE(std::chrono::steady_clock::now() < deadline);
-    std::this_thread::sleep_for(1ms);
+  BOOST_REQUIRE(zstore::testing::wait_until([&] {  // held: the resume is not answered yet
     r.follower->on_update_socket();
-  }
+    return r.follower->buffered() != 0;
+  }, 10s));
   r.send(chp::encode_kthxbai({20, "", "resumed=1\n"}));
   BOOST_REQUIRE(r.next_request());
   BOOST_REQUIRE_EQUAL(r.request.size(), 3u);

@@ -75,11 +75,8 @@ struct Fixture {
   // Sends the answer; returns what on_socket() gave once it stopped running.
   ChpReconciler::Progress send_answer(ChpReconciler& r, const std::vector<chp::KvMsg>& updates, std::uint64_t last) {
     zstore::server::ReceivedMessage request;
-    auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!zstore::server::try_recv(peer, &request)) {
-      BOOST_REQUIRE(std::chrono::steady_clock::now() < deadline);
-      std::this_thread::sleep_for(5ms);
-    }
+    BOOST_REQUIRE(zstore::testing::wait_until([&] { return zstore::server::try_recv(peer, &request); }, 10s));
+    auto deadline = std::chrono::steady_clock::now() + zstore::testing::scaled(10s);
     std::string identity(request.views[0]);
     BOOST_REQUIRE_EQUAL(std::string(request.views[1]), std::string(zstore::server::kReconcileCommand));
     for (const auto& kv : updates) (void)zstore::server::try_send(peer, chp::encode_kvmsg(kv), identity);

@@ -137,7 +137,7 @@ BOOST_AUTO_TEST_CASE(counter_loses_no_applied_increment_through_a_failover) {
 
   // Mid-run: the passive lags (stopped, the active's stream piling up in
   // front of it), then the active dies.
-  std::this_thread::sleep_until(start + 5s);
+  std::this_thread::sleep_until(start + 5s);  // the scenario's timeline (clients increment throughout), not a wait
   const long applied_before = [&] { std::lock_guard l(tally.mu); return tally.applied; }();
   backup.kill(SIGSTOP);
   {
@@ -154,7 +154,7 @@ BOOST_AUTO_TEST_CASE(counter_loses_no_applied_increment_through_a_failover) {
   backup.kill(SIGCONT);
   primary.wait_exit();
   // The old active returns (as passive, handing over what only it had).
-  std::this_thread::sleep_until(start + 11s);
+  std::this_thread::sleep_until(start + 11s);  // the scenario's timeline, not a wait
   const std::size_t synced_before = count(primary.log(), "HA follower: synced");
   BOOST_REQUIRE(primary.restart());
   BOOST_CHECK(wait_until([&] { return count(primary.log(), "HA follower: synced") > synced_before; }, 20s));

@@ -236,7 +236,7 @@ BOOST_AUTO_TEST_CASE(a_hand_over_over_the_memory_budget_fails_and_the_peer_keeps
   const std::string refused = "the peer's side of the hand-over exceeds --receive-buffer-bytes (65536 bytes)";
   auto hand_over_refused = [&] { return pair.primary.log().find(refused) != std::string::npos; };
   BOOST_REQUIRE_MESSAGE(wait_until(hand_over_refused, 20s), "the hand-over did not fail: " + pair.primary.log());
-  std::this_thread::sleep_for(scaled(2500ms));   // retries (every second) fail the same way
+  std::this_thread::sleep_for(scaled(2500ms));   // a window of retries (every second) that must change nothing
   BOOST_CHECK_EQUAL(follows(), follows_before);  // the backup did not resync
   std::string log = pair.primary.log();  // logged once a minute, not at every retry
   BOOST_CHECK_EQUAL(log.find(refused), log.rfind(refused));

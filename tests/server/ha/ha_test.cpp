@@ -186,7 +186,7 @@ BOOST_AUTO_TEST_CASE(a_key_that_expired_during_the_failover_is_not_in_the_voting
     return s && s->entries.count("forever") && s->entries.count("brief");
   }));
   pair.primary.kill(SIGKILL);
-  std::this_thread::sleep_until(set_at + 2500ms);  // "brief" has expired; nobody has asked the backup yet
+  std::this_thread::sleep_until(set_at + 2500ms);  // the TTL passes: "brief" has expired; nobody asked the backup yet
   auto snap = pair.snapshot_from(pair.backup, 10s);
   BOOST_REQUIRE(snap);
   BOOST_CHECK_EQUAL(snap->entries.count("forever"), 1u);
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(keys_that_expired_during_the_failover_are_left_out_then_swe
   // The backup holds every key before the first expires (4 s after it was sent).
   BOOST_REQUIRE(Clock::now() < sent_at + 3500ms);
   primary.kill(SIGKILL);
-  std::this_thread::sleep_until(sent_at + 4500ms);  // all have expired; nobody has asked the backup yet
+  std::this_thread::sleep_until(sent_at + 4500ms);  // the TTLs pass: all have expired; nobody asked the backup yet
   auto snap = zstore::testing::snapshot_from(ctx, backup, 10s);
   BOOST_REQUIRE(snap);
   BOOST_CHECK_EQUAL(snap->entries.size(), 1u);

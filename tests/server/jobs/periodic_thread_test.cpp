@@ -9,23 +9,11 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/support/test_support.h"
+
 using zstore::server::PeriodicThread;
+using zstore::testing::wait_until;
 using namespace std::chrono_literals;
-
-namespace {
-
-// Waits (10 s at most) until pred() holds.
-template <typename Pred>
-bool eventually(Pred pred) {
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_CASE(the_job_runs_every_interval_until_stopped) {
   std::atomic<int> runs{0};
@@ -33,11 +21,11 @@ BOOST_AUTO_TEST_CASE(the_job_runs_every_interval_until_stopped) {
   PeriodicThread thread(5ms);
   thread.start([&] { ++runs; }, [&] { ++stops; });
   BOOST_TEST(thread.running());
-  BOOST_TEST(eventually([&] { return runs.load() >= 3; }));
+  BOOST_TEST(wait_until([&] { return runs.load() >= 3; }));
   thread.stop();
   BOOST_TEST(!thread.running());
   int after_stop = runs.load();
-  std::this_thread::sleep_for(20ms);  // no run after stop(): four intervals pass
+  std::this_thread::sleep_for(20ms);  // no run after stop(): a window of four intervals, not a wait
   BOOST_TEST(runs.load() == after_stop);
   BOOST_TEST(stops.load() == 1);
   thread.stop();  // idempotent

@@ -20,6 +20,7 @@ using zstore::storage::Database;
 using zstore::storage::DatabaseOptions;
 using zstore::storage::SyncPolicy;
 using zstore::testing::TempDir;
+using zstore::testing::wait_until;
 
 namespace {
 
@@ -37,16 +38,6 @@ void put(Database& db, const std::string& key) {
   rocksdb::WriteBatch batch;
   batch.Put(db.handle(Column::kChpMap), key, "value");
   BOOST_REQUIRE(db.write(batch).ok());
-}
-
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds deadline = 10s) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
 }
 
 }  // namespace
@@ -69,10 +60,12 @@ BOOST_AUTO_TEST_CASE(syncs_after_writes_only) {
   (void)db->take_unsynced();
   WalSyncer syncer(*db, 10ms);
   syncer.start();
-  std::this_thread::sleep_for(100ms);  // ten idle intervals
+  // Ten idle intervals in which no sync may happen: a window, not a wait (no
+  // hook counts the syncer's idle turns).
+  std::this_thread::sleep_for(100ms);
   BOOST_CHECK_EQUAL(syncer.syncs(), 0u);
   put(*db, "k");
-  BOOST_CHECK(eventually([&] { return syncer.syncs() == 1; }));
+  BOOST_CHECK(wait_until([&] { return syncer.syncs() == 1; }));
   BOOST_CHECK(!db->take_unsynced());
   syncer.stop();
   BOOST_CHECK_EQUAL(syncer.syncs(), 1u);
@@ -100,10 +93,10 @@ BOOST_AUTO_TEST_CASE(a_failed_sync_reaches_the_wal_and_is_not_retried_while_writ
   put(*db, "k");  // written to the log; only its sync fails
   WalSyncer syncer(*db, 10ms);
   syncer.start();
-  BOOST_CHECK(eventually([&] { return faults->injected() >= 1; }));  // the syncer called the WAL's fsync
-  BOOST_CHECK(eventually([&] { return syncer.syncs() == 1; }));
+  BOOST_CHECK(wait_until([&] { return faults->injected() >= 1; }));  // the syncer called the WAL's fsync
+  BOOST_CHECK(wait_until([&] { return syncer.syncs() == 1; }));
   BOOST_CHECK(db->write_failing());
-  std::this_thread::sleep_for(150ms);     // fifteen intervals while writes fail
+  std::this_thread::sleep_for(150ms);     // fifteen intervals in which nothing may happen: a window, not a wait
   BOOST_CHECK_EQUAL(syncer.syncs(), 1u);  // no attempt, and no log line, per interval
   syncer.stop();
   BOOST_CHECK_EQUAL(syncer.syncs(), 1u);
@@ -122,17 +115,17 @@ BOOST_AUTO_TEST_CASE(syncing_waits_while_writes_fail_and_resumes_with_the_next_g
   BOOST_REQUIRE(!db->write(failing).ok());
   WalSyncer syncer(*db, 10ms);
   syncer.start();
-  std::this_thread::sleep_for(150ms);     // fifteen intervals while writes fail
+  std::this_thread::sleep_for(150ms);     // fifteen intervals in which nothing may happen: a window, not a wait
   BOOST_CHECK_EQUAL(syncer.syncs(), 0u);  // quiet
   faults->disarm();
   // The next write recovers the database (once the resume interval has
   // passed) and marks the log unsynced again: the syncer syncs it.
-  BOOST_CHECK(eventually([&] {
+  BOOST_CHECK(wait_until([&] {
     rocksdb::WriteBatch batch;
     batch.Put(db->handle(Column::kChpMap), "k2", "value");
     return db->write(batch).ok();
   }));
-  BOOST_CHECK(eventually([&] { return syncer.syncs() == 1; }));
+  BOOST_CHECK(wait_until([&] { return syncer.syncs() == 1; }));
   syncer.stop();
   BOOST_CHECK(!db->write_failing());
   BOOST_CHECK(!db->take_unsynced());

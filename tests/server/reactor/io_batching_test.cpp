@@ -278,7 +278,7 @@ BOOST_AUTO_TEST_CASE(chp_server_batches_while_behind_on_updates) {
     peer.set("gate", std::to_string(attempt));
     BOOST_TEST_REQUIRE(clock.wait_reactor_held(zstore::testing::scaled(10s)));
     for (std::uint64_t i = 0; i < burst; ++i) peer.set("burst/" + std::to_string(i), std::string(100, 'b'));
-    std::this_thread::sleep_for(hold_for);  // loopback fills the queue meanwhile
+    std::this_thread::sleep_for(hold_for);  // the hold is the subject: loopback fills the queue meanwhile
     clock.release();
     BOOST_TEST_REQUIRE(zstore::testing::wait_until(
         [&] { return f.metrics.updates_applied.load() >= before + burst + 1; }, 60s));

@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(the_next_allowed_line_counts_the_suppressed_ones) {
   auto window_start = std::chrono::steady_clock::now();
   limiter.log(spdlog::level::err, "write failed: {}", "second");
   limiter.log(spdlog::level::err, "write failed: {}", "third");
-  std::this_thread::sleep_until(window_start + period);  // the next window
+  std::this_thread::sleep_until(window_start + period);  // the next window: time passing is the subject
   limiter.log(spdlog::level::err, "write failed: {}", "fourth");
   limiter.log(spdlog::level::err, "write failed: {}", "fifth");
   BOOST_CHECK((log.lines() == std::vector<std::string>{"error write failed: first",

@@ -394,7 +394,7 @@ BOOST_AUTO_TEST_CASE(scan_past_the_index_bound_keeps_what_it_read) {
     BOOST_REQUIRE_EQUAL(o->live_keys(), model.size());
     if (o->prior_reads() == before) break;
     ++probe;
-    std::this_thread::sleep_for(pause);
+    std::this_thread::sleep_for(pause);  // backs off between the probes of a loop with a deadline
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
   BOOST_TEST_MESSAGE("scanned index adopted after " << probe << " reads");

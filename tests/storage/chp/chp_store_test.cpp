@@ -723,11 +723,10 @@ BOOST_AUTO_TEST_CASE(an_idle_trim_reader_is_released_and_unpins_the_history) {
   };
   BOOST_REQUIRE(o.db->db()->Flush(rocksdb::FlushOptions(), history).ok());
   BOOST_CHECK_EQUAL(versions(), 2u);  // the trims' iterator holds the version before the flush
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (versions() > 1 && std::chrono::steady_clock::now() < deadline) {
+  zstore::testing::wait_until([&] {
     o->release_idle_trim_reader();
-    if (versions() > 1) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+    return versions() <= 1;
+  }, std::chrono::seconds(10));
   BOOST_CHECK_EQUAL(versions(), 1u);
 }
 

@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(the_limiter_lets_concurrent_requests_of_both_priorities_thr
   std::thread high(requests, rocksdb::Env::IO_HIGH);
   for (int i = 0; i < 100; ++i) {
     limiter.SetBytesPerSecond(i % 2 ? kUnpacedBackgroundBytesPerSec : (64 << 20));
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // paces the rate changes under the requests
   }
   low.join();
   high.join();
@@ -164,11 +164,7 @@ BackgroundPacing* pacing_of(Database& db) {
 }
 
 bool wait_paced(const BackgroundPacing& pacing) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (pacing.lifted() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return !pacing.lifted();
+  return zstore::testing::wait_until([&] { return !pacing.lifted(); }, std::chrono::seconds(30));
 }
 
 bool writes_delayed(Database& db) {

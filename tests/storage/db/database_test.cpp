@@ -256,11 +256,10 @@ BOOST_AUTO_TEST_CASE(chp_map_memtables_are_small_and_flushed_several_together) {
   BOOST_TEST(meta.file_count == 0u);  // not flushed one by one
 
   write_scattered(*db, std::size_t{36} << 20, &counter);  // past sixteen memtables
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  do {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  zstore::testing::wait_until([&] {
     db->db()->GetColumnFamilyMetaData(db->handle(Column::kChpMap), &meta);
-  } while (meta.levels[0].files.empty() && meta.levels[1].files.empty() && std::chrono::steady_clock::now() < deadline);
+    return !meta.levels[0].files.empty() || !meta.levels[1].files.empty();
+  }, std::chrono::seconds(60));
   std::vector<rocksdb::SstFileMetaData> tables = meta.levels[0].files;
   tables.insert(tables.end(), meta.levels[1].files.begin(), meta.levels[1].files.end());
   BOOST_REQUIRE(!tables.empty());
