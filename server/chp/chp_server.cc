@@ -313,13 +313,16 @@ void ChpServer::serve_snapshot_requests() {
     if (!accept_vote()) continue;  // a non-active server ignores clients: they fail over
     // A client that names its last sequence gets only what came after it,
     // when our history holds that (docs/chp-extensions.md, "Resume").
-    std::unique_ptr<storage::ChpSnapshotCursor> cursor;
-    if (req->resume_after && !peer) cursor = resume_cursor(*req->resume_after, req->subtree);
-    bool resumed = cursor != nullptr;
-    if (!cursor) cursor = store_.snapshot(req->subtree);
+    // The cursor is made only once the request has a slot (SnapshotPump).
+    auto open = [&] {
+      std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+      if (req->resume_after && !peer) cursor = resume_cursor(*req->resume_after, req->subtree);
+      bool resumed = cursor != nullptr;
+      if (!cursor) cursor = store_.snapshot(req->subtree);
+      return SnapshotPump::Opened{std::move(cursor), kthxbai_properties(resumed)};
+    };
     std::string group = snapshot_group(msg);
-    if (!snapshots_.start(identity, req->subtree, std::move(cursor), kthxbai_properties(resumed), peer,
-                          read_filter(msg), peer, group)) {
+    if (!snapshots_.start(identity, req->subtree, open, peer, read_filter(msg), peer, group)) {
       metrics_.snapshots_refused.fetch_add(1, std::memory_order_relaxed);
       bad_input_log_.log(spdlog::level::warn,
                          "snapshot request from {} refused: its share of the snapshot slots, every slot or the "

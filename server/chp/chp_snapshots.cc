@@ -82,6 +82,13 @@ void SnapshotPump::note_unread(const std::string& identity, Clock::time_point no
 bool SnapshotPump::start(std::string identity, std::string subtree,
                          std::unique_ptr<storage::ChpSnapshotCursor> cursor, std::string kthxbai_properties,
                          bool exact_expiry, KeyFilter allow, bool priority, std::string group) {
+  auto open = [&] { return Opened{std::move(cursor), std::move(kthxbai_properties)}; };
+  return start(std::move(identity), std::move(subtree), open, exact_expiry, std::move(allow), priority,
+               std::move(group));
+}
+
+bool SnapshotPump::start(std::string identity, std::string subtree, const Open& open, bool exact_expiry,
+                         KeyFilter allow, bool priority, std::string group) {
   // A client that asks again on a connection whose pipe it does not read
   // keeps its pause (and what its pipe holds): asking cannot renew a slot.
   std::optional<Session> replaced;
@@ -115,8 +122,9 @@ bool SnapshotPump::start(std::string identity, std::string subtree,
       --ordinary;
     }
   }
-  Session s{std::move(identity), std::move(subtree), std::move(cursor), std::move(kthxbai_properties), exact_expiry,
-            std::move(allow), priority, {}, false, false, Clock::now(), std::move(group), {}, 0, 0};
+  Opened opened = open();
+  Session s{std::move(identity), std::move(subtree), std::move(opened.cursor), std::move(opened.kthxbai_properties),
+            exact_expiry, std::move(allow), priority, {}, false, false, Clock::now(), std::move(group), {}, 0, 0};
   if (replaced && replaced->blocked) {
     s.blocked = true;
     s.progress_at = replaced->progress_at;
@@ -184,6 +192,10 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
     s.pending = true;
     return Step::kContinue;
   }
+  return finish(router, s);
+}
+
+SnapshotPump::Step SnapshotPump::finish(zmq::socket_t& router, Session& s) {
   if (s.cursor->paused()) return Step::kContinue;
   if (!s.cursor->status().ok()) {
     spdlog::error("snapshot aborted: {}", s.cursor->status().message());

@@ -68,6 +68,16 @@ class SnapshotPump {
   bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor,
              std::string kthxbai_properties = {}, bool exact_expiry = false, KeyFilter allow = {},
              bool priority = false, std::string group = {});
+  // The same, but the cursor (a RocksDB snapshot and iterator) and its
+  // KTHXBAI properties are made by open() only once the request is
+  // admitted: a flood of requests that are refused costs no cursor each.
+  struct Opened {
+    std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+    std::string kthxbai_properties;
+  };
+  using Open = std::function<Opened()>;
+  bool start(std::string identity, std::string subtree, const Open& open, bool exact_expiry = false,
+             KeyFilter allow = {}, bool priority = false, std::string group = {});
 
   struct Result {
     std::size_t keys_sent = 0;
@@ -120,6 +130,8 @@ class SnapshotPump {
   };
   enum class Step { kContinue, kBlocked, kDone, kAborted };
   Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms, Result* result);
+  // The cursor is exhausted: KTHXBAI, or the cursor's error.
+  Step finish(zmq::socket_t& router, Session& s);
   void sent(Session& s, std::size_t bytes);
   // Drops the session (not the peer's) paused longest, for at least
   // fair_.waited, among those of group (empty: any); false if none is.

@@ -94,6 +94,14 @@ class ChpFollower {
   zmq::socket_t& update_socket() { return sub_; }
 
  private:
+  static constexpr auto kSnapshotRetry = std::chrono::seconds(2);
+  static constexpr std::size_t kLoadBatch = 1000;
+  // Messages one call handles: a turn loads at most one batch of the snapshot
+  // (or applies that many KVPUBs), so the reactor stays responsive while a big
+  // map loads; the socket stays readable and the next turn goes on.
+  static constexpr std::size_t kPerTurn = kLoadBatch;
+  static constexpr std::size_t kMaxBuffered = 1'000'000;
+
   enum class Phase { kRequested, kLoading, kCatchingUp, kFollowing };
   void request_snapshot();
   bool gapped() const { return replica_ && !replica_->subtree.empty(); }

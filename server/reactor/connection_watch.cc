@@ -41,6 +41,19 @@ struct Progress {
   bool queue_empty = false;
 };
 
+// A whole ZMTP 3 greeting (signature, version, mechanism, as-server,
+// filler): what every ZeroMQ peer sends first.
+constexpr std::uint64_t kGreetingBytes = 64;
+
+// Bytes received from the peer so far; false if the fd cannot tell.
+bool tcp_received(int fd, std::uint64_t* received) {
+  tcp_info info{};
+  socklen_t len = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return false;
+  *received = info.tcpi_bytes_received;
+  return true;
+}
+
 bool tcp_progress(int fd, Progress* p) {
   tcp_info info{};
   socklen_t len = sizeof(info);
@@ -63,6 +76,14 @@ struct ConnectionWatch::Port {
   WatchedPort* stats = nullptr;
   zmq::socket_t monitor;  // PAIR: the monitored socket's events
   std::unordered_map<int, Connection> connections;
+  // Connections not yet seen to have sent a greeting, oldest first, with
+  // their accept time; verify() drops those gone or greeted since.
+  struct Unconfirmed {
+    int fd;
+    Identity id;
+    std::chrono::steady_clock::time_point accepted_at;
+  };
+  std::deque<Unconfirmed> unconfirmed;
   std::chrono::steady_clock::time_point verified{};
   RateLimiter refused_log{1, std::chrono::seconds(10)};
   RateLimiter slow_log{1, std::chrono::seconds(10)};
@@ -179,7 +200,7 @@ bool ConnectionWatch::at_cap(Port& port) {
 void ConnectionWatch::accepted(Port& port, int fd) {
   Connection c;
   if (!identify(fd, &c.id)) return;  // already gone
-  if (at_cap(port)) {
+  if (at_cap(port) && !make_room(port)) {
     ::shutdown(fd, SHUT_RDWR);  // libzmq sees the end and closes the fd
     port.stats->refused.fetch_add(1, std::memory_order_relaxed);
     port.refused_log.log(spdlog::level::warn, "{}: connection refused, {} connections on this port, {} in total "
@@ -192,6 +213,42 @@ void ConnectionWatch::accepted(Port& port, int fd) {
   if (tcp_progress(fd, &p)) c.base_written = p.written;
   if (port.connections.insert_or_assign(fd, c).second) ++total_;
   port.stats->connections.store(port.connections.size(), std::memory_order_relaxed);
+  port.unconfirmed.push_back({fd, c.id, std::chrono::steady_clock::now()});
+}
+
+bool ConnectionWatch::evict_silent(Port& port) {
+  const auto now = std::chrono::steady_clock::now();
+  while (!port.unconfirmed.empty()) {
+    const Port::Unconfirmed& u = port.unconfirmed.front();
+    auto it = port.connections.find(u.fd);
+    std::uint64_t received = 0;
+    Identity current;
+    if (it == port.connections.end() || !same(it->second.id, u.id) || !identify(u.fd, &current) ||
+        !same(current, u.id) || !tcp_received(u.fd, &received) || received >= kGreetingBytes) {
+      port.unconfirmed.pop_front();  // gone, or a ZeroMQ peer: never a candidate again
+      continue;
+    }
+    if (now - u.accepted_at < kSilentGrace) return false;  // the rest are younger
+    ::shutdown(u.fd, SHUT_RDWR);
+    port.connections.erase(it);  // its DISCONNECTED finds nothing
+    --total_;
+    port.unconfirmed.pop_front();
+    port.stats->evicted.fetch_add(1, std::memory_order_relaxed);
+    port.stats->connections.store(port.connections.size(), std::memory_order_relaxed);
+    return true;
+  }
+  return false;
+}
+
+// At a cap: a silent connection of this port, or (when only the total is
+// reached) of any port, gives its slot up.
+bool ConnectionWatch::make_room(Port& port) {
+  if (evict_silent(port)) return true;
+  if (limits_.per_port != 0 && port.connections.size() >= limits_.per_port) return false;
+  for (Port* other : watched_) {
+    if (other != &port && evict_silent(*other)) return true;
+  }
+  return false;
 }
 
 void ConnectionWatch::disconnected(Port& port, int fd) {
@@ -212,6 +269,13 @@ void ConnectionWatch::verify(Port& port) {
     --total_;
   }
   port.stats->connections.store(port.connections.size(), std::memory_order_relaxed);
+  // At most one entry per connection still silent: the others leave.
+  std::erase_if(port.unconfirmed, [&](const Port::Unconfirmed& u) {
+    auto c = port.connections.find(u.fd);
+    std::uint64_t received = 0;
+    return c == port.connections.end() || !same(c->second.id, u.id) || !tcp_received(u.fd, &received) ||
+           received >= kGreetingBytes;
+  });
 }
 
 void ConnectionWatch::check_budgets(Port& port) {

@@ -6,7 +6,11 @@
 // is ended with shutdown(fd, SHUT_RDWR) once getsockname/getpeername show
 // the fd is still the connection accepted (not a reused fd); libzmq then
 // closes it itself. Counts are checked against the fds every second, so a
-// missed event cannot leak a slot.
+// missed event cannot leak a slot. At a cap, a new connection first takes
+// the slot of the oldest one that has not sent a whole ZMTP greeting (64
+// bytes) kSilentGrace after it was accepted (an idle TCP flood holding the
+// slots), as the HTTP port evicts the oldest unfinished request; it is
+// refused only when there is none.
 //
 // Byte budget (budget_bytes != 0): the socket's owner counts what it sends
 // in published_bytes; every kCheckInterval the watch reads each
@@ -43,6 +47,7 @@ struct WatchedPort {
   std::atomic<std::uint64_t> published_bytes{0};  // written by the socket's owner
   std::atomic<std::uint64_t> connections{0};
   std::atomic<std::uint64_t> refused{0};       // ended at once: a cap was reached
+  std::atomic<std::uint64_t> evicted{0};       // ended silent, for a newer connection at a cap
   std::atomic<std::uint64_t> slow_dropped{0};  // ended: more than budget_bytes behind
 };
 
@@ -50,6 +55,9 @@ class ConnectionWatch {
  public:
   static constexpr std::chrono::milliseconds kCheckInterval{20};
   static constexpr std::chrono::milliseconds kVerifyInterval{1000};
+  // A connection silent this long after its accept may lose its slot at a
+  // cap (a ZeroMQ peer sends its greeting at once).
+  static constexpr std::chrono::milliseconds kSilentGrace{1000};
 
   ConnectionWatch(zmq::context_t& ctx, ConnectionLimits limits);
   ~ConnectionWatch();
@@ -80,6 +88,10 @@ class ConnectionWatch {
   void verify(Port& port);
   void check_budgets(Port& port);
   bool at_cap(Port& port);
+  // Ends the oldest connection of port still silent kSilentGrace after its
+  // accept; false when there is none.
+  bool evict_silent(Port& port);
+  bool make_room(Port& port);
 
   zmq::context_t& ctx_;
   ConnectionLimits limits_;

@@ -88,6 +88,21 @@ struct OrderedKey {
   }
 };
 
+// Gives w the sequence after *seq, or keeps its own when above it (a
+// replica writes its active's); *seq becomes w's.
+Status take_sequence(ChpWrite& w, std::uint64_t* seq) {
+  if (w.sequence == 0) {
+    w.sequence = ++*seq;
+    return Status::Ok();
+  }
+  if (w.sequence <= *seq) {
+    return Status::InvalidArgument("explicit sequence " + std::to_string(w.sequence) + " is not above " +
+                                   std::to_string(*seq));
+  }
+  *seq = w.sequence;
+  return Status::Ok();
+}
+
 }  // namespace
 
 // Only each key's last write of the batch goes to the map, in key order
@@ -107,125 +122,6 @@ void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandl
       put_entry(batch, map, w.key, ChpEntryPieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value));
     }
   }
-}
-
-Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_t history_entries,
-                      std::size_t key_index_bytes, bool key_history) {
-  std::unique_ptr<ChpStore> store(new ChpStore(db, key_index_bytes));
-  store->history_max_ = history_entries;
-  store->key_history_ = key_history;
-  Status s = store->load_meta();
-  if (s.ok()) s = store->count_keys_once();
-  if (s.ok()) s = store->load_versions_from();
-  if (s.ok()) s = store->start_key_index();
-  if (!s.ok()) return s;
-  *out = std::move(store);
-  return Status::Ok();
-}
-
-namespace {
-
-Status read_u64_meta(Database* db, std::string_view name, std::uint64_t* out, bool* present) {
-  std::string bytes;
-  Status s = db->get_meta(name, &bytes);
-  if (!s.ok()) return s;
-  *present = !bytes.empty();
-  if (bytes.empty()) return Status::Ok();
-  if (bytes.size() != 8) return Status::Corruption("corrupt CHP metadata '" + std::string(name) + "'");
-  *out = protocol::get_be<std::uint64_t>(bytes);
-  return Status::Ok();
-}
-
-}  // namespace
-
-Status ChpStore::load_meta() {
-  bool present = false;
-  Status s = read_u64_meta(db_, kMetaChpLastSequence, &last_sequence_, &present);
-  if (!s.ok()) return s;
-  std::string bytes;
-  if (s = db_->get_meta(kMetaChpSynced, &bytes); !s.ok()) return s;
-  synced_ = bytes != "0";
-  if (s = db_->get_meta(kMetaChpEpochs, &bytes); !s.ok()) return s;
-  if (bytes.empty()) {
-    // Written before epoch lists: one epoch, as far back as its counter.
-    std::uint64_t base = (last_sequence_ >> kEpochShift) << kEpochShift;
-    epochs_ = {{base, last_sequence_}};
-    history_from_ = last_sequence_;
-    return Status::Ok();
-  }
-  auto epochs = parse_epochs(bytes);
-  if (!epochs || epochs->empty() || epochs->back().base > last_sequence_) {
-    return Status::Corruption("corrupt CHP epoch list");
-  }
-  epochs_ = std::move(*epochs);
-  epochs_.back().last = last_sequence_;
-  if (s = read_u64_meta(db_, kMetaChpHistoryFrom, &history_from_, &present); !s.ok()) return s;
-  if (!present) history_from_ = last_sequence_;
-  return read_u64_meta(db_, kMetaChpHistoryCount, &history_count_, &present);
-}
-
-// The key count, from meta; a database written before it was kept is
-// counted once (a scan of the map) and the count stored.
-Status ChpStore::count_keys_once() {
-  std::uint64_t keys = 0;
-  bool present = false;
-  if (Status s = read_u64_meta(db_, kMetaChpKeys, &keys, &present); !s.ok() || present) {
-    live_keys_ = keys;
-    return s;
-  }
-  rocksdb::ReadOptions ro;
-  ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(ro, db_->handle(Column::kChpMap)));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) ++keys;
-  if (!it->status().ok()) return from_rocks(it->status(), "counting the CHP keys");
-  rocksdb::WriteBatch batch;
-  put_keys(batch, keys);
-  if (Status s = db_->write(batch); !s.ok()) return s;
-  live_keys_ = keys;
-  return Status::Ok();
-}
-
-// Where chp_versions starts: stored at the first open that has it. A
-// database an older zstore wrote has history without versions up to its
-// last sequence; a new one has versions of everything.
-// Opened without key_history (writable): drop_versions() instead, so that
-// the versions of an earlier "on" are never served after a gap.
-Status ChpStore::load_versions_from() {
-  bool present = false;
-  if (!key_history_ && !db_->options().read_only) return drop_versions();
-  if (Status s = read_u64_meta(db_, kMetaChpVersionsFrom, &versions_from_, &present); !s.ok() || present) return s;
-  versions_from_ = last_sequence_;
-  // A read-only open (zstore-dump) writes nothing; nor is there a family
-  // to describe in an older database opened read-only.
-  if (db_->options().read_only || db_->handle(Column::kChpVersions) == nullptr) return Status::Ok();
-  rocksdb::WriteBatch batch;
-  std::string bytes;
-  protocol::put_be<std::uint64_t>(bytes, versions_from_);
-  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpVersionsFrom), bytes);
-  return db_->write(batch);
-}
-
-// Every version and chp_versions_from, in one batch: one range delete from
-// the smallest key to the last one (nothing written when already empty).
-// The next open with key_history starts the versions at its last sequence.
-Status ChpStore::drop_versions() {
-  versions_from_ = last_sequence_;
-  auto* versions = db_->handle(Column::kChpVersions);
-  if (versions == nullptr) return Status::Ok();
-  std::string from;
-  if (Status s = db_->get_meta(kMetaChpVersionsFrom, &from); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
-  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), versions));
-  it->SeekToLast();
-  if (it->Valid()) {
-    batch.DeleteRange(versions, rocksdb::Slice(), it->key());
-    batch.Delete(versions, it->key());
-  } else if (!it->status().ok()) {
-    return from_rocks(it->status(), "drop chp_versions");
-  }
-  if (!from.empty()) batch.Delete(db_->handle(Column::kMeta), slice(kMetaChpVersionsFrom));
-  if (batch.Count() == 0) return Status::Ok();
-  return db_->write(batch, Database::WriteKind::kReclaims);
 }
 
 bool ChpStore::keeps_versions() const {
@@ -305,14 +201,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   };
   for (std::size_t i = 0; i < writes.size(); ++i) {
     auto& w = writes[i];
-    if (w.sequence == 0) {
-      w.sequence = ++seq;
-    } else if (w.sequence <= seq) {
-      return refuse(
-          Status::InvalidArgument("explicit sequence " + std::to_string(w.sequence) + " is not above " + std::to_string(seq)));
-    } else {
-      seq = w.sequence;
-    }
+    if (Status s = take_sequence(w, &seq); !s.ok()) return refuse(s);
     BatchPriors::Prior old;
     if (Status s = priors.before(i, &old); !s.ok()) return refuse(s);
     if (old.expires_at_ms != 0) batch.Delete(expiry, encode_expiry_key(old.expires_at_ms, w.key));
@@ -486,65 +375,6 @@ bool ChpStore::all_new_after_clear(std::span<const ChpRecord> records) const {
     previous = &r.key;
   }
   return true;
-}
-
-Status ChpStore::adopt(std::uint64_t sequence, ChpEpochs epochs) {
-  if (epochs.empty() || epochs.back().last != sequence) epochs = {{sequence, sequence}};  // unknown past
-  rocksdb::WriteBatch batch;
-  put_meta(batch, sequence, epochs, sequence, 0);
-  Status s = db_->write_durable(batch);
-  if (!s.ok()) return s;
-  last_sequence_ = sequence;
-  epochs_ = std::move(epochs);
-  history_from_ = sequence;
-  history_count_ = 0;
-  return Status::Ok();
-}
-
-Status ChpStore::advance_to(std::uint64_t sequence, ChpEpochs epochs) {
-  if (sequence <= last_sequence_) return Status::InvalidArgument("advance_to: sequence not above the last one");
-  if (epochs.empty() || epochs.back().last != sequence) {
-    epochs = epochs_;
-    epochs.push_back({sequence, sequence});
-  }
-  if (epochs.size() > kMaxEpochs) epochs.erase(epochs.begin(), epochs.end() - static_cast<std::ptrdiff_t>(kMaxEpochs));
-  rocksdb::WriteBatch batch;
-  put_meta(batch, sequence, epochs, history_from_, history_count_);
-  Status s = db_->write_durable(batch);
-  if (!s.ok()) return s;
-  last_sequence_ = sequence;
-  epochs_ = std::move(epochs);
-  return Status::Ok();
-}
-
-Status ChpStore::begin_epoch(std::uint64_t floor, std::uint64_t now_ms, std::uint64_t salt) {
-  std::uint64_t base = std::max({last_sequence_, floor, epoch_clock_base(now_ms, salt)});
-  if (base <= epochs_.back().base) base = epochs_.back().base + 1;
-  ChpEpochs epochs = epochs_;
-  epochs.push_back({base, base});
-  if (epochs.size() > kMaxEpochs) epochs.erase(epochs.begin());
-  rocksdb::WriteBatch batch;  // no sequence between the old last and base: the history stays complete
-  put_meta(batch, base, epochs, history_from_, history_count_);
-  Status s = db_->write_durable(batch);
-  if (!s.ok()) return s;
-  last_sequence_ = base;
-  epochs_ = std::move(epochs);
-  return Status::Ok();
-}
-
-Status ChpStore::start_standalone(bool stopped_cleanly, std::uint64_t now_ms, std::uint64_t salt, bool* began) {
-  bool new_map = last_sequence_ == 0 && epochs_.size() == 1;
-  *began = new_map || !stopped_cleanly;
-  if (!*began) return Status::Ok();
-  return begin_epoch(0, now_ms, salt);
-}
-
-Status ChpStore::set_synced(bool synced) {
-  rocksdb::WriteBatch batch;
-  batch.Put(db_->handle(Column::kMeta), slice(kMetaChpSynced), synced ? "1" : "0");
-  Status s = db_->write_durable(batch);
-  if (s.ok()) synced_ = synced;
-  return s;
 }
 
 }  // namespace zstore::storage

@@ -65,16 +65,6 @@ constexpr std::string_view kDamagedHint =
 // s, a failure that means damage, with what to do about it.
 Status with_damaged_hint(const Status& s) { return Status(s.code(), s.message() + std::string(kDamagedHint)); }
 
-// What write() returns while writes are refused after failure: for good,
-// or until the next recovery attempt (with failure's code: the cause).
-Status writes_stopped(const Status& failure) {
-  return Status::Refused("writes stopped after an unrecoverable storage error (restart to recover): " +
-                         failure.message());
-}
-Status writes_suspended(const Status& failure, std::string_view recovery = {}) {
-  return Status(failure.code(), "writes suspended after a storage error: " + failure.message() + std::string(recovery));
-}
-
 // ListColumnFamilies skips what it cannot parse, so a garbage MANIFEST looks
 // like a database without our column families. A read-only open (which
 // changes nothing) reads it properly and names the damage.
@@ -322,55 +312,17 @@ Status Database::sync_wal() {
   return s;
 }
 
-bool Database::write_failing() const {
-  std::lock_guard lock(recovery_mutex_);
-  return failing_;
-}
+bool Database::write_failing() const { return recovery_.failing(); }
 
-Status Database::write_failure() const {
-  std::lock_guard lock(recovery_mutex_);
-  return failing_ ? last_failure_ : Status::Ok();
-}
+Status Database::write_failure() const { return recovery_.failure(); }
 
-bool Database::write_unrecoverable() const {
-  std::lock_guard lock(recovery_mutex_);
-  return unrecoverable_;
-}
+bool Database::write_unrecoverable() const { return recovery_.unrecoverable(); }
 
-std::string Database::last_write_error() const {
-  std::lock_guard lock(recovery_mutex_);
-  return last_failure_.message();
-}
+std::string Database::last_write_error() const { return recovery_.last_error(); }
 
-void Database::note_write(const Status& s) {
-  std::lock_guard lock(recovery_mutex_);
-  failing_ = !s.ok();
-  if (!s.ok()) last_failure_ = s;
-}
+void Database::note_write(const Status& s) { recovery_.note(s); }
 
-// RocksDB keeps a background error after a failed log or table write and
-// refuses writes until DB::Resume() succeeds (it flushes the memtables, so
-// a log that may hold an unacknowledged record is no longer replayed).
-Status Database::recover_if_failing() {
-  std::lock_guard lock(recovery_mutex_);
-  if (!failing_) return Status::Ok();
-  if (unrecoverable_) return writes_stopped(last_failure_);
-  auto now = std::chrono::steady_clock::now();
-  if (now < next_resume_) return writes_suspended(last_failure_);
-  next_resume_ = now + options_.resume_interval;
-  rocksdb::Status rs;
-  {
-    std::lock_guard sync_lock(sync_mutex_);
-    rs = db_->Resume();
-  }
-  if (rs.ok() || rs.IsNotSupported()) return Status::Ok();
-  if (rs.severity() >= rocksdb::Status::Severity::kFatalError) {
-    unrecoverable_ = true;
-    return writes_stopped(last_failure_);
-  }
-  // Resume's own status is context only: the failure it could not undo is the cause.
-  return writes_suspended(last_failure_, "; recovery: " + rs.ToString());
-}
+Status Database::recover_if_failing() { return recovery_.recover(db_.get(), &sync_mutex_, options_.resume_interval); }
 
 Status Database::get_meta(std::string_view name, std::string* value) {
   value->clear();

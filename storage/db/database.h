@@ -21,6 +21,7 @@
 
 #include "storage/db/status.h"
 #include "storage/db/sync_policy.h"
+#include "storage/db/write_recovery.h"
 
 namespace rocksdb {
 class DB;
@@ -216,11 +217,7 @@ class Database {
   mutable std::mutex refusal_mutex_;
   std::string refusal_;  // guarded by refusal_mutex_
   std::mutex sync_mutex_;  // SyncWAL and Resume never run at once
-  mutable std::mutex recovery_mutex_;
-  bool failing_ = false;  // guarded by recovery_mutex_, as the three below
-  bool unrecoverable_ = false;
-  std::chrono::steady_clock::time_point next_resume_{};
-  Status last_failure_ = Status::Ok();
+  WriteRecovery recovery_;  // failed writes; its readers never wait for a Resume
 };
 
 }  // namespace zstore::storage

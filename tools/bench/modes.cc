@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "protocol/endpoint.h"
@@ -18,13 +17,12 @@
 #include "tools/bench/load.h"
 #include "tools/bench/modes_common.h"
 #include "tools/bench/probes.h"
-#include "tools/bench/read_limits.h"
+#include "tools/bench/read_modes.h"
 #include "tools/bench/relay.h"
 #include "tools/bench/restart.h"
 #include "tools/bench/resync.h"
 #include "tools/bench/chain.h"
 #include "tools/bench/conditional.h"
-#include "tools/bench/scrape.h"
 #include "tools/bench/server_process.h"
 #include "tools/bench/storm.h"
 #include "tools/bench/store_mode.h"
@@ -59,14 +57,13 @@ LoadResult relay_run(const Options& o, const LoadSpec& spec) {
   return run_load(spec, transport);
 }
 
-namespace {
-
-
 void report_latency(Report& report, const std::string& prefix, const Latencies& latencies) {
   report.set(prefix + "p50_ms", latencies.quantile_ms(0.50), "ms");
   report.set(prefix + "p99_ms", latencies.quantile_ms(0.99), "ms");
   report.set(prefix + "p999_ms", latencies.quantile_ms(0.999), "ms");
 }
+
+namespace {
 
 void report_run(Report& report, const std::string& prefix, const LoadResult& result) {
   report.set(prefix + "per_s", result.rate(), "msg/s");
@@ -95,12 +92,16 @@ LoadResult floor_run(const Options& o, const LoadSpec& spec) {
   return run_load(spec, transport);
 }
 
+}  // namespace
+
 // name + "_per_s" and "ratio_vs_" + name: per_s against the limit.
 void set_ratio(Report& report, const std::string& name, double limit_per_s, const std::string& unit) {
   report.set(name + "_per_s", limit_per_s, unit);
   double measured = report.number("per_s");
   report.set("ratio_vs_" + name, limit_per_s > 0 ? measured / limit_per_s : 0);
 }
+
+namespace {
 
 // prefix + "p99_vs_" + name: a run's p99 over the limit's at the same rate.
 void set_p99_ratio(Report& report, const std::string& prefix, const std::string& name,
@@ -149,14 +150,6 @@ void add_limit(Report& report, const Options& o, const LoadSpec& spec, LimitKind
   }
 }
 
-// The server of a run: a running one (--server) or our own.
-struct Server {
-  ServerPorts ports;
-  std::unique_ptr<ServerProcess> process;
-  pid_t external_pid = 0;  // --server-pid
-  pid_t pid() const { return process ? process->pid() : external_pid; }
-};
-
 std::pair<std::string, std::uint16_t> split_host_port(const std::string& value, const std::string& flag) {
   auto parsed = protocol::parse_host_port(value);
   if (!parsed) throw std::invalid_argument(flag + " must be host:port, got " + value);
@@ -169,8 +162,9 @@ std::size_t dafka_frame_limit(const Options& o) {
   return std::max<std::size_t>(std::size_t{1} << 20, o.value_bytes + (std::size_t{64} << 10));
 }
 
-// curve: our zstored runs with these keys, and clients use them.
-Server open_server(const Options& o, std::ostream& log, const BenchCurve* curve = nullptr) {
+}  // namespace
+
+Server open_server(const Options& o, std::ostream& log, const BenchCurve* curve) {
   Server server;
   bool dafka = o.mode == "dafka" || o.mode == "replay";
   if (dafka ? !o.dafka_server.empty() : !o.server.empty()) {
@@ -208,6 +202,8 @@ void report_memory(Report& report, pid_t pid) {
     report.set("server_hwm_mib", static_cast<double>(use->hwm_kib) / 1024.0, "MiB");
   }
 }
+
+namespace {
 
 // run_load() plus the server's CPU time per message (robust to other load on
 // the machine, unlike the rate).
@@ -303,140 +299,6 @@ Report dafka_mode(const Options& o, std::ostream& log) {
   DafkaTransport transport(context, server.ports.endpoint(server.ports.tower),
                            server.ports.endpoint(server.ports.dafka), server.ports.security);
   streaming_runs(report, o, spec_of(o, Shape::kDafka), transport, server, log);
-  return report;
-}
-
-// The partitions the load's writers published into: learnt from the board
-// through a transport that remembers them.
-class RecordingDafkaTransport : public DafkaTransport {
- public:
-  using DafkaTransport::DafkaTransport;
-  void receive(Board& board, const std::vector<std::string>& partitions) override {
-    partitions_ = partitions;
-    DafkaTransport::receive(board, partitions);
-  }
-  std::vector<std::string> partitions_;
-};
-
-// The read limits run on zstored's CPU: zstored goes first, so that its
-// memtable flushes and the compactions a load or a restart started do not
-// slow the ZeroMQ-only source down (they are zstored's costs, not ZeroMQ's).
-void stop_before_limit(Server& server) {
-  if (server.process) server.process->kill_hard();
-}
-
-Report replay_mode(const Options& o, std::ostream& log) {
-  Report report("replay");
-  Server server = open_server(o, log);
-  zmq::context_t context(1);
-  RecordingDafkaTransport transport(context, server.ports.endpoint(server.ports.tower),
-                                    server.ports.endpoint(server.ports.dafka));
-  LoadSpec spec = spec_of(o, Shape::kDafka);
-  spec.total = o.records;
-  spec.warmup_s = 0;
-  spec.rate = 0;
-  log << "producing " << o.records << " records...\n";
-  LoadResult produced = run_load(spec, transport);
-  report.set("records", static_cast<double>(o.records));
-  report.set("produce_per_s", produced.rate(), "rec/s");
-  log << "restarting the store...\n";
-  server.process->stop();
-  server.process->start();
-  std::vector<std::uint64_t> counts;
-  for (int w = 0; w < spec.writers; ++w) {
-    counts.push_back(spec.total / static_cast<std::uint64_t>(spec.writers) +
-                     (static_cast<std::uint64_t>(w) < spec.total % static_cast<std::uint64_t>(spec.writers) ? 1 : 0));
-  }
-  ReplayTiming replay = time_replay(context, server.ports.endpoint(server.ports.tower),
-                                    server.ports.endpoint(server.ports.dafka), transport.partitions_, counts);
-  auto cpu_after = cpu_seconds(server.pid());
-  if (cpu_after && replay.records > 0) {
-    // The restarted process's CPU until the last record: opening the store,
-    // the replay, and the compactions the restart started meanwhile.
-    report.set("server_cpu_us_per_msg", *cpu_after * 1e6 / static_cast<double>(replay.records), "us");
-  }
-  report.set("replayed", static_cast<double>(replay.records));
-  report.set("refetches", static_cast<double>(replay.refetches));
-  report.set("replay_seconds", replay.seconds, "s");
-  report.set("per_s", replay.seconds > 0 ? static_cast<double>(replay.records) / replay.seconds : 0, "rec/s");
-  report_memory(report, server.pid());
-  if (o.vs_relay) {
-    log << "the same FETCHes answered by ZeroMQ alone...\n";
-    stop_before_limit(server);
-    FetchSource source(o.server_cpu, o.value_bytes);
-    ReplayTiming limit = time_replay(context, source.tower(), source.publisher(), transport.partitions_, counts);
-    report.set("relay_refetches", static_cast<double>(limit.refetches));
-    set_ratio(report, "relay", limit.seconds > 0 ? static_cast<double>(limit.records) / limit.seconds : 0, "rec/s");
-  }
-  return report;
-}
-
-// The median of 5 scrapes of /metrics (our own zstored only: it has an
-// HTTP port), and the key count the scrape reports.
-void report_scrape(Report& report, const Server& server, std::ostream& log) {
-  if (!server.process) return;
-  log << "scraping /metrics...\n";
-  std::vector<double> ms;
-  double keys = -1;
-  for (int i = 0; i < 5; ++i) {
-    ScrapeTiming t = time_metrics_scrape(server.ports.host, server.ports.http);
-    ms.push_back(t.ms);
-    keys = t.chp_keys;
-  }
-  std::sort(ms.begin(), ms.end());
-  report.set("metrics_scrape_ms", ms[ms.size() / 2], "ms");
-  report.set("metrics_chp_keys", keys);
-}
-
-Report snapshot_mode(const Options& o, std::ostream& log) {
-  Report report("snapshot");
-  Server server = open_server(o, log);
-  zmq::context_t context(1);
-  PubSubTransport transport(context, server.ports.endpoint(server.ports.chp + 2),
-                            server.ports.endpoint(server.ports.chp + 1));
-  LoadSpec load = spec_of(o, Shape::kChp);
-  load.total = o.keys;
-  load.key_space = 0;
-  load.random_keys = false;  // every key once
-  load.rate = 0;
-  load.warmup_s = 0;
-  log << "loading " << o.keys << " keys...\n";
-  LoadResult loaded = run_load(load, transport);
-  report.set("keys", static_cast<double>(o.keys));
-  report.set("value_bytes", static_cast<double>(o.value_bytes), "B");
-  report.set("load_per_s", loaded.rate(), "msg/s");
-  report_memory(report, server.pid());
-  report_scrape(report, server, log);
-
-  BackgroundLoad writer(background_writer_spec(o.value_bytes, o.writer_rate), transport);
-  std::this_thread::sleep_for(std::chrono::seconds(1));  // the writer's handshake and first updates
-  log << "full snapshot...\n";
-  auto cpu_before = server.pid() > 0 ? cpu_seconds(server.pid()) : std::nullopt;
-  SnapshotTiming full = time_snapshot(context, server.ports.endpoint(server.ports.chp), "");
-  auto cpu_after = server.pid() > 0 ? cpu_seconds(server.pid()) : std::nullopt;
-  log << "subtree snapshot...\n";
-  SnapshotTiming sub = time_snapshot(context, server.ports.endpoint(server.ports.chp), o.subtree);
-  LoadResult background = writer.stop();
-  report.set("full_keys", static_cast<double>(full.keys));
-  report.set("full_seconds", full.seconds, "s");
-  report.set("per_s", full.seconds > 0 ? static_cast<double>(full.keys) / full.seconds : 0, "keys/s");
-  if (cpu_before && cpu_after && full.keys > 0) {
-    // Includes the concurrent writer's updates (1000/s by default).
-    report.set("server_cpu_us_per_key", (*cpu_after - *cpu_before) * 1e6 / static_cast<double>(full.keys), "us");
-  }
-  report.set("subtree_keys", static_cast<double>(sub.keys));
-  report.set("subtree_seconds", sub.seconds, "s");
-  report.set("subtree_per_s", sub.seconds > 0 ? static_cast<double>(sub.keys) / sub.seconds : 0, "keys/s");
-  Latencies during = background.latencies.window(full.start_ns, full.end_ns);
-  report.set("writer_samples", static_cast<double>(during.size()));
-  report_latency(report, "writer_", during);
-  if (o.vs_relay) {
-    log << "the same snapshot from ZeroMQ alone...\n";
-    stop_before_limit(server);
-    SnapshotSource source(o.server_cpu, full.keys, o.value_bytes);
-    SnapshotTiming limit = time_snapshot(context, source.endpoint(), "");
-    set_ratio(report, "relay", limit.seconds > 0 ? static_cast<double>(limit.keys) / limit.seconds : 0, "keys/s");
-  }
   return report;
 }
 

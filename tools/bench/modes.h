@@ -1,5 +1,6 @@
-// The zstore-bench modes (storm: tools/bench/storm.h). Each runs its measurement with the options
-// and returns the Report; progress notes go to `log` (stderr). Failures
+// The zstore-bench modes (storm: tools/bench/storm.h; replay and snapshot:
+// read_modes.h). Each runs its measurement with the options and returns the
+// Report; progress notes go to `log` (stderr). Failures
 // (a server that does not start, a stalled run) throw std::runtime_error.
 #pragma once
 

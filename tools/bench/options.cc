@@ -12,12 +12,9 @@ namespace po = boost::program_options;
 
 namespace {
 
-po::options_description describe(Options& o) {
-  po::options_description desc(
-      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart|storm|resync|store|chain [options]\n"
-      "Measures zstored (started on a temp dir unless --server) or the in-process relay.\nOptions");
-  desc.add_options()
-      ("help,h", "this text")
+// The load: its writers, messages, rate and keys.
+void describe_load(po::options_description& d, Options& o) {
+  d.add_options()
       ("writers", po::value(&o.writers)->default_value(o.writers), "writer clients (threads)")
       ("value-bytes", po::value(&o.value_bytes)->default_value(o.value_bytes), "value / record content size (>= 20)")
       ("duration", po::value(&o.duration_s)->default_value(o.duration_s), "seconds measured")
@@ -34,7 +31,12 @@ po::options_description describe(Options& o) {
        "snapshot (reading --keys keys) or replay (reading --records records after a restart)")
       ("key-space", po::value(&o.key_space)->default_value(o.key_space), "chp, store: distinct keys written (0: all new)")
       ("key-order", po::value(&o.key_order)->default_value(o.key_order),
-       "chp, store: random (uniform over --key-space) or sequential (each writer in turn)")
+       "chp, store: random (uniform over --key-space) or sequential (each writer in turn)");
+}
+
+// What one mode or another measures.
+void describe_mode_flags(po::options_description& d, Options& o) {
+  d.add_options()
       ("subtree", po::value(&o.subtree)->default_value(o.subtree), "snapshot: prefix of the subtree snapshot")
       ("writer-rate", po::value(&o.writer_rate)->default_value(o.writer_rate),
        "snapshot, storm, resync: updates/s of the concurrent writer")
@@ -49,7 +51,12 @@ po::options_description describe(Options& o) {
       ("replicas", po::value(&o.replicas)->default_value(o.replicas),
        "chain: read replicas in the chain after the standalone zstored (0: 2); storm: the clients are spread "
        "over this many read replicas of the server(s) instead of on them (0)")
-      ("records", po::value(&o.records)->default_value(o.records), "replay: records produced then fetched")
+      ("records", po::value(&o.records)->default_value(o.records), "replay: records produced then fetched");
+}
+
+// The server measured (ours or a running one) and the CPUs of each side.
+void describe_servers(po::options_description& d, Options& o) {
+  d.add_options()
       ("server", po::value(&o.server), "host:P, CHP base port of a running zstored")
       ("dafka-server", po::value(&o.dafka_server), "host:D, publisher of a running Dafka store")
       ("tower", po::value(&o.tower), "host:T, the tower of that store")
@@ -60,7 +67,12 @@ po::options_description describe(Options& o) {
       ("zstored-arg", po::value(&o.zstored_args)->composing(),
        "a flag for every zstored started, e.g. --zstored-arg=--shared-core (repeatable)")
       ("server-cpu", po::value(&o.server_cpu)->default_value(o.server_cpu), "CPU for zstored or the relay (-1: any)")
-      ("client-cpu", po::value(&o.client_cpu)->default_value(o.client_cpu), "CPU for the load generator (-1: any)")
+      ("client-cpu", po::value(&o.client_cpu)->default_value(o.client_cpu), "CPU for the load generator (-1: any)");
+}
+
+// What a run is compared with.
+void describe_comparisons(po::options_description& d, Options& o) {
+  d.add_options()
       ("vs-relay", po::bool_switch(&o.vs_relay),
        "also run the physical limit with the same load (the relay; for snapshot and replay a ZeroMQ-only "
        "source); adds ratio_vs_relay")
@@ -75,8 +87,20 @@ po::options_description describe(Options& o) {
       ("curve", po::bool_switch(&o.curve),
        "chp, dafka: zstored with CURVE (--curve-cert, --curve-allow; keys made in a temp dir) and CURVE "
        "clients (chp: writers and subscriber; dafka: producer nodes, whose beacons carry their keys, and the "
-       "ACK subscriber), to compare with the plain run; the --vs-relay relay stays plain")
-      ("json", po::bool_switch(&o.json), "print one JSON object on the last line");
+       "ACK subscriber), to compare with the plain run; the --vs-relay relay stays plain");
+}
+
+po::options_description describe(Options& o) {
+  po::options_description desc(
+      "Usage: zstore-bench relay|chp|snapshot|dafka|replay|restart|storm|resync|store|chain [options]\n"
+      "Measures zstored (started on a temp dir unless --server) or the in-process relay.\nOptions");
+  desc.add_options()
+      ("help,h", "this text");
+  describe_load(desc, o);
+  describe_mode_flags(desc, o);
+  describe_servers(desc, o);
+  describe_comparisons(desc, o);
+  desc.add_options()("json", po::bool_switch(&o.json), "print one JSON object on the last line");
   return desc;
 }
 

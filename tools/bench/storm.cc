@@ -121,6 +121,54 @@ void load_keys(Members& m, const Options& o, Report& report, std::ostream& log) 
   report.set("load_per_s", run_load(load, transport).rate(), "msg/s");
 }
 
+// CHP port P + offset of a replica.
+std::string ep(ServerProcess& s, int offset) {
+  return s.ports().endpoint(static_cast<std::uint16_t>(s.ports().chp + offset));
+}
+
+// --replicas read replicas of the member(s), each started once it holds the map.
+std::vector<std::unique_ptr<ServerProcess>> start_replicas(Members& m, const Options& o) {
+  std::vector<std::string> upstreams = m.all(0);
+  std::string list = upstreams[0] + (upstreams.size() > 1 ? "," + upstreams[1] : "");
+  auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
+  std::vector<std::unique_ptr<ServerProcess>> replicas;
+  for (int i = 0; i < o.replicas; ++i) {
+    std::vector<std::string> args = o.zstored_args;
+    args.insert(args.end(), {"--replica-of", list, "--replica-silence-ms", "1000"});
+    replicas.push_back(std::make_unique<ServerProcess>(path, o.server_cpu, args));
+    replicas.back()->set_log_level("info");
+    replicas.back()->start();  // answers once it holds the map
+  }
+  return replicas;
+}
+
+// Waits until every replica has resumed once more than resumes_before says
+// and holds an update above at_kill; throws past deadline_s.
+void wait_resumed(const std::vector<std::unique_ptr<ServerProcess>>& replicas, const std::vector<int>& resumes_before,
+                  std::uint64_t at_kill, double deadline_s) {
+  for (std::size_t i = 0; i < replicas.size(); ++i) {
+    ServerProcess& r = *replicas[i];
+    bool current = testing::wait_until(
+        [&] {
+          return count_of(r.log_text(), "replica: resumed from") > resumes_before[i] &&
+                 server_sequence(ep(r, 0)) > at_kill;
+        },
+        milliseconds(static_cast<std::int64_t>(deadline_s * 1000)));
+    if (!current) throw std::runtime_error("a replica did not resume from the survivor within --deadline");
+  }
+}
+
+// replica_resumes and replica_full_syncs: what the replicas' logs tell.
+void report_replica_syncs(Report& report, const std::vector<std::unique_ptr<ServerProcess>>& replicas) {
+  int resumed = 0, synced = 0;
+  for (auto& r : replicas) {
+    resumed += count_of(r->log_text(), "replica: resumed from");
+    synced += count_of(r->log_text(), "replica: synced from");
+  }
+  report.set("replica_resumes", resumed);
+  report.set("replica_full_syncs", synced);  // o.replicas: only the first start of each
+}
+
 // --replicas R: R read replicas of the member(s) (each follows both of a
 // pair, --replica-silence-ms 1000), each with clients/R of the clients.
 // The kill leaves every client connected to its replica: only the
@@ -129,19 +177,8 @@ void load_keys(Members& m, const Options& o, Report& report, std::ostream& log) 
 // above the highest sequence any replica had at the kill, and the survivor's CPU
 // meanwhile; then every client follows its replica's updates again.
 void storm_through_replicas(Members& m, const Options& o, Report& report, std::ostream& log) {
-  std::vector<std::string> upstreams = m.all(0);
-  std::string list = upstreams[0] + (upstreams.size() > 1 ? "," + upstreams[1] : "");
-  auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
-  std::vector<std::unique_ptr<ServerProcess>> replicas;
+  std::vector<std::unique_ptr<ServerProcess>> replicas = start_replicas(m, o);
   std::vector<std::unique_ptr<StormFleet>> fleets;
-  for (int i = 0; i < o.replicas; ++i) {
-    std::vector<std::string> args = o.zstored_args;
-    args.insert(args.end(), {"--replica-of", list, "--replica-silence-ms", "1000"});
-    replicas.push_back(std::make_unique<ServerProcess>(path, o.server_cpu, args));
-    replicas.back()->set_log_level("info");
-    replicas.back()->start();  // answers once it holds the map
-  }
-  auto ep = [](ServerProcess& s, int offset) { return s.ports().endpoint(static_cast<std::uint16_t>(s.ports().chp + offset)); };
   int per = std::max(1, o.clients / o.replicas);
   for (int i = 0; i < o.replicas; ++i) {
     fleets.push_back(std::make_unique<StormFleet>(per, std::max(1, o.client_threads / o.replicas),
@@ -169,16 +206,7 @@ void storm_through_replicas(Members& m, const Options& o, Report& report, std::o
   if (!m.ha) m.at(survivor).launch();
   std::uint64_t at_kill = 0;  // updates of the killed member still in flight may come after it
   for (auto& r : replicas) at_kill = std::max(at_kill, server_sequence(ep(*r, 0)));
-  for (std::size_t i = 0; i < replicas.size(); ++i) {
-    ServerProcess& r = *replicas[i];
-    bool current = testing::wait_until(
-        [&] {
-          return count_of(r.log_text(), "replica: resumed from") > resumes_before[i] &&
-                 server_sequence(ep(r, 0)) > at_kill;
-        },
-        milliseconds(static_cast<std::int64_t>(o.deadline_s * 1000)));
-    if (!current) throw std::runtime_error("a replica did not resume from the survivor within --deadline");
-  }
+  wait_resumed(replicas, resumes_before, at_kill, o.deadline_s);
   std::int64_t done_ns = now_ns();
   auto cpu_after = cpu_seconds(m.at(survivor).pid());
   auto bench_after = cpu_seconds(::getpid());
@@ -186,13 +214,7 @@ void storm_through_replicas(Members& m, const Options& o, Report& report, std::o
   report.set("replica_seconds", static_cast<double>(done_ns - kill_ns) * 1e-9, "s");
   if (cpu_before && cpu_after) report.set("replica_server_cpu_s", *cpu_after - *cpu_before, "s");
   if (bench_before && bench_after) report.set("replica_bench_cpu_s", *bench_after - *bench_before, "s");
-  int resumed = 0, synced = 0;
-  for (auto& r : replicas) {
-    resumed += count_of(r->log_text(), "replica: resumed from");
-    synced += count_of(r->log_text(), "replica: synced from");
-  }
-  report.set("replica_resumes", resumed);
-  report.set("replica_full_syncs", synced);  // o.replicas: only the first start of each
+  report_replica_syncs(report, replicas);
   for (int i = 0; i < o.replicas; ++i) check_following(*fleets[i], ep(*replicas[i], 0));
   report.set("writer_updates", static_cast<double>(writer.stop().sent));
   std::uint64_t gaps = 0;

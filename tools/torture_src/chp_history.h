@@ -19,7 +19,11 @@ namespace zstore::torture {
 // Keys outside the checked load: the good client's (good_client.h) write
 // alongside the writers but are not recorded here, so the checks skip them.
 inline constexpr std::string_view kUncheckedPrefix = "~good/";
-inline bool unchecked_key(std::string_view key) { return key.starts_with(kUncheckedPrefix); }
+// The counter's key (chp_counters.h) has checks of its own.
+inline constexpr std::string_view kCounterPrefix = "~counter/";
+inline bool unchecked_key(std::string_view key) {
+  return key.starts_with(kUncheckedPrefix) || key.starts_with(kCounterPrefix);
+}
 
 struct ChpOp {
   std::string uuid;

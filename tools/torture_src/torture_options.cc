@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace zstore::torture {
@@ -9,7 +11,7 @@ namespace zstore::torture {
 const char* usage() {
   return "usage: zstore-torture [--minutes N] [--ha [--ha-fault F] [--wait-synced]] [--fault kill|power]\n"
          "                      [--sync P] [--seed S] [--min-up-ms MS] [--max-up-ms MS]\n"
-         "                      [--hostile N [--hostile-kinds K,..] [--hostile-connections M]]\n"
+         "                      [--hostile N [--hostile-kinds K,..] [--hostile-connections M]] [--counters N]\n"
          "  SIGKILLs zstored (with --ha: either member of a Binary Star pair) at random moments\n"
          "  under CHP and Dafka load, restarts it and checks nothing published or ACKed was lost.\n"
          "  --minutes N     run time (default 1; fractions allowed)\n"
@@ -31,6 +33,9 @@ const char* usage() {
          "  --hostile-kinds K,..  what they do, in turn (default all): idle, slowsub, snapshot, ha,\n"
          "                  malformed, http (docs/torture.md)\n"
          "  --hostile-connections M  the most connections one hostile client holds (1-4096, default 16)\n"
+         "  --counters N    N clients increment one counter with conditional writes (0-16, default 2;\n"
+         "                  default 0 with --ha-fault partition, where both members may apply one);\n"
+         "                  at the end its value must be the number of increments reported applied\n"
          "  exit: 0 no violation, 1 violations or a server failed, 2 usage error\n";
 }
 
@@ -81,88 +86,105 @@ const char* hostile_kind_name(HostileKind kind) {
   return "?";
 }
 
+namespace {
+
+// --ha-fault, --fault or --sync (flag) set from text.
+std::optional<std::string> set_choice(TortureOptions& o, std::string_view flag, std::string_view text) {
+  if (flag == "--ha-fault") {
+    if (text == "one") o.ha_fault = HaFault::kOne;
+    else if (text == "both") o.ha_fault = HaFault::kBoth;
+    else if (text == "staggered") o.ha_fault = HaFault::kStaggered;
+    else if (text == "partition") o.ha_fault = HaFault::kPartition;
+    else return "bad value '" + std::string(text) + "' for --ha-fault (one, both, staggered or partition)";
+  } else if (flag == "--fault") {
+    if (text != "kill" && text != "power") return "bad value '" + std::string(text) + "' for --fault (kill or power)";
+    o.power_cut = text == "power";
+  } else {
+    if (text != "always" && text != "batch" && text != "none") {
+      return "bad value '" + std::string(text) + "' for --sync (always, batch or none)";
+    }
+    o.sync = std::string(text);
+  }
+  return std::nullopt;
+}
+
+// --minutes: a positive number of minutes, at most a day (fractions allowed).
+bool parse_minutes(std::string_view text, double* out) {
+  try {
+    std::size_t used = 0;
+    *out = std::stod(std::string(text), &used);
+    return used == text.size() && std::isfinite(*out) && *out > 0 && *out <= 24 * 60;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// A numeric flag set from text; false when text is no number in its range.
+bool set_number(TortureOptions& o, std::string_view flag, std::string_view text) {
+  if (flag == "--minutes") return parse_minutes(text, &o.minutes);
+  if (flag == "--seed") return parse_number(text, &o.seed);
+  if (flag == "--hostile") return parse_number(text, &o.hostile) && o.hostile >= 0 && o.hostile <= 64;
+  if (flag == "--counters") return parse_number(text, &o.counters) && o.counters >= 0 && o.counters <= 16;
+  if (flag == "--hostile-connections") {
+    return parse_number(text, &o.hostile_connections) && o.hostile_connections >= 1 && o.hostile_connections <= 4096;
+  }
+  int* target = flag == "--min-up-ms" ? &o.min_up_ms : &o.max_up_ms;
+  return parse_number(text, target) && *target >= 0 && *target <= 600000;
+}
+
+bool takes_value(std::string_view flag) {
+  for (std::string_view f : {"--ha-fault", "--fault", "--sync", "--hostile-kinds", "--hostile", "--hostile-connections",
+                             "--counters", "--minutes", "--seed", "--min-up-ms", "--max-up-ms"}) {
+    if (flag == f) return true;
+  }
+  return false;
+}
+
+// The flag's value set from text, or why not.
+std::optional<std::string> set_value(TortureOptions& o, std::string_view flag, std::string_view text) {
+  if (flag == "--ha-fault" || flag == "--fault" || flag == "--sync") return set_choice(o, flag, text);
+  if (flag == "--hostile-kinds") {
+    auto kinds = parse_kinds(text);
+    if (auto* err = std::get_if<std::string>(&kinds)) return *err;
+    o.hostile_kinds = std::get<std::vector<HostileKind>>(kinds);
+    return std::nullopt;
+  }
+  if (!set_number(o, flag, text)) return "bad value '" + std::string(text) + "' for " + std::string(flag);
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::variant<TortureOptions, std::string> parse_options(int argc, char** argv) {
   TortureOptions o;
   bool fault_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    auto value = [&](std::string_view flag) -> std::variant<std::string_view, std::string> {
-      if (i + 1 >= argc) return std::string(flag) + " needs a value";
-      return std::string_view(argv[++i]);
-    };
     if (a == "--help" || a == "-h") {
       o.help = true;
     } else if (a == "--ha") {
       o.ha = true;
     } else if (a == "--wait-synced") {
       o.wait_synced = true;
-    } else if (a == "--ha-fault") {
-      auto v = value(a);
-      if (auto* err = std::get_if<std::string>(&v)) return *err;
-      auto text = std::get<std::string_view>(v);
-      if (text == "one") o.ha_fault = HaFault::kOne;
-      else if (text == "both") o.ha_fault = HaFault::kBoth;
-      else if (text == "staggered") o.ha_fault = HaFault::kStaggered;
-      else if (text == "partition") o.ha_fault = HaFault::kPartition;
-      else return "bad value '" + std::string(text) + "' for --ha-fault (one, both, staggered or partition)";
-      fault_given = true;
-    } else if (a == "--fault" || a == "--sync") {
-      auto v = value(a);
-      if (auto* err = std::get_if<std::string>(&v)) return *err;
-      auto text = std::string(std::get<std::string_view>(v));
-      if (a == "--fault") {
-        if (text != "kill" && text != "power") return "bad value '" + text + "' for --fault (kill or power)";
-        o.power_cut = text == "power";
-      } else {
-        if (text != "always" && text != "batch" && text != "none") {
-          return "bad value '" + text + "' for --sync (always, batch or none)";
-        }
-        o.sync = text;
-      }
-    } else if (a == "--hostile-kinds") {
-      auto v = value(a);
-      if (auto* err = std::get_if<std::string>(&v)) return *err;
-      auto kinds = parse_kinds(std::get<std::string_view>(v));
-      if (auto* err = std::get_if<std::string>(&kinds)) return *err;
-      o.hostile_kinds = std::get<std::vector<HostileKind>>(kinds);
-    } else if (a == "--hostile" || a == "--hostile-connections") {
-      auto v = value(a);
-      if (auto* err = std::get_if<std::string>(&v)) return *err;
-      auto text = std::get<std::string_view>(v);
-      int* target = a == "--hostile" ? &o.hostile : &o.hostile_connections;
-      int lowest = a == "--hostile" ? 0 : 1;
-      int highest = a == "--hostile" ? 64 : 4096;
-      if (!parse_number(text, target) || *target < lowest || *target > highest) {
-        return "bad value '" + std::string(text) + "' for " + std::string(a);
-      }
-    } else if (a == "--minutes" || a == "--seed" || a == "--min-up-ms" || a == "--max-up-ms") {
-      auto v = value(a);
-      if (auto* err = std::get_if<std::string>(&v)) return *err;
-      auto text = std::get<std::string_view>(v);
-      bool ok = false;
-      if (a == "--minutes") {
-        try {
-          std::size_t used = 0;
-          o.minutes = std::stod(std::string(text), &used);
-          ok = used == text.size() && std::isfinite(o.minutes) && o.minutes > 0 && o.minutes <= 24 * 60;
-        } catch (const std::exception&) {
-          ok = false;
-        }
-      } else if (a == "--seed") {
-        ok = parse_number(text, &o.seed);
-      } else {
-        int* target = a == "--min-up-ms" ? &o.min_up_ms : &o.max_up_ms;
-        ok = parse_number(text, target) && *target >= 0 && *target <= 600000;
-      }
-      if (!ok) return "bad value '" + std::string(text) + "' for " + std::string(a);
-    } else {
+    } else if (!takes_value(a)) {
       return "unknown argument '" + std::string(a) + "'";
+    } else if (i + 1 >= argc) {
+      return std::string(a) + " needs a value";
+    } else if (auto err = set_value(o, a, argv[++i])) {
+      return *err;
+    } else if (a == "--ha-fault") {
+      fault_given = true;
     }
   }
   if (o.wait_synced && !o.ha) return std::string("--wait-synced needs --ha");
   if (fault_given && !o.ha) return std::string("--ha-fault needs --ha");
   if (o.hostile > 0 && o.ha) return std::string("--hostile needs a single server (not --ha)");
   if (o.min_up_ms > o.max_up_ms) return std::string("--min-up-ms must not exceed --max-up-ms");
+  const bool partitions = o.ha && o.ha_fault == HaFault::kPartition;
+  if (o.counters > 0 && partitions) {
+    return std::string("--counters needs a pair that is never partitioned (both members may apply an increment)");
+  }
+  if (o.counters < 0) o.counters = partitions ? 0 : 2;
   return o;
 }
 

@@ -1,7 +1,7 @@
 // Command line of zstore-torture:
 //   zstore-torture [--minutes N] [--ha [--ha-fault one|both|staggered|partition]] [--fault kill|power]
 //                  [--sync always|batch|none] [--seed S]
-//                  [--hostile N [--hostile-kinds K,..] [--hostile-connections M]]
+//                  [--hostile N [--hostile-kinds K,..] [--hostile-connections M]] [--counters N]
 // parse() returns the options, or an error message (usage error, exit 2).
 #pragma once
 
@@ -45,6 +45,7 @@ struct TortureOptions {
   int hostile = 0;             // hostile clients beside the writers (single server only)
   std::vector<HostileKind> hostile_kinds;  // empty: every kind
   int hostile_connections = 16;  // the most connections one hostile client holds at a time
+  int counters = -1;  // conditional writers on one counter (chp_counters.h); -1: 2, or 0 with partitions
   bool help = false;
 };
 

@@ -11,6 +11,7 @@
 #include "tools/harness/chp_peer.h"
 #include "tools/torture_src/chp_history.h"
 #include "tools/torture_src/chp_reader.h"
+#include "tools/torture_src/chp_counters.h"
 #include "tools/torture_src/chp_verify.h"
 #include "tools/torture_src/chp_writers.h"
 #include "tools/torture_src/cluster.h"
@@ -112,6 +113,7 @@ class Torture {
   std::unique_ptr<client::CloneClient> follower_;
   std::unique_ptr<HostileClients> hostile_;  // --hostile
   std::unique_ptr<GoodClient> good_;         // --hostile: timed beside them
+  std::unique_ptr<ChpCounters> counters_;    // --counters
   std::int64_t up_since_ms_ = 0;
   int cycles_ = 0;           // completed kill/restart/verify cycles
   std::size_t printed_ = 0;  // violations printed so far
@@ -142,12 +144,18 @@ int Torture::run() {
   co.failover_timeout = 1000ms;
   follower_ = std::make_unique<client::CloneClient>(co);
   if (options_.hostile > 0) start_hostile();
+  if (options_.counters > 0) counters_ = std::make_unique<ChpCounters>(servers, options_.counters, violations_);
 
   auto end = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(options_.minutes * 60000));
   bool ok = true;
   while (ok && !stop_ && Clock::now() < end) ok = cycle(cycles_ + 1);
   writers_.reset();
   print_hostile();
+  if (counters_) {
+    counters_->stop();
+    counters_->verify(20s);
+    out_ << "counter: " << counters_->summary() << "\n";
+  }
   std::size_t found = violations_.count();
   out_ << "cycles: " << cycles_ << " violations: " << found << " kvsets sent: " << history_.size()
        << " kvpubs seen: " << reader_->kvpubs() << " dafka published: " << dafka_->published()

@@ -2,7 +2,8 @@
 // exactly while some session can send (ready()), a session paused on a
 // full pipe resumes once the client reads, and one paused for the stall
 // time is dropped with its cursor; a client's snapshot leaves out keys
-// whose expiry has passed, a resume gives them as deletes.
+// whose expiry has passed, a resume gives them as deletes; a refused
+// request opens no cursor.
 #include "server/chp/chp_snapshots.h"
 
 #include <boost/test/unit_test.hpp>
@@ -246,4 +247,20 @@ BOOST_AUTO_TEST_CASE(a_client_snapshot_leaves_out_expired_keys_and_a_resume_give
   BOOST_CHECK_EQUAL(seen.size(), 4u);
   BOOST_CHECK_EQUAL(seen["past"][3], "vpast");
   BOOST_CHECK_NE(seen["past"][2].find("ttl=1\n"), std::string::npos);
+}
+
+// A refused request makes no cursor (no RocksDB snapshot and iterator):
+// a flood of requests past the slots costs only the admission check.
+BOOST_AUTO_TEST_CASE(a_refused_request_opens_no_cursor_and_an_admitted_one_opens_one) {
+  SnapshotPump pump(1);
+  int opened = 0;
+  auto open = [&] {
+    ++opened;
+    return SnapshotPump::Opened{std::make_unique<FakeCursor>(10), "props"};
+  };
+  BOOST_REQUIRE(pump.start("first", "", open));
+  BOOST_CHECK_EQUAL(opened, 1);
+  BOOST_CHECK(!pump.start("second", "", open));  // past max_sessions, nobody paused to evict
+  BOOST_CHECK_EQUAL(opened, 1);
+  BOOST_CHECK_EQUAL(pump.size(), 1u);
 }

@@ -1,6 +1,7 @@
 // ConnectionWatch against real libzmq sockets on 127.0.0.1 port 0: the cap
-// per port and in total, the counts following closed connections, and the
-// byte budget ending a subscriber that does not read.
+// per port and in total, the counts following closed connections, a silent
+// connection's slot going to a new one, and the byte budget ending a
+// subscriber that does not read.
 #include "server/reactor/connection_watch.h"
 
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tools/harness/harness.h"
@@ -32,6 +34,15 @@ int tcp_connect(std::uint16_t port) {
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   BOOST_REQUIRE_EQUAL(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  return fd;
+}
+
+// A TCP connection that sends a whole ZMTP 3.0 NULL greeting (so it is no
+// silent connection a newer one could evict) and nothing after.
+int greeted_connect(std::uint16_t port) {
+  int fd = tcp_connect(port);
+  unsigned char greeting[64] = {0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 3, 0, 'N', 'U', 'L', 'L'};
+  BOOST_REQUIRE_EQUAL(::send(fd, greeting, sizeof greeting, 0), static_cast<ssize_t>(sizeof greeting));
   return fd;
 }
 
@@ -63,12 +74,12 @@ BOOST_AUTO_TEST_CASE(connections_over_the_port_cap_are_ended_and_counted) {
   Bound a(ctx, watch, "a", zmq::socket_type::router);
   Bound b(ctx, watch, "b", zmq::socket_type::router);
   watch.start();
-  int a1 = tcp_connect(port_of(a.socket)), a2 = tcp_connect(port_of(a.socket));
+  int a1 = greeted_connect(port_of(a.socket)), a2 = greeted_connect(port_of(a.socket));
   BOOST_REQUIRE(wait_until([&] { return a.port->connections.load() == 2; }));
   int a3 = tcp_connect(port_of(a.socket));  // over the port's cap
   BOOST_CHECK(ended(a3));
   BOOST_CHECK_EQUAL(a.port->refused.load(), 1u);
-  int b1 = tcp_connect(port_of(b.socket));
+  int b1 = greeted_connect(port_of(b.socket));
   BOOST_REQUIRE(wait_until([&] { return b.port->connections.load() == 1; }));
   int b2 = tcp_connect(port_of(b.socket));  // over the total
   BOOST_CHECK(ended(b2));
@@ -84,6 +95,50 @@ BOOST_AUTO_TEST_CASE(connections_over_the_port_cap_are_ended_and_counted) {
   ConnectionWatch::unwatch(b.socket);
   watch.stop();
   for (int fd : {a2, a3, a4, b1, b2}) ::close(fd);
+}
+
+// An idle TCP flood holding every slot: a new connection takes the slot of
+// the oldest that has sent no ZMTP greeting for kSilentGrace, never of a
+// ZeroMQ peer's.
+BOOST_AUTO_TEST_CASE(at_the_cap_the_oldest_silent_connection_gives_its_slot_to_a_new_one) {
+  zmq::context_t ctx;
+  ConnectionWatch watch(ctx, {3, 0});
+  Bound a(ctx, watch, "a", zmq::socket_type::router);
+  watch.start();
+  const std::string ep = "tcp://127.0.0.1:" + std::to_string(port_of(a.socket));
+  int silent1 = tcp_connect(port_of(a.socket));
+  zmq::socket_t peer(ctx, zmq::socket_type::dealer);  // greets at once
+  peer.set(zmq::sockopt::linger, 0);
+  peer.connect(ep);
+  int silent2 = tcp_connect(port_of(a.socket));
+  BOOST_REQUIRE(wait_until([&] { return a.port->connections.load() == 3; }));
+  // The grace is what is tested: until it passed no silent one is evicted.
+  std::this_thread::sleep_for(ConnectionWatch::kSilentGrace + 200ms);
+  zmq::socket_t late(ctx, zmq::socket_type::dealer);
+  late.set(zmq::sockopt::linger, 0);
+  late.connect(ep);
+  BOOST_CHECK(ended(silent1));  // the oldest silent one, not the peer before it
+  BOOST_CHECK(wait_until([&] { return a.port->evicted.load() == 1; }));
+  BOOST_CHECK_EQUAL(a.port->refused.load(), 0u);
+  BOOST_CHECK_EQUAL(a.port->connections.load(), 3u);
+  // Both ZeroMQ peers are still connected: the router hears each.
+  for (zmq::socket_t* s : {&peer, &late}) s->send(zmq::str_buffer("hi"), zmq::send_flags::none);
+  int heard = 0;
+  BOOST_CHECK(wait_until([&] {
+    zmq::message_t m;
+    while (a.socket.recv(m, zmq::recv_flags::dontwait)) heard += m.to_string_view() == "hi" ? 1 : 0;
+    return heard == 2;
+  }));
+  // silent2 is still open: what it reads (the server's greeting) ends in
+  // EAGAIN, not EOF.
+  char b[256];
+  ssize_t n;
+  while ((n = ::recv(silent2, b, sizeof b, MSG_DONTWAIT)) > 0) {
+  }
+  BOOST_CHECK_EQUAL(n, -1);
+  ConnectionWatch::unwatch(a.socket);
+  watch.stop();
+  for (int fd : {silent1, silent2}) ::close(fd);
 }
 
 BOOST_AUTO_TEST_CASE(subscriber_more_than_its_budget_behind_is_dropped) {
