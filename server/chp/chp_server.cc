@@ -31,7 +31,7 @@ ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerCon
                      ChpMetrics& metrics)
     : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
       snapshots_(256, config_.snapshot_stall, config_.snapshot_fairness), io_vote_(config_.io_batching), backlog_vote_(config_.io_batching, static_cast<std::size_t>(receive_hwm(config_.receive_budget_bytes, config_.limits))),
-      pending_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
+      replica_seen_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }
 
@@ -86,14 +86,14 @@ void ChpServer::start() {
 
   metrics_.last_sequence = store_.last_sequence();
   if (config_.ha) {
-    ha_link_ = std::make_unique<HaLink>(ctx_, config_.ha->bind, config_.ha->peer, config_.ha->cut_file,
-                                        config_.security);
-    bstar_ = std::make_unique<BinaryStar>(config_.ha->role, 2 * config_.ha->heartbeat, Clock::now());
-    published_state_ = config_.ha->role;
-    write_acks_ = ChpWriteAcks(2 * config_.ha->heartbeat);
-    pair_token_ = new_pair_token();
-    resolve_peer_addresses();
+    ChpHaSettings settings{config_.limits, config_.now_ms, config_.security, config_.receive_budget_bytes,
+                           config_.max_batch};
+    ChpHaHost& host = *this;
+    ha_ = std::make_unique<ChpHa>(ctx_, store_, *config_.ha, std::move(settings), metrics_, poller_, host, ha_state_);
   }
+  poller_.add(collector_, [this] { drain_collector(); }, kCollector);
+  poller_.add(router_, [this] { serve_snapshot_requests(); }, kSnapshotPort);
+  if (config_.acl) poller_.add(publisher_, [this] { serve_subscriptions(); }, kSubscriptions);
   if (config_.replica) start_replica();
   reactor_.start([this] { run(); });
 }
@@ -111,7 +111,7 @@ void ChpServer::stop() {
 int ChpServer::poll_timeout_ms() const {
   if (expiry_backlog_) return 0;
   if (snapshots_.ready()) return 0;   // more to send: only look for input
-  if (reconciler_ && reconciler_->received()) return 0;  // a hand-over's next step
+  if (ha_ && ha_->work_ready()) return 0;  // a hand-over's next step
   if (endpoint_unbound()) return 5;   // bound again soon (follow_reloads)
   if (snapshots_.active()) return 1;  // paused sessions retry soon
   // The timers that are due on this server: HUGZ and expiry only while it
@@ -122,8 +122,7 @@ int ChpServer::poll_timeout_ms() const {
   auto now = Clock::now();
   auto next = now + std::chrono::seconds(1);
   if (serving()) next = std::min({next, last_hugz_ + config_.hugz_interval, next_expiry_});
-  if (ha_link_) next = std::min(next, next_ha_beat_);
-  if (auto held = write_acks_.next_deadline()) next = std::min(next, *held);
+  if (ha_) next = ha_->next_deadline(next);  // the HA state beat, held writes' timeouts
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
   return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
 }
@@ -134,58 +133,34 @@ void ChpServer::run() {
   last_hugz_ = Clock::now();
   next_expiry_ = Clock::now();  // expire what lapsed while we were down,
   expire_due();                 // before the first snapshot request is served
+  const int stop_fd = reactor_.stop_item().fd;
+  poller_.add(stop_fd, [] {});  // turn() ends the loop when it is ready, before any handler
   reactor_.loop("CHP", loop_error_log_, metrics_.loop_errors, [this] { return turn(); });
+  poller_.remove(stop_fd);
   spdlog::info("CHP stopped at sequence {}", store_.last_sequence());
 }
 
 bool ChpServer::turn() {
-  std::vector<zmq::pollitem_t> items = {reactor_.stop_item(),
-                                        {collector_.handle(), 0, ZMQ_POLLIN, 0},
-                                        {router_.handle(), 0, ZMQ_POLLIN, 0}};
-  if (ha_link_) items.push_back({ha_link_->subscriber().handle(), 0, ZMQ_POLLIN, 0});
-  ChpFollower* follower = follower_.get();  // handlers may replace it this turn
-  const std::size_t follower_item = items.size();
-  if (follower) {
-    items.push_back({follower->snapshot_socket().handle(), 0, ZMQ_POLLIN, 0});
-    items.push_back({follower->update_socket().handle(), 0, ZMQ_POLLIN, 0});
-  }
-  ChpReconciler* reconciler = reconciler_.get();
-  if (reconciler) items.push_back({reconciler->socket().handle(), 0, ZMQ_POLLIN, 0});
-  const std::size_t reconciler_item = items.size() - 1;
-  if (config_.acl) items.push_back({publisher_.handle(), 0, ZMQ_POLLIN, 0});
-  const std::size_t acl_item = items.size() - 1;
-  if (config_.replica) items.push_back({upstream_writes_.handle(), 0, ZMQ_POLLIN, 0});
-  zmq::poll(items.data(), items.size(), std::chrono::milliseconds(poll_timeout_ms()));
-  if (items[0].revents & ZMQ_POLLIN) return false;
+  const int stop_fd = reactor_.stop_item().fd;
+  poller_.poll(std::chrono::milliseconds(poll_timeout_ms()));
+  if (poller_.ready(stop_fd)) return false;
   follow_reloads();  // before this turn's updates are read and published
-  // The peer's state first: a vote must never be judged on a stale view of
-  // the peer (after a long turn its heartbeats wait in the queue).
-  if (ha_link_ && (items[3].revents & ZMQ_POLLIN)) handle_peer_state();
-  if (items[1].revents & ZMQ_POLLIN) drain_collector();
-  if (items[2].revents & ZMQ_POLLIN) serve_snapshot_requests();
-  if (follower && follower == follower_.get()) {
-    if (items[follower_item].revents & ZMQ_POLLIN) follower->on_snapshot_socket();
-    if (items[follower_item + 1].revents & ZMQ_POLLIN) follower->on_update_socket();
-    follower->on_timer();
-    metrics_.last_sequence = store_.last_sequence();  // a passive's progress, on /metrics too
-  }
-  if (ha_link_) {
-    acknowledge_active();
-    release_acked_writes();
-  }
-  if (config_.acl && (items[acl_item].revents & ZMQ_POLLIN)) serve_subscriptions();
+  // The ready sockets' handlers, by rank: the peer's state first, so that a
+  // vote is never judged on a stale view of the peer (after a long turn its
+  // heartbeats wait in the queue); then the collector, the snapshot port,
+  // the follower, the ACL's subscriptions, a replica's relayed replies, the
+  // hand-over. A handler that replaces the follower or the reconciler
+  // removes the old one's sockets: they are not dispatched after it.
+  poller_.dispatch();
+  if (ha_) ha_->after_dispatch();  // a passive's follower and PEERACK, held writes, the hand-over
   if (config_.replica) replica_tick();
-  if (reconciler && reconciler == reconciler_.get() && (items[reconciler_item].revents & ZMQ_POLLIN)) {
-    if (reconciler->on_socket() == ChpReconciler::Progress::kFailed) drop_reconcile(reconciler->why());
-  }
-  if (ha_link_) ha_tick();
   pump_snapshots();
   io_vote_.set(snapshots_.active());
   expire_due();
   trim_history_by_age();
   store_.release_idle_trim_reader();
   heartbeat();
-  send_ha_state();
+  if (ha_) ha_->send_state();
   return true;
 }
 
@@ -216,70 +191,11 @@ void ChpServer::drain_collector() {
   std::span<storage::ChpWrite> writes(writes_.data(), n);
   if (serving()) {
     bool applied = commit_and_publish(writes, std::span<ReceivedMessage>(inbox_.data(), n));
-    if (applied && reconciler_) {
-      for (const auto& w : writes) reconciler_->note_client_write(w.key);  // ours wins over the peer's
-    }
+    if (applied && ha_) ha_->note_client_writes(writes);  // ours win over the peer's
   } else {
-    for (auto& w : writes) pending_.add(std::move(w));  // applied at takeover unless the active republishes
+    ha_->hold_pending(writes);  // applied at takeover unless the active republishes
   }
   for (std::size_t i = 0; i < n; ++i) inbox_[i].parts.clear();  // unpublished ones hold no buffer until reused
-}
-
-// A WRITE? (protocol/chp_writes.h): answered at once when it cannot be
-// applied here, else added to this turn's group (committed first when the
-// group already has its key, so each precondition sees the write before it).
-void ChpServer::take_write(const std::string& identity, const ReceivedMessage& msg) {
-  if (config_.replica) return forward_write(identity, msg);
-  auto frames = msg.frames().subspan(1);
-  auto req = chp::decode_write(frames, config_.limits);
-  auto answer = [&](chp::WriteOutcome::Kind kind, std::string_view uuid, std::string detail) {
-    std::string id = uuid.size() == chp::kUuidSize ? std::string(uuid) : std::string(chp::kUuidSize, '\0');
-    (void)try_send(router_, chp::encode_written({kind, std::move(id), 0, std::move(detail)}), identity);
-  };
-  if (!req) {
-    report_malformed("WRITE?", req.error());
-    answer(chp::WriteOutcome::Kind::kFailed, frames.size() > 3 ? frames[3] : std::string_view(),
-           "malformed: " + req.error().detail);
-    return;
-  }
-  if (!serving()) return answer(chp::WriteOutcome::Kind::kNotActive, req->uuid, "not the active server");
-  if (!may_write(msg, req->key)) return answer(chp::WriteOutcome::Kind::kFailed, req->uuid, "refused by the ACL");
-  if (auto earlier = write_requests_.earlier(req->uuid)) {
-    metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
-    answer_write({identity, std::move(*earlier)});
-    return;
-  }
-  if (write_requests_.has_key(req->key)) commit_write_requests();
-  const std::uint64_t now = config_.now_ms();
-  storage::ChpWrite w;
-  w.key.assign(req->key);
-  w.uuid.assign(req->uuid);
-  w.properties = std::move(req->properties);
-  w.value.assign(req->body);
-  w.expires_at_ms = (req->ttl_seconds > 0 && !req->body.empty()) ? now + req->ttl_seconds * 1000 : 0;
-  w.written_ms = now;
-  write_requests_.add(identity, std::move(w), req->precondition);
-}
-
-void ChpServer::commit_write_requests() {
-  if (write_requests_.empty()) return;
-  std::vector<storage::ChpWrite> writes;
-  auto replies = write_requests_.decide(store_, config_.now_ms(), &writes);
-  for (const auto& r : replies) {
-    if (r.outcome.kind == chp::WriteOutcome::Kind::kRefused) metrics_.writes_refused.fetch_add(1, std::memory_order_relaxed);
-  }
-  if (!writes.empty()) {
-    bool applied = commit_and_publish(writes);
-    auto done = applied ? write_requests_.applied(writes) : write_requests_.failed("the store refused the write");
-    if (applied && reconciler_) {
-      for (const auto& w : writes) reconciler_->note_client_write(w.key);
-    }
-    std::move(done.begin(), done.end(), std::back_inserter(replies));
-  }
-  for (auto& r : replies) {
-    if (r.outcome.kind == chp::WriteOutcome::Kind::kApplied) metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
-    answer_write(std::move(r));
-  }
 }
 
 bool ChpServer::take_kvset(const ReceivedMessage& msg, std::uint64_t now, storage::ChpWrite* w) {
@@ -298,6 +214,8 @@ bool ChpServer::take_kvset(const ReceivedMessage& msg, std::uint64_t now, storag
   w->written_ms = now;
   return true;
 }
+
+bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes) { return commit_and_publish(writes, {}); }
 
 bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received) {
   if (writes.empty()) return true;
@@ -449,47 +367,6 @@ void ChpServer::pump_snapshots() {
   }
 }
 
-void ChpServer::expire_due() {
-  if (!serving() || config_.replica) return;  // a passive or replica applies its upstream's expiries
-  auto now = Clock::now();
-  if (now < next_expiry_ && !expiry_backlog_) return;
-  next_expiry_ = now + config_.expiry_interval;
-  constexpr std::size_t kLimit = 1024;
-  std::vector<storage::ChpStore::Due> due;
-  storage::Status s = store_.due_expiries(config_.now_ms(), kLimit, &due);
-  if (!s.ok()) {
-    write_error_log_.log(spdlog::level::err, "expiry sweep failed: {}", s.message());
-    return;
-  }
-  expiry_backlog_ = due.size() == kLimit;
-  if (due.empty()) return;
-  std::vector<storage::ChpWrite> writes;
-  writes.reserve(due.size());
-  for (auto& d : due) writes.push_back({std::move(d.key), {}, {}, {}, 0, 0, config_.now_ms()});
-  std::uint64_t before = metrics_.updates_applied;
-  commit_and_publish(writes);
-  if (metrics_.updates_applied != before) metrics_.expiries.fetch_add(writes.size(), std::memory_order_relaxed);
-}
-
-void ChpServer::trim_history_by_age() {
-  if (config_.history_max_age.count() <= 0) return;
-  auto now = Clock::now();
-  if (now < next_history_trim_) return;
-  std::uint64_t from = store_.history_from();
-  std::uint64_t age = static_cast<std::uint64_t>(config_.history_max_age.count());
-  std::uint64_t now_ms = config_.now_ms();
-  storage::Status s = store_.trim_history_older_than(now_ms > age ? now_ms - age : 0);
-  // Again at the next turn while it drops entries (a backlog), else in a second.
-  bool more = s.ok() && store_.history_from() != from;
-  next_history_trim_ = now + (more ? std::chrono::milliseconds(0) : std::chrono::milliseconds(1000));
-  if (!s.ok()) write_error_log_.log(spdlog::level::err, "history trim failed: {}", s.message());
-}
-
-void ChpServer::sweep_expiries_now() {
-  next_expiry_ = Clock::time_point{};
-  expiry_backlog_ = true;  // the next turns sweep, kLimit keys each, until nothing is due
-}
-
 // HUGZ go out every interval even while updates flow: a client mirroring a
 // quiet subtree of a busy server sees no KVPUB and would otherwise fail over.
 void ChpServer::heartbeat() {
@@ -503,7 +380,12 @@ void ChpServer::heartbeat() {
 
 std::string_view ChpServer::ha_state() const {
   if (config_.replica) return "replica";
-  return config_.ha ? to_string(published_state_.load()) : "standalone";
+  return config_.ha ? to_string(ha_state_.load()) : "standalone";
+}
+
+bool ChpServer::accept_vote() {
+  if (config_.replica) return replica_has_map();  // a replica loading its map serves nobody
+  return !ha_ || ha_->accept_vote();
 }
 
 }  // namespace zstore::server

@@ -2,14 +2,9 @@
 // in a snapshot, or receive its live updates, and who may send the HA
 // pair's requests (only the peer, with or without --acl). Clients are named by the ZAP
 // handler (the User-Id of their messages); without an ACL all pass.
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-
-#include "protocol/endpoint.h"
 
 #include "server/chp/chp_server.h"
 
@@ -67,52 +62,16 @@ bool ChpServer::may_ask_as_peer(const ReceivedMessage& msg, std::string_view com
     std::string name = name_of(msg);
     if (name == kPeerName) return true;
     why = "client '" + name + "' is not the HA peer's key";
-  } else if (!bstar_) {
+  } else if (!ha_) {
     why = "no HA peer is configured";
-  } else if (!peer_ || peer_->pair_token.empty()) {
-    why = "the HA peer's state was not heard yet";
-  } else if (pair_token_of(msg.views[0]) != peer_->pair_token) {
-    why = "not on a connection named with the HA peer's pair token";
-  } else {
-    auto known = [&] { return std::find(peer_addresses_.begin(), peer_addresses_.end(), address) != peer_addresses_.end(); };
-    if (!known() && Clock::now() - peer_addresses_at_ >= std::chrono::seconds(5)) resolve_peer_addresses();
-    if (known()) return true;
-    why = "not from an address of the configured peer host";
+  } else if (ha_->from_peer(msg.views[0], address, &why)) {
+    return true;
   }
   metrics_.peer_requests_refused.fetch_add(1, std::memory_order_relaxed);
   if (config_.acl) metrics_.acl_denied_peer_requests.fetch_add(1, std::memory_order_relaxed);
   peer_request_log_.log(spdlog::level::warn, "refused {} from {}: only the HA peer may send it ({})", command,
                         address.empty() ? std::string("an unknown address") : address, why);
   return false;
-}
-
-bool ChpServer::peer_knows_us() const {
-  return config_.security.curve() || (peer_ && peer_->heard_token == pair_token_);
-}
-
-void ChpServer::resolve_peer_addresses() {
-  peer_addresses_.clear();
-  peer_addresses_at_ = Clock::now();
-  for (const std::string& endpoint : {config_.ha->peer_chp, config_.ha->peer}) {
-    auto hp = protocol::parse_tcp_endpoint(endpoint);
-    if (!hp) continue;
-    std::string host = hp->host;
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0) {
-      peer_request_log_.log(spdlog::level::warn, "HA: cannot resolve the peer host '{}': {}", host, gai_strerror(rc));
-      continue;
-    }
-    for (addrinfo* a = found; a; a = a->ai_next) {
-      char text[INET6_ADDRSTRLEN] = {};
-      const void* in = a->ai_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
-                                               : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
-      if (inet_ntop(a->ai_family, in, text, sizeof text)) peer_addresses_.emplace_back(text);
-    }
-    freeaddrinfo(found);
-  }
 }
 
 SnapshotPump::KeyFilter ChpServer::read_filter(const ReceivedMessage& msg) const {

@@ -21,8 +21,8 @@ constexpr std::size_t kMaxWriteAskers = 65536;
 }  // namespace
 
 void ChpServer::start_replica() {
-  follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.replica->upstreams.front(), config_.limits,
-                                            config_.now_ms, config_.replica->upstream_security,
+  follower_ = std::make_unique<ChpFollower>(ctx_, store_, replica_seen_, config_.replica->upstreams.front(),
+                                            config_.limits, config_.now_ms, config_.replica->upstream_security,
                                             config_.receive_budget_bytes);
   follower_->as_replica({config_.replica->upstreams, config_.replica->silence,
                          [this](std::span<const storage::ChpWrite> applied) { republish(applied); },
@@ -32,8 +32,14 @@ void ChpServer::start_replica() {
                config_.replica->subtree.empty() ? "" : " subtree '" + config_.replica->subtree + "'",
                config_.replica->upstream_security.curve() ? " over CURVE" : "",
                store_.last_sequence(), store_.synced() ? "complete" : "incomplete");
+  ChpFollower* f = follower_.get();
+  poller_.add(f->snapshot_socket(), [f] { f->on_snapshot_socket(); }, kFollower);
+  poller_.add(f->update_socket(), [f] { f->on_update_socket(); }, kFollower);
   follower_->start();
   connect_forwarders();
+  // Its replies are relayed as they come; the socket is replaced when the
+  // follower moves to another upstream (connect_forwarders).
+  poller_.add(upstream_writes_, [this] { relay_written(); }, kUpstreamWrites);
 }
 
 void ChpServer::republish(std::span<const storage::ChpWrite> applied) {
@@ -61,8 +67,9 @@ void ChpServer::connect_forwarders() {
 }
 
 void ChpServer::replica_tick() {
+  follower_->on_timer();
+  metrics_.last_sequence = store_.last_sequence();
   connect_forwarders();
-  relay_written();
   auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - follower_->last_heard());
   metrics_.replica_upstream_silent_ms = silent.count();
   metrics_.replica_resumes = follower_->resumes();

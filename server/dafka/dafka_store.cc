@@ -113,23 +113,23 @@ void DafkaStore::run() {
                towers.empty() ? "(none)" : towers);
   if (config_.towers.empty()) spdlog::warn("Dafka store has no tower: it will discover no peer");
   next_retry_ = Clock::now() + config_.fetch_retry;
-  auto turn = [this] {
-    zmq::pollitem_t items[] = {reactor_.stop_item(),
-                               {sub_.handle(), 0, ZMQ_POLLIN, 0},
-                               {xpub_.handle(), 0, ZMQ_POLLIN, 0},
-                               {discovery_.subscriber().handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 4, std::chrono::milliseconds(poll_timeout_ms()));
-    if (items[0].revents & ZMQ_POLLIN) return false;
-    follow_revocations();
-    if (items[1].revents & ZMQ_POLLIN) drain_subscriber();
-    if (items[2].revents & ZMQ_POLLIN) on_subscriptions();
-    if (items[3].revents & ZMQ_POLLIN) on_discovery();
+  const int stop_fd = reactor_.stop_item().fd;
+  poller_.add(stop_fd, [] {});  // ends the loop before any handler runs
+  poller_.add(sub_, [this] { drain_subscriber(); }, 1);  // records first, then
+  poller_.add(xpub_, [this] { on_subscriptions(); }, 2);  // subscriptions, then
+  poller_.add(discovery_.subscriber(), [this] { on_discovery(); }, 3);  // the towers' news
+  auto turn = [this, stop_fd] {
+    poller_.poll(std::chrono::milliseconds(poll_timeout_ms()));
+    if (poller_.ready(stop_fd)) return false;
+    follow_revocations();  // before this turn's input is handled
+    poller_.dispatch();
     on_timer();
     pump_fetches();
     io_vote_.set(fetches_.active());
     return true;
   };
   reactor_.loop("Dafka store", write_error_log_, metrics_.loop_errors, turn);
+  poller_.remove(stop_fd);
   spdlog::info("Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "
                "{} FETCH(es) sent, {} answered with {} DIRECT-RECORD(s), {} malformed, {} invalid",
                metrics_.records_stored.load(), metrics_.duplicates.load(), metrics_.too_far.load(),

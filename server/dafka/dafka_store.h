@@ -46,6 +46,7 @@
 #include "server/reactor/io_batching.h"
 #include "server/access/key_revocations.h"
 #include "server/reactor/log.h"
+#include "server/reactor/poller.h"
 #include "server/reactor/reactor_thread.h"
 #include "server/reactor/receive_budget.h"
 #include "storage/dafka/dafka_log.h"
@@ -173,6 +174,7 @@ class DafkaStore {
   WatchedPort* published_ = nullptr;  // the XPUB's bytes, for the watch's byte budget
   KeyRevocations::Watch revocations_;
   ReactorThread reactor_{metrics_.loop_heartbeat_ms, &metrics_.loop_turns};
+  Poller poller_;  // the store's sockets and the discovery's, in the order turn() handles them
   DafkaDiscovery discovery_;
   struct Connection {
     int refs = 0;     // peers announcing the endpoint
