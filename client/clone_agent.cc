@@ -18,8 +18,8 @@ using std::chrono::milliseconds;
 
 namespace {
 
-constexpr std::size_t kBatch = 256;                // messages read per socket per round
-constexpr milliseconds kFlushRetry{10};            // a collector at its high-water mark
+constexpr std::size_t kBatch = 256;      // messages read per socket per round
+constexpr milliseconds kFlushRetry{10};  // a collector at its high-water mark
 constexpr std::string_view kHugzTopic = chp::kHugz;
 
 // The agent takes no signals: they belong to the application's threads.

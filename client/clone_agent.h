@@ -31,13 +31,13 @@
 namespace zstore::client {
 
 // Commands on the pipe from CloneClient to the agent.
-inline constexpr std::string_view kPipeSet = "SET";    // then the 5 KVSET frames
-inline constexpr std::string_view kPipeStop = "STOP";  // alone
+inline constexpr std::string_view kPipeSet = "SET";      // then the 5 KVSET frames
+inline constexpr std::string_view kPipeStop = "STOP";    // alone
 inline constexpr std::string_view kPipeWrite = "WRITE";  // then the 6 WRITE? frames (a confirmed write)
 
 class CloneAgent {
  public:
-  static constexpr std::size_t kPipeSlack = 4096;  // more than the API pipe holds (two HWMs of 1000)
+  static constexpr std::size_t kPipeSlack = 4096;              // more than the API pipe holds (two HWMs of 1000)
   static constexpr std::size_t kMaxBufferedUpdates = 1000000;  // KVPUBs held while a snapshot loads
 
   // pipe: the agent's end of the command pipe (PAIR), already bound.
@@ -125,10 +125,10 @@ class CloneAgent {
   Phase phase_ = Phase::kSubscribing;
   security::WatchedSocket sub_;
   security::WatchedSocket dealer_;  // open only while a request is outstanding
-  std::vector<bool> refused_;  // per server: its last handshake failed
+  std::vector<bool> refused_;       // per server: its last handshake failed
   SnapshotSync sync_;
   Clock::time_point last_heard_;
-  Clock::time_point request_deadline_;  // kRequesting: retry; kSubscribing: next vote
+  Clock::time_point request_deadline_;         // kRequesting: retry; kSubscribing: next vote
   std::chrono::milliseconds request_wait_{0};  // silence allowed for the outstanding request
   std::chrono::milliseconds next_wait_{0};     // for the next one (doubling)
   std::optional<Clock::time_point> flush_retry_;

@@ -20,9 +20,10 @@ void CloneAgent::take_write(protocol::Frames request) {
   if (request.size() != kWriteFrames) return;
   std::string uuid = request[kUuidFrame];
   if (writes_taken_ == WritesTaken::kNo) {
-    state_.confirmed_writes().resolve(uuid, {Kind::kFailed, 0, "server " + servers_[current_].address +
-                                                                 " does not take confirmed writes (no writes=1): "
-                                                                 "not sent"});
+    state_.confirmed_writes().resolve(uuid, {Kind::kFailed, 0,
+                                             "server " + servers_[current_].address +
+                                                 " does not take confirmed writes (no writes=1): "
+                                                 "not sent"});
     return;
   }
   writes_[uuid] = InFlight{std::move(request), false, {}};  // a retry replaces the entry: sent again now
@@ -38,9 +39,10 @@ void CloneAgent::open_writer(bool takes_writes) {
   if (!takes_writes) {
     writes_taken_ = WritesTaken::kNo;
     for (const auto& [uuid, w] : writes_) {
-      state_.confirmed_writes().resolve(uuid, {Kind::kFailed, 0, "server " + servers_[current_].address +
-                                                                   " does not take confirmed writes (no writes=1): "
-                                                                   "not sent"});
+      state_.confirmed_writes().resolve(uuid, {Kind::kFailed, 0,
+                                               "server " + servers_[current_].address +
+                                                   " does not take confirmed writes (no writes=1): "
+                                                   "not sent"});
     }
     writes_.clear();
     return;
@@ -94,7 +96,7 @@ void CloneAgent::on_writer() {
     }
     Kind kind = written->kind == chp::WriteOutcome::Kind::kApplied   ? Kind::kApplied
                 : written->kind == chp::WriteOutcome::Kind::kRefused ? Kind::kRefused
-                                                                      : Kind::kFailed;
+                                                                     : Kind::kFailed;
     state_.confirmed_writes().resolve(written->uuid, {kind, written->sequence, std::move(written->detail)});
     writes_.erase(it);
   }

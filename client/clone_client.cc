@@ -24,9 +24,12 @@ namespace {
 
 chp::Precondition wire_precondition(const WriteOptions::Precondition& p) {
   switch (p.kind) {
-    case WriteOptions::Precondition::Kind::kSequence: return {chp::Precondition::Kind::kSequence, p.sequence};
-    case WriteOptions::Precondition::Kind::kAbsent: return {chp::Precondition::Kind::kAbsent, 0};
-    case WriteOptions::Precondition::Kind::kNone: break;
+    case WriteOptions::Precondition::Kind::kSequence:
+      return {chp::Precondition::Kind::kSequence, p.sequence};
+    case WriteOptions::Precondition::Kind::kAbsent:
+      return {chp::Precondition::Kind::kAbsent, 0};
+    case WriteOptions::Precondition::Kind::kNone:
+      break;
   }
   return {};
 }
@@ -82,7 +85,8 @@ struct CloneClient::Impl {
 
   PendingWrite submit(std::shared_ptr<PendingWrite::State> write) {
     if (state.confirmed_writes().size() >= max_unsent) {
-      throw WriteQueueFull("CHP client: " + std::to_string(max_unsent) + " confirmed writes still wait for their answer");
+      throw WriteQueueFull("CHP client: " + std::to_string(max_unsent) +
+                           " confirmed writes still wait for their answer");
     }
     state.confirmed_writes().add(write);
     protocol::Frames frames = write->request;

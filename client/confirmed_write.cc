@@ -24,9 +24,9 @@ using R = WriteResult::Result;
 // The outcome of one WRITE? to one server; nullopt when it was silent
 // until silent_at or the security handshake failed (the next probe
 // reports a failed handshake).
-std::optional<chp::WriteOutcome> send_and_wait(zmq::context_t& ctx, const Options& options,
-                                               const std::string& server, const protocol::Frames& request,
-                                               std::string_view uuid, Clock::time_point silent_at) {
+std::optional<chp::WriteOutcome> send_and_wait(zmq::context_t& ctx, const Options& options, const std::string& server,
+                                               const protocol::Frames& request, std::string_view uuid,
+                                               Clock::time_point silent_at) {
   ServerRequest dealer(ctx, options.security, parse_server(server).snapshot);
   dealer.send(request);
   transport::Message msg;
@@ -42,13 +42,20 @@ std::optional<chp::WriteOutcome> send_and_wait(zmq::context_t& ctx, const Option
 
 const char* to_string(WriteResult::Result result) {
   switch (result) {
-    case R::kApplied: return "applied";
-    case R::kRefused: return "refused";
-    case R::kFailed: return "failed";
-    case R::kUnknown: return "unknown";
-    case R::kNoAnswer: return "no answer";
-    case R::kUnsupported: return "unsupported";
-    case R::kHandshakeFailed: return "handshake failed";
+    case R::kApplied:
+      return "applied";
+    case R::kRefused:
+      return "refused";
+    case R::kFailed:
+      return "failed";
+    case R::kUnknown:
+      return "unknown";
+    case R::kNoAnswer:
+      return "no answer";
+    case R::kUnsupported:
+      return "unsupported";
+    case R::kHandshakeFailed:
+      return "handshake failed";
   }
   return "?";
 }
@@ -69,7 +76,8 @@ WriteResult confirmed_write(const Options& options, std::string_view key, std::s
   while (Clock::now() < deadline) {
     // An empty snapshot (no key can be KTHXBAI) from whichever server
     // answers clients now: its KTHXBAI says whether it takes WRITE?.
-    auto found = one_shot_snapshot(o, chp::kKthxbai, time_until(deadline), [](chp::KvMsg&&) { return true; }, [] {});
+    auto found = one_shot_snapshot(
+        o, chp::kKthxbai, time_until(deadline), [](chp::KvMsg&&) { return true; }, [] {});
     if (found.result == OneShotSnapshot::Result::kHandshakeFailed) {
       out.result = R::kHandshakeFailed;
       out.detail = found.error;
@@ -81,13 +89,13 @@ WriteResult confirmed_write(const Options& options, std::string_view key, std::s
       out.result = R::kUnsupported;
       return out;
     }
-    auto outcome = send_and_wait(*o.context, o, found.server, request, out.uuid,
-                                 std::min(deadline, Clock::now() + failover));
+    auto outcome =
+        send_and_wait(*o.context, o, found.server, request, out.uuid, std::min(deadline, Clock::now() + failover));
     sent = true;
     if (!outcome || outcome->kind == chp::WriteOutcome::Kind::kNotActive) continue;  // the pair fails over
     out.result = outcome->kind == chp::WriteOutcome::Kind::kApplied   ? R::kApplied
                  : outcome->kind == chp::WriteOutcome::Kind::kRefused ? R::kRefused
-                                                                       : R::kFailed;
+                                                                      : R::kFailed;
     out.sequence = outcome->sequence;
     out.detail = std::move(outcome->detail);
     return out;

@@ -169,8 +169,7 @@ class Consumer::Impl final : public DafkaNode::Handler {
  private:
   using Key = std::pair<std::string, std::string>;  // subject, partition
 
-  Partition& partition(const std::string& subject, const std::string& part, std::uint64_t first_seen,
-                       bool* created) {
+  Partition& partition(const std::string& subject, const std::string& part, std::uint64_t first_seen, bool* created) {
     auto [it, inserted] = partitions_.try_emplace(Key{subject, part});
     *created = inserted;
     if (inserted) it->second.next = options_.reset == Reset::kEarliest ? 0 : first_seen;

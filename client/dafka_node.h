@@ -80,7 +80,7 @@ class DafkaNode {
   const std::string& endpoint() const { return endpoint_; }  // bound publisher
   std::size_t peer_count() const { return peer_count_.load(); }
   std::uint64_t dropped_messages() const { return dropped_.load(); }  // malformed input
-  std::uint64_t agent_errors() const { return errors_.load(); }        // caught in the loop
+  std::uint64_t agent_errors() const { return errors_.load(); }       // caught in the loop
   // Why the latest handshake with a tower failed (a refused key, a wrong
   // server key, CURVE on one side only), or empty while none has failed
   // since a tower last spoke to us.
@@ -109,7 +109,7 @@ class DafkaNode {
   void expire_peers(Clock::time_point now);
   bool connect_endpoint(const std::string& endpoint, const std::string& key);
   void read_monitors();
-  void read_zap();  // ZAP requests for our publisher (CURVE): queued
+  void read_zap();                         // ZAP requests for our publisher (CURVE): queued
   void settle_zap(Clock::time_point now);  // answers those now decided
   bool admitted(const std::string& raw_key) const;
   void disconnect_endpoint(const std::string& endpoint);

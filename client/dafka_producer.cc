@@ -23,11 +23,11 @@ namespace {
 constexpr std::chrono::hours kIdle{1};
 
 struct TopicState {
-  std::uint64_t next = 0;                      // next sequence to assign
-  std::optional<std::uint64_t> acked;          // highest cumulative ACK
-  std::map<std::uint64_t, std::string> kept;   // unacknowledged records
+  std::uint64_t next = 0;                     // next sequence to assign
+  std::optional<std::uint64_t> acked;         // highest cumulative ACK
+  std::map<std::uint64_t, std::string> kept;  // unacknowledged records
   Clock::time_point next_head{};
-  bool progressed = false;                     // an ACK since the last HEAD
+  bool progressed = false;  // an ACK since the last HEAD
   bool all_acked() const { return next == 0 || (acked && *acked + 1 >= next); }
 };
 
@@ -35,9 +35,7 @@ struct TopicState {
 
 class Producer::Impl final : public DafkaNode::Handler {
  public:
-  explicit Impl(const ProducerOptions& options)
-      : head_interval_(options.head_interval),
-        node_(options.node) {
+  explicit Impl(const ProducerOptions& options) : head_interval_(options.head_interval), node_(options.node) {
     node_.subscribe(wire::subscription(wire::MsgId::kAck, node_.address()));
     node_.subscribe(wire::subscription(wire::MsgId::kFetch, node_.address()));
     node_.subscribe(wire::subscription(wire::MsgId::kDirectHead, node_.address()));

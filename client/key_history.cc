@@ -54,12 +54,18 @@ std::optional<KeyHistory> ask(zmq::context_t& ctx, const Options& options, const
 
 const char* to_string(KeyHistory::Result result) {
   switch (result) {
-    case R::kOk: return "ok";
-    case R::kRefused: return "refused";
-    case R::kFailed: return "failed";
-    case R::kNoAnswer: return "no answer";
-    case R::kUnsupported: return "unsupported";
-    case R::kHandshakeFailed: return "handshake failed";
+    case R::kOk:
+      return "ok";
+    case R::kRefused:
+      return "refused";
+    case R::kFailed:
+      return "failed";
+    case R::kNoAnswer:
+      return "no answer";
+    case R::kUnsupported:
+      return "unsupported";
+    case R::kHandshakeFailed:
+      return "handshake failed";
   }
   return "?";
 }
@@ -77,7 +83,8 @@ KeyHistory key_history(const Options& options, std::string_view key, std::uint64
   while (Clock::now() < deadline) {
     // An empty snapshot (no key can be KTHXBAI) from whichever server
     // answers clients now: its KTHXBAI says whether it answers HISTORY?.
-    auto found = one_shot_snapshot(o, chp::kKthxbai, time_until(deadline), [](chp::KvMsg&&) { return true; }, [] {});
+    auto found = one_shot_snapshot(
+        o, chp::kKthxbai, time_until(deadline), [](chp::KvMsg&&) { return true; }, [] {});
     if (found.result == OneShotSnapshot::Result::kHandshakeFailed) {
       out.result = R::kHandshakeFailed;
       out.detail = found.error;

@@ -18,10 +18,18 @@ KeyLookup lookup_key(const Options& options, std::string_view key, std::chrono::
   };
   auto got = one_shot_snapshot(options, key, timeout, on_entry, [] {});
   switch (got.result) {
-    case OneShotSnapshot::Result::kStopped: out.result = KeyLookup::Result::kFound; break;
-    case OneShotSnapshot::Result::kComplete: out.result = KeyLookup::Result::kAbsent; break;
-    case OneShotSnapshot::Result::kHandshakeFailed: out.result = KeyLookup::Result::kHandshakeFailed; break;
-    case OneShotSnapshot::Result::kNoAnswer: out.result = KeyLookup::Result::kNoAnswer; break;
+    case OneShotSnapshot::Result::kStopped:
+      out.result = KeyLookup::Result::kFound;
+      break;
+    case OneShotSnapshot::Result::kComplete:
+      out.result = KeyLookup::Result::kAbsent;
+      break;
+    case OneShotSnapshot::Result::kHandshakeFailed:
+      out.result = KeyLookup::Result::kHandshakeFailed;
+      break;
+    case OneShotSnapshot::Result::kNoAnswer:
+      out.result = KeyLookup::Result::kNoAnswer;
+      break;
   }
   out.error = std::move(got.error);
   out.server = std::move(got.server);

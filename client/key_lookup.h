@@ -19,16 +19,16 @@ namespace zstore::client {
 
 struct KeyLookup {
   enum class Result : std::uint8_t {
-    kFound,     // value holds KEY's value
-    kAbsent,    // a server's complete snapshot of KEY did not hold KEY
-    kNoAnswer,  // no server answered completely within the timeout
+    kFound,            // value holds KEY's value
+    kAbsent,           // a server's complete snapshot of KEY did not hold KEY
+    kNoAnswer,         // no server answered completely within the timeout
     kHandshakeFailed,  // every server failed our security handshake: error says why
   };
   Result result = Result::kNoAnswer;
   std::string value;
   std::uint64_t sequence = 0;  // kFound: the entry's sequence (what a conditional write names)
-  std::string error;   // kHandshakeFailed: the HandshakeMonitor messages, joined by "; "
-  std::string server;  // the address that answered (kFound, kAbsent)
+  std::string error;           // kHandshakeFailed: the HandshakeMonitor messages, joined by "; "
+  std::string server;          // the address that answered (kFound, kAbsent)
 };
 
 // Asks options.servers in turn (one or two, "tcp://host:P"; only the servers,

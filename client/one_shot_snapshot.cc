@@ -57,7 +57,8 @@ Reply await(Request& r, const SnapshotEntry& on_entry, milliseconds failover, Cl
       r.properties = std::move(done->properties);
       return spoiled ? Reply::kMalformed : Reply::kComplete;
     }
-    if (!on_entry(std::get<chp::KvMsg>(std::move(*reply)))) return Reply::kStopped;  // an entry is good even after a bad one
+    if (!on_entry(std::get<chp::KvMsg>(std::move(*reply))))
+      return Reply::kStopped;  // an entry is good even after a bad one
   }
 }
 

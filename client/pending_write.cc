@@ -6,10 +6,14 @@ namespace zstore::client {
 
 const char* to_string(WriteOutcome::Kind kind) {
   switch (kind) {
-    case WriteOutcome::Kind::kApplied: return "applied";
-    case WriteOutcome::Kind::kRefused: return "refused";
-    case WriteOutcome::Kind::kFailed: return "failed";
-    case WriteOutcome::Kind::kUnknown: return "unknown";
+    case WriteOutcome::Kind::kApplied:
+      return "applied";
+    case WriteOutcome::Kind::kRefused:
+      return "refused";
+    case WriteOutcome::Kind::kFailed:
+      return "failed";
+    case WriteOutcome::Kind::kUnknown:
+      return "unknown";
   }
   return "?";
 }

@@ -40,9 +40,7 @@ struct WriteOptions {
   Precondition precondition;
   std::uint64_t ttl_seconds = 0;
 
-  static WriteOptions if_sequence(std::uint64_t sequence) {
-    return {{Precondition::Kind::kSequence, sequence}, 0};
-  }
+  static WriteOptions if_sequence(std::uint64_t sequence) { return {{Precondition::Kind::kSequence, sequence}, 0}; }
   static WriteOptions if_absent() { return {{Precondition::Kind::kAbsent, 0}, 0}; }
 };
 

@@ -10,7 +10,6 @@ namespace {
 
 using K = DecodeErrorKind;
 
-
 // For details: a field cut to a loggable size.
 std::string quoted(std::string_view text) {
   constexpr std::size_t kShown = 32;
@@ -21,8 +20,8 @@ std::string quoted(std::string_view text) {
 
 std::optional<DecodeError> check_length(std::string_view value, std::string_view what) {
   if (value.size() > kMaxFieldBytes) {
-    return decode_error(K::kTooLarge, std::string(what) + " is " + std::to_string(value.size()) +
-                                          " bytes, at most 255 allowed");
+    return decode_error(K::kTooLarge,
+                        std::string(what) + " is " + std::to_string(value.size()) + " bytes, at most 255 allowed");
   }
   return std::nullopt;
 }

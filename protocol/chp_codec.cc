@@ -115,15 +115,17 @@ std::string take_expires_at(std::string_view properties, std::uint64_t* expires_
 
 DecodeResult<std::uint64_t> ttl_seconds(std::string_view properties, const Limits& limits) {
   std::uint64_t ttl = 0;
-  auto e = for_each_property(properties, [&](std::string_view name, std::string_view value) -> std::optional<DecodeError> {
-    if (name != "ttl") return std::nullopt;
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), ttl);
-    if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
-      return error(K::kBadField, "ttl is not a decimal number of seconds: '" + std::string(value.substr(0, 32)) + "'");
-    }
-    if (ttl > limits.max_ttl_seconds) return error(K::kTooLarge, "ttl " + std::string(value) + " exceeds limit");
-    return std::nullopt;
-  });
+  auto e =
+      for_each_property(properties, [&](std::string_view name, std::string_view value) -> std::optional<DecodeError> {
+        if (name != "ttl") return std::nullopt;
+        auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), ttl);
+        if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
+          return error(K::kBadField,
+                       "ttl is not a decimal number of seconds: '" + std::string(value.substr(0, 32)) + "'");
+        }
+        if (ttl > limits.max_ttl_seconds) return error(K::kTooLarge, "ttl " + std::string(value) + " exceeds limit");
+        return std::nullopt;
+      });
   if (e) return *e;
   return ttl;
 }

@@ -78,7 +78,7 @@ struct Icanhaz {
 struct Kthxbai {
   std::uint64_t sequence = 0;  // the snapshot's sequence
   std::string subtree;
-  std::string properties;      // zstore's extensions (docs/chp-extensions.md); others send none
+  std::string properties;  // zstore's extensions (docs/chp-extensions.md); others send none
   bool operator==(const Kthxbai&) const = default;
 };
 

@@ -44,10 +44,14 @@ DecodeResult<HistoryRequest> decode_history_request(FrameViews frames, const Lim
 }
 
 Frames encode_kvhist(const KeyVersion& v) {
-  return {std::string(kKvHistCommand),   v.key,
-          encode_sequence(v.sequence),   std::string(kStates[static_cast<std::size_t>(v.state)]),
-          encode_sequence(v.written_ms), encode_sequence(v.expires_at_ms),
-          v.properties,                  v.body};
+  return {std::string(kKvHistCommand),
+          v.key,
+          encode_sequence(v.sequence),
+          std::string(kStates[static_cast<std::size_t>(v.state)]),
+          encode_sequence(v.written_ms),
+          encode_sequence(v.expires_at_ms),
+          v.properties,
+          v.body};
 }
 
 DecodeResult<KeyVersion> decode_kvhist(FrameViews frames, const Limits& limits) {
@@ -65,8 +69,12 @@ DecodeResult<KeyVersion> decode_kvhist(FrameViews frames, const Limits& limits) 
   if ((s == KeyVersion::State::kSet) == frames[7].empty()) {
     return error(K::kBadField, "KVHIST body must be non-empty exactly when set");
   }
-  return KeyVersion{std::string(frames[1]),          get_be<std::uint64_t>(frames[2]), s,
-                    get_be<std::uint64_t>(frames[4]), get_be<std::uint64_t>(frames[5]), std::string(frames[6]),
+  return KeyVersion{std::string(frames[1]),
+                    get_be<std::uint64_t>(frames[2]),
+                    s,
+                    get_be<std::uint64_t>(frames[4]),
+                    get_be<std::uint64_t>(frames[5]),
+                    std::string(frames[6]),
                     std::string(frames[7])};
 }
 
@@ -83,8 +91,8 @@ DecodeResult<HistoryEnd> decode_history_end(FrameViews frames, const Limits& lim
   if (outcome == std::size(kOutcomes)) return error(K::kBadField, "HISTORYEND with an unknown outcome");
   if (frames[3].size() != kSequenceSize) return error(K::kBadField, "HISTORYEND count is not 8 bytes");
   if (frames[4].size() > kMaxDetailBytes) return error(K::kTooLarge, "HISTORYEND detail too large");
-  return HistoryEnd{std::string(frames[1]), static_cast<HistoryEnd::Outcome>(outcome),
-                    get_be<std::uint64_t>(frames[3]), std::string(frames[4])};
+  return HistoryEnd{std::string(frames[1]), static_cast<HistoryEnd::Outcome>(outcome), get_be<std::uint64_t>(frames[3]),
+                    std::string(frames[4])};
 }
 
 }  // namespace zstore::protocol::chp

@@ -53,8 +53,8 @@ DecodeResult<WriteRequest> decode_write(FrameViews frames, const Limits& limits)
   if (out.precondition.kind == Precondition::Kind::kAbsent && kv->body.empty()) {
     return error(K::kBadField, "WRITE? delete with if-absent");
   }
-  out.properties = out.precondition.kind == Precondition::Kind::kNone ? std::string(kv->properties)
-                                                                      : format_properties(kept);
+  out.properties =
+      out.precondition.kind == Precondition::Kind::kNone ? std::string(kv->properties) : format_properties(kept);
   return out;
 }
 
@@ -66,8 +66,8 @@ Frames encode_write(std::string_view key, std::string_view uuid, std::string_vie
   } else if (precondition.kind == Precondition::Kind::kAbsent) {
     props += std::string(kIfAbsentProperty) + "=1\n";
   }
-  return {std::string(kWriteCommand), std::string(key), encode_sequence(0), std::string(uuid), std::move(props),
-          std::string(body)};
+  return {std::string(kWriteCommand), std::string(key), encode_sequence(0),
+          std::string(uuid),          std::move(props), std::string(body)};
 }
 
 const char* to_string(WriteOutcome::Kind kind) { return kOutcomes[static_cast<std::size_t>(kind)].data(); }

@@ -191,15 +191,24 @@ Message read_body(MsgId id, Reader& r, std::string topic, FrameViews frames, con
 
 std::string_view to_string(MsgId id) {
   switch (id) {
-    case MsgId::kRecord: return "RECORD";
-    case MsgId::kDirectRecord: return "DIRECT-RECORD";
-    case MsgId::kFetch: return "FETCH";
-    case MsgId::kAck: return "ACK";
-    case MsgId::kHead: return "HEAD";
-    case MsgId::kDirectHead: return "DIRECT-HEAD";
-    case MsgId::kGetHeads: return "GET-HEADS";
-    case MsgId::kConsumerHello: return "CONSUMER-HELLO";
-    case MsgId::kStoreHello: return "STORE-HELLO";
+    case MsgId::kRecord:
+      return "RECORD";
+    case MsgId::kDirectRecord:
+      return "DIRECT-RECORD";
+    case MsgId::kFetch:
+      return "FETCH";
+    case MsgId::kAck:
+      return "ACK";
+    case MsgId::kHead:
+      return "HEAD";
+    case MsgId::kDirectHead:
+      return "DIRECT-HEAD";
+    case MsgId::kGetHeads:
+      return "GET-HEADS";
+    case MsgId::kConsumerHello:
+      return "CONSUMER-HELLO";
+    case MsgId::kStoreHello:
+      return "STORE-HELLO";
   }
   return "UNKNOWN";
 }
@@ -291,8 +300,8 @@ DecodeResult<Envelope> read_envelope(FrameViews frames, const Limits& limits) {
                                             std::to_string(frames.size()));
   }
   if (head.size() > limits.max_frame_bytes) {
-    return decode_error(K::kTooLarge, name + ": frame 0 of " + std::to_string(head.size()) +
-                                          " bytes exceeds limit " + std::to_string(limits.max_frame_bytes));
+    return decode_error(K::kTooLarge, name + ": frame 0 of " + std::to_string(head.size()) + " bytes exceeds limit " +
+                                          std::to_string(limits.max_frame_bytes));
   }
   if (want_frames == 2 && frames[1].size() > limits.max_content_bytes) {
     return decode_error(K::kTooLarge, name + ": content of " + std::to_string(frames[1].size()) +

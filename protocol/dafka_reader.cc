@@ -30,15 +30,15 @@ std::vector<std::string> Reader::strings(std::string_view field, std::size_t max
   // Each entry needs at least its 4-byte length: refuse a count the frame
   // cannot hold before reserving anything for it.
   if (count > left() / 4) {
-    truncated(field, "count " + std::to_string(count) + " needs at least " +
-                         std::to_string(std::uint64_t{count} * 4) + " bytes, " + std::to_string(left()) +
-                         " left",
+    truncated(field,
+              "count " + std::to_string(count) + " needs at least " + std::to_string(std::uint64_t{count} * 4) +
+                  " bytes, " + std::to_string(left()) + " left",
               count_at);
     return out;
   }
   if (count > max_count) {
-    fail(K::kTooLarge, std::string(field) + " count " + std::to_string(count) + " exceeds limit " +
-                           std::to_string(max_count));
+    fail(K::kTooLarge,
+         std::string(field) + " count " + std::to_string(count) + " exceeds limit " + std::to_string(max_count));
     return out;
   }
   out.reserve(count);
@@ -48,8 +48,7 @@ std::vector<std::string> Reader::strings(std::string_view field, std::size_t max
     const std::uint32_t n = number<std::uint32_t>(entry + " length");
     if (failed()) return out;
     if (n > left()) {
-      truncated(entry, "length " + std::to_string(n) + " but " + std::to_string(left()) + " bytes left",
-                entry_at);
+      truncated(entry, "length " + std::to_string(n) + " but " + std::to_string(left()) + " bytes left", entry_at);
       return out;
     }
     out.emplace_back(frame_.substr(pos_, n));
@@ -60,13 +59,11 @@ std::vector<std::string> Reader::strings(std::string_view field, std::size_t max
 
 void Reader::finish() {
   if (failed() || left() == 0) return;
-  fail(K::kTrailing, std::to_string(left()) + " trailing bytes after the last field at byte " +
-                         std::to_string(pos_));
+  fail(K::kTrailing, std::to_string(left()) + " trailing bytes after the last field at byte " + std::to_string(pos_));
 }
 
 void Reader::truncated(std::string_view field, const std::string& why, std::optional<std::size_t> at) {
-  fail(K::kTruncated,
-       std::string(field) + " truncated at byte " + std::to_string(at.value_or(pos_)) + ": " + why);
+  fail(K::kTruncated, std::string(field) + " truncated at byte " + std::to_string(at.value_or(pos_)) + ": " + why);
 }
 
 void Reader::fail(K kind, std::string detail) {

@@ -12,13 +12,13 @@ namespace zstore::protocol {
 
 // Broad class of a malformed message, used to count drops by kind.
 enum class DecodeErrorKind : std::uint8_t {
-  kFrameCount,   // wrong number of frames
-  kTruncated,    // a field runs past the end of its frame
-  kTrailing,     // bytes left over after the last field
-  kBadVersion,   // protocol version is not the one we speak
-  kUnknownId,    // message id / command name we do not know
-  kBadField,     // a field has an invalid value (length, sequence size, ...)
-  kTooLarge,     // a field exceeds a configured or protocol limit
+  kFrameCount,  // wrong number of frames
+  kTruncated,   // a field runs past the end of its frame
+  kTrailing,    // bytes left over after the last field
+  kBadVersion,  // protocol version is not the one we speak
+  kUnknownId,   // message id / command name we do not know
+  kBadField,    // a field has an invalid value (length, sequence size, ...)
+  kTooLarge,    // a field exceeds a configured or protocol limit
 };
 
 // Stable lowercase name of a kind, for logs and metric labels.
@@ -32,7 +32,7 @@ struct DecodeError {
 template <typename T>
 class [[nodiscard]] DecodeResult {
  public:
-  DecodeResult(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  DecodeResult(T value) : v_(std::move(value)) {}            // NOLINT: implicit by design
   DecodeResult(DecodeError error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }

@@ -129,8 +129,10 @@ std::string format_secret_cert(const CurveCert& cert) {
 }
 
 std::string save_cert(const CurveCert& cert, const std::string& dir, const std::string& name) {
-  if (!valid_cert_name(name)) return "bad certificate name '" + name + "': use 1-64 of A-Z a-z 0-9 _ . - (no leading .)";
-  if (cert.public_key.empty() || cert.secret_key.empty()) return "no CURVE support in libzmq (zmq_curve_keypair failed)";
+  if (!valid_cert_name(name))
+    return "bad certificate name '" + name + "': use 1-64 of A-Z a-z 0-9 _ . - (no leading .)";
+  if (cert.public_key.empty() || cert.secret_key.empty())
+    return "no CURVE support in libzmq (zmq_curve_keypair failed)";
   auto base = (std::filesystem::path(dir) / name).string();
   for (const char* ext : {".key", ".key_secret"}) {
     if (std::filesystem::exists(base + ext)) return base + ext + " exists; not overwriting it";
@@ -142,7 +144,8 @@ std::string save_cert(const CurveCert& cert, const std::string& dir, const std::
 bool valid_cert_name(std::string_view name) {
   if (name.empty() || name.size() > 64 || name.front() == '.') return false;
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
     if (!ok) return false;
   }
   return true;

@@ -11,17 +11,20 @@ BUILD_DIR=${BUILD_DIR:-$ZSTORE_ROOT/build}
 # ZSTORE_RELEASE overrides it): the pkg-config implementation (Debian 13's
 # pkg-config is a transitional package for pkgconf), the shared libraries the
 # binaries link (the container's runtime stage installs exactly
-# ZSTORE_RUNTIME_PACKAGES) and the fuzzers' clang runtime.
+# ZSTORE_RUNTIME_PACKAGES), the fuzzers' clang runtime and the formatter
+# style_format_test checks with.
 zstore_release_packages() {
   case "$1" in
     bookworm)
       ZSTORE_PKG_CONFIG_PACKAGE=pkg-config
       ZSTORE_RELEASE_RUNTIME_PACKAGES=(libboost-program-options1.74.0 libspdlog1.10 libfmt9 libcpp-httplib0.11)
-      ZSTORE_FUZZ_PACKAGES=(clang libclang-rt-14-dev) ;;
+      ZSTORE_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+      ZSTORE_FORMAT_PACKAGES=(clang-format-14) ;;
     trixie)
       ZSTORE_PKG_CONFIG_PACKAGE=pkgconf
       ZSTORE_RELEASE_RUNTIME_PACKAGES=(libboost-program-options1.83.0 libspdlog1.15 libfmt10 libcpp-httplib0.18)
-      ZSTORE_FUZZ_PACKAGES=(clang libclang-rt-19-dev) ;;
+      ZSTORE_FUZZ_PACKAGES=(clang libclang-rt-19-dev)
+      ZSTORE_FORMAT_PACKAGES=() ;;  # .clang-format is checked with 14 (tools/check-format)
     *)
       echo "zstore: Debian release '${1:-(none)}' is not one tools/setup.sh knows (bookworm, trixie);" \
            "add its package names to zstore_release_packages there" >&2
@@ -50,10 +53,11 @@ ZSTORE_RUNTIME_PACKAGES=(
 # tests/security, and runs tools/probe-hostile), promtool (ops_promtool_test), help2man (the man pages of
 # the Debian package), lintian, dpkg-dev and systemd-analyze (package_test),
 # redis-server, the client libraries of zstore-peer-load and ss (iproute2:
-# free ports) for bench_peers_smoke_test.
+# free ports) for bench_peers_smoke_test, clang-format-14 on Debian 12
+# (style_format_test).
 ZSTORE_TEST_PACKAGES=(
   python3-zmq prometheus help2man lintian dpkg-dev systemd
-  redis-server libhiredis-dev libnats-dev iproute2
+  redis-server libhiredis-dev libnats-dev iproute2 "${ZSTORE_FORMAT_PACKAGES[@]}"
 )
 # What tools/bench-peers runs zstored against (and bench_peers_smoke_test,
 # with Redis, through ZSTORE_TEST_PACKAGES above): the stores and the

@@ -114,9 +114,8 @@ void send(zmq::socket_t& socket, const FrameList& frames) {
 // Sends parts without copying their data: each part sent is moved from (left
 // empty). On would-block nothing was sent and the parts are untouched.
 inline SendOutcome try_send_parts(zmq::socket_t& socket, std::span<zmq::message_t> parts) {
-  return detail::send_all(parts.size(), [&](std::size_t i, zmq::send_flags flags) {
-    return socket.send(parts[i], flags).has_value();
-  });
+  return detail::send_all(
+      parts.size(), [&](std::size_t i, zmq::send_flags flags) { return socket.send(parts[i], flags).has_value(); });
 }
 
 }  // namespace zstore::transport

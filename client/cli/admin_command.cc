@@ -46,7 +46,7 @@ struct Invocation {
 Invocation parse(const std::vector<std::string>& args, bool* help) {
   Invocation inv;
   po::options_description o("Options");
-  o.add_options()("help,h", "show this help")                                                       //
+  o.add_options()("help,h", "show this help")                                                        //
       ("server,s", po::value(&inv.server), "zstored HTTP endpoint (default http://127.0.0.1:8080)")  //
       ("timeout-ms", po::value<std::string>(), "give up after N ms (default 5000)")                  //
       ("token-file", po::value(&inv.token_file), "file with the server's HTTP token");
@@ -55,7 +55,8 @@ Invocation parse(const std::vector<std::string>& args, bool* help) {
   *help = vm.count("help") > 0;
   if (*help) return inv;
   static const std::regex url(R"(^https?://[^/:]+(:[0-9]{1,5})?/?$)");
-  if (!std::regex_match(inv.server, url)) throw UsageError("--server: expected http://HOST:PORT, got '" + inv.server + "'");
+  if (!std::regex_match(inv.server, url))
+    throw UsageError("--server: expected http://HOST:PORT, got '" + inv.server + "'");
   if (vm.count("timeout-ms")) inv.timeout_ms = parse_number(vm, "timeout-ms", 1, 86400000);
   if (inv.words.empty()) throw UsageError("missing command (health or checkpoint)");
   const std::string& cmd = inv.words[0];
@@ -100,12 +101,14 @@ std::string error_of(const httplib::Response& res) {
 int health(const Invocation& inv) {
   auto res = client(inv).Get("/healthz");
   if (!res) {
-    std::cerr << "zstore-cli admin: cannot reach " << inv.server << " (" << httplib::to_string(res.error()) << " error)\n";
+    std::cerr << "zstore-cli admin: cannot reach " << inv.server << " (" << httplib::to_string(res.error())
+              << " error)\n";
     return kExitFailure;
   }
   std::cout << res->body;
   if (res->status == 200) return kExitOk;
-  if (res->status != 503) std::cerr << "zstore-cli admin: health: HTTP " << res->status << ": " << error_of(*res) << "\n";
+  if (res->status != 503)
+    std::cerr << "zstore-cli admin: health: HTTP " << res->status << ": " << error_of(*res) << "\n";
   return kExitFailure;
 }
 
@@ -113,7 +116,8 @@ int checkpoint(const Invocation& inv) {
   httplib::Params params{{"dir", inv.words[1]}};
   auto res = client(inv).Post("/admin/checkpoint", params);
   if (!res) {
-    std::cerr << "zstore-cli admin: cannot reach " << inv.server << " (" << httplib::to_string(res.error()) << " error)\n";
+    std::cerr << "zstore-cli admin: cannot reach " << inv.server << " (" << httplib::to_string(res.error())
+              << " error)\n";
     return kExitFailure;
   }
   if (res->status != 201) {

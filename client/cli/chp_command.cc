@@ -1,8 +1,6 @@
 #include "client/cli/chp_command.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <ctime>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdint>
@@ -83,19 +81,19 @@ const char* kUsage =
 
 po::options_description visible_options() {
   po::options_description o("Options");
-  o.add_options()                                    //
-      ("help,h", "show this help")                   //
+  o.add_options()                   //
+      ("help,h", "show this help")  //
       ("server,s", po::value<std::vector<std::string>>()->composing(),
        "CHP server tcp://HOST:P (snapshot port P; publisher P+1; collector P+2); repeat for a backup "
-       "(at most 2). Default tcp://127.0.0.1:5556")                                        //
+       "(at most 2). Default tcp://127.0.0.1:5556")                                                       //
       ("timeout-ms", po::value<std::string>(), "give up after N ms (default 5000; watch: initial sync)")  //
-      ("failover-ms", po::value<std::string>(), "switch server after N ms of silence (default 3000)")    //
-      ("ttl", po::value<std::string>(), "set: the key expires after N seconds")                            //
-      ("if-seq", po::value<std::string>(), "set, del: only if the key's current sequence is N")            //
-      ("if-absent", "set: only if the key does not exist")                                                 //
-      ("with-seq", "get: print the key's sequence before its value")                                     //
-      ("subtree", po::value<std::string>(), "watch, snapshot: only keys starting with P")                  //
-      ("count", po::value<std::string>(), "watch: exit after N updates")                                    //
+      ("failover-ms", po::value<std::string>(), "switch server after N ms of silence (default 3000)")     //
+      ("ttl", po::value<std::string>(), "set: the key expires after N seconds")                           //
+      ("if-seq", po::value<std::string>(), "set, del: only if the key's current sequence is N")           //
+      ("if-absent", "set: only if the key does not exist")                                                //
+      ("with-seq", "get: print the key's sequence before its value")                                      //
+      ("subtree", po::value<std::string>(), "watch, snapshot: only keys starting with P")                 //
+      ("count", po::value<std::string>(), "watch: exit after N updates")                                  //
       ("limit", po::value<std::string>(), "history: at most N versions, 1 to 1000 (default 64)");
   add_curve_options(o);
   return o;
@@ -107,7 +105,8 @@ void check_shape(const Invocation& inv, const po::variables_map& vm) {
     std::string_view name;
     std::size_t args;
   };
-  static constexpr Shape kShapes[] = {{"get", 1}, {"set", 2}, {"del", 1}, {"watch", 0}, {"snapshot", 0}, {"history", 1}};
+  static constexpr Shape kShapes[] = {{"get", 1},   {"set", 2},      {"del", 1},
+                                      {"watch", 0}, {"snapshot", 0}, {"history", 1}};
   const std::string& c = inv.command;
   const auto* shape = std::find_if(std::begin(kShapes), std::end(kShapes), [&](const Shape& s) { return s.name == c; });
   if (shape == std::end(kShapes)) throw UsageError("unknown command '" + c + "'");
@@ -233,8 +232,7 @@ int run_published_write(const Invocation& inv, Clock::time_point deadline) {
   const std::string& key = inv.args[0];
   client::CloneClient client(client_options(inv, key));
   if (!sync(client, inv)) return kExitFailure;  // our SUB is live: we will see the KVPUB
-  const std::string uuid =
-      inv.command == "set" ? client.set(key, inv.args[1], inv.ttl.value_or(0)) : client.erase(key);
+  const std::string uuid = inv.command == "set" ? client.set(key, inv.args[1], inv.ttl.value_or(0)) : client.erase(key);
   if (client.wait_published(uuid, left(deadline))) return kExitOk;
   return fail(inv.command + " " + printable(key) + ": not confirmed by a server within " +
               std::to_string(inv.timeout.count()) + " ms");
@@ -247,8 +245,8 @@ int run_write(const Invocation& inv) {
   const auto deadline = Clock::now() + inv.timeout;
   const std::string& key = inv.args[0];
   const std::string value = inv.command == "set" ? inv.args[1] : "";
-  auto done = client::confirmed_write(client_options(inv, ""), key, value, inv.ttl.value_or(0), inv.precondition,
-                                      inv.timeout);
+  auto done =
+      client::confirmed_write(client_options(inv, ""), key, value, inv.ttl.value_or(0), inv.precondition, inv.timeout);
   const std::string what = inv.command + " " + printable(key);
   switch (done.result) {
     case R::kApplied:
@@ -263,12 +261,15 @@ int run_write(const Invocation& inv) {
     case R::kUnsupported:
       if (inv.precondition.kind == protocol::chp::Precondition::Kind::kNone) return run_published_write(inv, deadline);
       return fail(what + ": " + done.server + " does not take conditional writes (not a zstored)");
-    case R::kFailed: return fail(what + ": not stored: " + done.detail);
-    case R::kHandshakeFailed: return fail(done.detail);
+    case R::kFailed:
+      return fail(what + ": not stored: " + done.detail);
+    case R::kHandshakeFailed:
+      return fail(done.detail);
     case R::kUnknown:
       return fail(what + ": outcome unknown (sent, no answer within " + std::to_string(inv.timeout.count()) +
                   " ms): it may have been applied");
-    case R::kNoAnswer: break;
+    case R::kNoAnswer:
+      break;
   }
   return fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" + servers_text(inv) +
               ")");
@@ -289,25 +290,13 @@ int run_snapshot(const Invocation& inv) {
                                        [&map] { map.clear(); });
   if (got.result == client::OneShotSnapshot::Result::kHandshakeFailed) return fail(got.error);
   if (got.result != client::OneShotSnapshot::Result::kComplete) {
-    return fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" +
-                servers_text(inv) + ")");
+    return fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" + servers_text(inv) +
+                ")");
   }
   std::ostringstream out;
   for (const auto& [key, value] : map) out << printable(key) << " " << printable(value) << "\n";
   std::cout << out.str() << std::flush;
   return kExitOk;
-}
-
-// ms since the Unix epoch as 2026-12-02T09:11:44.123Z; "-" for 0 (unknown).
-std::string utc_time(std::uint64_t ms) {
-  if (ms == 0) return "-";
-  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[40];
-  std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(text + n, sizeof text - n, ".%03uZ", static_cast<unsigned>(ms % 1000));
-  return text;
 }
 
 std::string history_line(const protocol::chp::KeyVersion& v) {
@@ -335,14 +324,18 @@ int run_history(const Invocation& inv) {
       std::cout << out.str() << std::flush;
       return kExitOk;
     }
-    case R::kRefused: return fail("history " + printable(key) + ": refused by " + got.server + ": " + got.detail);
-    case R::kFailed: return fail("history " + printable(key) + ": " + got.server + " failed: " + got.detail);
+    case R::kRefused:
+      return fail("history " + printable(key) + ": refused by " + got.server + ": " + got.detail);
+    case R::kFailed:
+      return fail("history " + printable(key) + ": " + got.server + " failed: " + got.detail);
     case R::kUnsupported:
       return fail("history " + printable(key) + ": " + got.server +
                   " does not serve per-key history: the server keeps no per-key history; start zstored with "
                   "--chp-key-history (or it is not a zstored, or one older than it)");
-    case R::kHandshakeFailed: return fail(got.detail);
-    case R::kNoAnswer: break;
+    case R::kHandshakeFailed:
+      return fail(got.detail);
+    case R::kNoAnswer:
+      break;
   }
   return fail("no CHP server answered within " + std::to_string(inv.timeout.count()) + " ms (" + servers_text(inv) +
               ")");

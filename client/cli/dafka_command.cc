@@ -66,9 +66,9 @@ po::options_description visible_options() {
   o.add_options()                   //
       ("help,h", "show this help")  //
       ("tower,t", po::value<std::vector<std::string>>()->composing(),
-       "tower tcp://HOST:P; repeat for several (default tcp://127.0.0.1:5580)")  //
+       "tower tcp://HOST:P; repeat for several (default tcp://127.0.0.1:5580)")                              //
       ("timeout-ms", po::value<std::string>(), "produce: wait N ms for the ACKs; consume: stop after N ms")  //
-      ("count", po::value<std::string>(), "consume: exit after N records")                                 //
+      ("count", po::value<std::string>(), "consume: exit after N records")                                   //
       ("from-beginning", "consume: every record the stores hold, then new ones");
   add_curve_options(o);
   return o;
@@ -85,11 +85,12 @@ std::optional<Invocation> parse(const std::vector<std::string>& args) {
   Invocation inv;
   inv.command = words[0];
   if (inv.command != "produce" && inv.command != "consume") throw UsageError("unknown command '" + inv.command + "'");
-  if (words.size() != 2) throw UsageError(inv.command + " takes 1 argument (TOPIC), got " + std::to_string(words.size() - 1));
+  if (words.size() != 2)
+    throw UsageError(inv.command + " takes 1 argument (TOPIC), got " + std::to_string(words.size() - 1));
   inv.topic = words[1];
   if (inv.topic.empty() || inv.topic.size() > 255) throw UsageError("TOPIC must be 1 to 255 bytes");
-  inv.towers = vm.count("tower") ? vm["tower"].as<std::vector<std::string>>()
-                                 : std::vector<std::string>{dafka::kDefaultTower};
+  inv.towers =
+      vm.count("tower") ? vm["tower"].as<std::vector<std::string>>() : std::vector<std::string>{dafka::kDefaultTower};
   if (vm.count("timeout-ms")) inv.timeout = milliseconds(parse_number(vm, "timeout-ms", 1, 86400000));
   if (vm.count("count")) inv.count = parse_number(vm, "count", 1, UINT64_MAX);
   inv.from_beginning = vm.count("from-beginning") > 0;
@@ -201,7 +202,8 @@ int run_consume(const Invocation& inv) {
   if (!error.empty()) return fail(error);
   if (inv.count && printed < *inv.count && stop.signal_number() == 0)
     return fail("received " + std::to_string(printed) + " of " + std::to_string(*inv.count) + " record(s) within " +
-                std::to_string(inv.timeout->count()) + " ms (towers: " + towers_text(inv) + ")" + curve_hint(inv.security));
+                std::to_string(inv.timeout->count()) + " ms (towers: " + towers_text(inv) + ")" +
+                curve_hint(inv.security));
   return kExitOk;
 }
 

@@ -1,6 +1,8 @@
 #include "client/cli/printable.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <ctime>
 
 namespace zstore::cli {
 namespace {
@@ -53,11 +55,20 @@ std::string escape(std::string_view bytes) {
   for (char c : bytes) {
     const auto b = static_cast<unsigned char>(c);
     switch (c) {
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      default: break;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      default:
+        break;
     }
     if (b >= 0x20 && b < 0x7F) {
       out.push_back(c);
@@ -71,5 +82,17 @@ std::string escape(std::string_view bytes) {
 }
 
 std::string printable(std::string_view bytes) { return is_printable(bytes) ? std::string(bytes) : escape(bytes); }
+
+// ms since the Unix epoch as 2026-12-02T09:11:44.123Z; "-" for 0 (unknown).
+std::string utc_time(std::uint64_t ms) {
+  if (ms == 0) return "-";
+  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[40];
+  std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(text + n, sizeof text - n, ".%03uZ", static_cast<unsigned>(ms % 1000));
+  return text;
+}
 
 }  // namespace zstore::cli

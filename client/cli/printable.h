@@ -1,4 +1,4 @@
-// How zstore-cli prints keys and values: as is when they are text (printable
+// How zstore-cli prints keys and values (and times): as is when they are text (printable
 // ASCII or well-formed UTF-8 without control characters), otherwise escaped
 // byte by byte (\\ \n \r \t, \xHH for the rest).
 #pragma once
@@ -19,5 +19,8 @@ bool is_printable(std::string_view bytes);
 std::string escape(std::string_view bytes);
 // is_printable(bytes) ? bytes : escape(bytes)
 std::string printable(std::string_view bytes);
+
+// ms since the Unix epoch as 2026-12-02T09:11:44.123Z; "-" for 0 (unknown).
+std::string utc_time(std::uint64_t ms);
 
 }  // namespace zstore::cli

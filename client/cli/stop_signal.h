@@ -12,8 +12,8 @@ class StopSignal {
   StopSignal(const StopSignal&) = delete;
   StopSignal& operator=(const StopSignal&) = delete;
 
-  void trigger();  // thread-safe and async-signal-safe
-  void wait();     // returns once triggered or signalled
+  void trigger();             // thread-safe and async-signal-safe
+  void wait();                // returns once triggered or signalled
   int signal_number() const;  // the signal that stopped us, 0 if trigger()
 
  private:

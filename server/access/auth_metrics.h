@@ -18,8 +18,9 @@ namespace zstore::server {
 class AuthMetrics {
  public:
   AuthMetrics() {
-    for (const char* port : {"chp-snapshot", "chp-updates", "chp-collector", "ha", "dafka-store", "tower-beacons",
-                             "tower-peers", "http"}) failures_[port] = 0;
+    for (const char* port :
+         {"chp-snapshot", "chp-updates", "chp-collector", "ha", "dafka-store", "tower-beacons", "tower-peers", "http"})
+      failures_[port] = 0;
   }
   void count_failure(const std::string& port) {
     std::lock_guard lock(mutex_);

@@ -35,8 +35,9 @@ std::string ZapHandler::reload() {
     const auto& path = it->path();
     if (path.extension() != ".key") continue;
     if (path.stem() == kPeerName) {  // reserved: that name has every right (chp_acl.h)
-      spdlog::warn("CURVE allow list: skipping {}: the name '{}' is reserved for this server's own key; rename the file",
-                   path.string(), kPeerName);
+      spdlog::warn(
+          "CURVE allow list: skipping {}: the name '{}' is reserved for this server's own key; rename the file",
+          path.string(), kPeerName);
       continue;
     }
     auto r = security::load_cert(path.string(), false);
@@ -116,8 +117,9 @@ void ZapHandler::answer(zmq::socket_t& socket) {
   std::string name = mechanism == "CURVE" && key.size() == 32 ? name_of(key) : std::string();
   if (!name.empty() && domain == kHaZapDomain && name != kPeerName) {
     metrics_.count_failure(domain);
-    refusal_log_.log(spdlog::level::warn, "CURVE: refused client '{}' from {} on {}: only the HA peer may connect there",
-                     name, address, domain);
+    refusal_log_.log(spdlog::level::warn,
+                     "CURVE: refused client '{}' from {} on {}: only the HA peer may connect there", name, address,
+                     domain);
     reply(socket, f[1], "400", "only the HA peer may connect here", "");
     return;
   }

@@ -19,14 +19,23 @@ constexpr auto kReconcileRetry = std::chrono::seconds(1);
 
 ChpHa::ChpHa(zmq::context_t& ctx, storage::ChpStore& store, HaConfig config, ChpHaSettings settings,
              ChpMetrics& metrics, Poller& poller, ChpHaHost& host, std::atomic<HaState>& state)
-    : ctx_(ctx), store_(store), config_(std::move(config)), settings_(std::move(settings)), metrics_(metrics),
-      poller_(poller), host_(host), link_(ctx, config_.bind, config_.peer, config_.cut_file, settings_.security),
-      bstar_(config_.role, 2 * config_.heartbeat, Clock::now()), published_state_(state),
-      pair_token_(new_pair_token()), pending_(1'000'000, 1'000'000, settings_.receive_budget_bytes),
+    : ctx_(ctx),
+      store_(store),
+      config_(std::move(config)),
+      settings_(std::move(settings)),
+      metrics_(metrics),
+      poller_(poller),
+      host_(host),
+      link_(ctx, config_.bind, config_.peer, config_.cut_file, settings_.security),
+      bstar_(config_.role, 2 * config_.heartbeat, Clock::now()),
+      published_state_(state),
+      pair_token_(new_pair_token()),
+      pending_(1'000'000, 1'000'000, settings_.receive_budget_bytes),
       write_acks_(2 * config_.heartbeat) {
   published_state_ = config_.role;
   resolve_peer_addresses();
-  poller_.add(link_.subscriber(), [this] { handle_peer_state(); }, kPeerState);
+  poller_.add(
+      link_.subscriber(), [this] { handle_peer_state(); }, kPeerState);
 }
 
 ChpHa::~ChpHa() {
@@ -164,9 +173,7 @@ void ChpHa::send_state() {
 
 // Without CURVE: whether the peer's state says it knows our pair token
 // (before we ask it anything, so that it does not refuse us). With: true.
-bool ChpHa::peer_knows_us() const {
-  return settings_.security.curve() || (peer_ && peer_->heard_token == pair_token_);
-}
+bool ChpHa::peer_knows_us() const { return settings_.security.curve() || (peer_ && peer_->heard_token == pair_token_); }
 
 // Whether a passive may replace its map: it is incomplete anyway, holds
 // nothing past what it shares with the active, or the active took it over.
@@ -180,9 +187,9 @@ bool ChpHa::handed_over() const {
 void ChpHa::start_following() {
   spdlog::info("HA: following the active at {} (our last sequence {}, handed over)", config_.peer_chp,
                store_.last_sequence());
-  follower_ = std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.peer_chp, settings_.limits,
-                                            settings_.now_ms, settings_.security, settings_.receive_budget_bytes,
-                                            pair_token_);
+  follower_ =
+      std::make_unique<ChpFollower>(ctx_, store_, pending_, config_.peer_chp, settings_.limits, settings_.now_ms,
+                                    settings_.security, settings_.receive_budget_bytes, pair_token_);
   // A retry of a write we stored from the active, sent to us after a
   // failover, is answered applied, not applied again.
   follower_->on_applied([this](std::span<const storage::ChpWrite> applied) {
@@ -190,8 +197,10 @@ void ChpHa::start_following() {
   });
   ack_sent_ = 0;
   ChpFollower* f = follower_.get();
-  poller_.add(f->snapshot_socket(), [f] { f->on_snapshot_socket(); }, kFollower);
-  poller_.add(f->update_socket(), [f] { f->on_update_socket(); }, kFollower);
+  poller_.add(
+      f->snapshot_socket(), [f] { f->on_snapshot_socket(); }, kFollower);
+  poller_.add(
+      f->update_socket(), [f] { f->on_update_socket(); }, kFollower);
   f->start();
 }
 
@@ -217,7 +226,8 @@ void ChpHa::maybe_reconcile() {
 
 void ChpHa::start_reconcile(std::unique_ptr<ChpReconciler> reconciler) {
   reconciler_ = std::move(reconciler);
-  poller_.add(reconciler_->socket(), [this] { on_reconciler_socket(); }, kReconciler);
+  poller_.add(
+      reconciler_->socket(), [this] { on_reconciler_socket(); }, kReconciler);
   reconciler_->start();
 }
 
@@ -316,7 +326,9 @@ bool ChpHa::from_peer(std::string_view routing_id, const std::string& address, s
     *why = "not on a connection named with the HA peer's pair token";
     return false;
   }
-  auto known = [&] { return std::find(peer_addresses_.begin(), peer_addresses_.end(), address) != peer_addresses_.end(); };
+  auto known = [&] {
+    return std::find(peer_addresses_.begin(), peer_addresses_.end(), address) != peer_addresses_.end();
+  };
   if (!known() && Clock::now() - peer_addresses_at_ >= std::chrono::seconds(5)) resolve_peer_addresses();
   if (known()) return true;
   *why = "not from an address of the configured peer host";
@@ -341,8 +353,9 @@ void ChpHa::resolve_peer_addresses() {
     }
     for (addrinfo* a = found; a; a = a->ai_next) {
       char text[INET6_ADDRSTRLEN] = {};
-      const void* in = a->ai_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
-                                               : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
+      const void* in = a->ai_family == AF_INET
+                           ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
+                           : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
       if (inet_ntop(a->ai_family, in, text, sizeof text)) peer_addresses_.emplace_back(text);
     }
     freeaddrinfo(found);

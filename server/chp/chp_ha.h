@@ -39,12 +39,12 @@ namespace zstore::server {
 
 // A primary/backup pair (Binary Star). Absent: a standalone server.
 struct HaConfig {
-  HaState role = HaState::kPrimary;  // kPrimary or kBackup
-  std::string bind;                  // our state PUB, e.g. tcp://127.0.0.1:5003
-  std::string peer;                  // the peer's state PUB
-  std::string peer_chp;              // the peer's CHP base, tcp://host:P
+  HaState role = HaState::kPrimary;           // kPrimary or kBackup
+  std::string bind;                           // our state PUB, e.g. tcp://127.0.0.1:5003
+  std::string peer;                           // the peer's state PUB
+  std::string peer_chp;                       // the peer's CHP base, tcp://host:P
   std::chrono::milliseconds heartbeat{1000};  // the peer is dead after 2 of them
-  std::string cut_file;  // test seam: the HA link is cut while this file exists
+  std::string cut_file;                       // test seam: the HA link is cut while this file exists
 };
 
 // The order in which the CHP reactor's parts handle their ready sockets
@@ -155,7 +155,7 @@ class ChpHa {
   HaLink link_;
   BinaryStar bstar_;
   std::atomic<HaState>& published_state_;
-  std::string pair_token_;  // ours, sent in our HA state (ha_link.h)
+  std::string pair_token_;                   // ours, sent in our HA state (ha_link.h)
   std::vector<std::string> peer_addresses_;  // numeric, as ZeroMQ's Peer-Address gives them
   Clock::time_point peer_addresses_at_{};
   std::optional<HaPeerState> peer_;  // the peer's latest state message

@@ -15,18 +15,19 @@ struct ChpMetrics {
   std::atomic<std::uint64_t> snapshots_served{0};
   std::atomic<std::uint64_t> snapshot_keys_sent{0};
   std::atomic<std::uint64_t> snapshots_stalled{0};
-  std::atomic<std::uint64_t> snapshots_refused{0};  // no slot: share, slots or byte budget taken
-  std::atomic<std::uint64_t> snapshots_evicted{0};  // paused sessions that gave their slot to a waiting request
+  std::atomic<std::uint64_t> snapshots_refused{0};         // no slot: share, slots or byte budget taken
+  std::atomic<std::uint64_t> snapshots_evicted{0};         // paused sessions that gave their slot to a waiting request
   std::atomic<std::uint64_t> snapshot_bytes_in_flight{0};  // the pump's estimate (chp_snapshots.h)
-  std::atomic<std::uint64_t> batches{0};  // write batches committed (one per loop turn with updates)  // dropped after --snapshot-stall-ms without progress
+  std::atomic<std::uint64_t> batches{0};  // write batches committed (one per loop turn with updates)  // dropped after
+                                          // --snapshot-stall-ms without progress
   std::atomic<std::uint64_t> write_failures{0};
   std::atomic<std::uint64_t> last_sequence{0};
-  std::atomic<std::uint64_t> loop_errors{0};         // events the reactor logged and skipped
-  std::atomic<std::uint64_t> loop_turns{0};          // reactor turns (an idle server makes a few per second)
-  std::atomic<std::uint64_t> resumes{0};             // snapshot requests answered from the history
-  std::atomic<std::uint64_t> resumes_declined{0};    // resume requests answered with a full snapshot
-  std::atomic<std::uint64_t> handed_over{0};         // updates taken over from the HA peer
-  std::atomic<std::uint64_t> handovers_incomplete{0};  // hand-overs without the peer's deletes
+  std::atomic<std::uint64_t> loop_errors{0};            // events the reactor logged and skipped
+  std::atomic<std::uint64_t> loop_turns{0};             // reactor turns (an idle server makes a few per second)
+  std::atomic<std::uint64_t> resumes{0};                // snapshot requests answered from the history
+  std::atomic<std::uint64_t> resumes_declined{0};       // resume requests answered with a full snapshot
+  std::atomic<std::uint64_t> handed_over{0};            // updates taken over from the HA peer
+  std::atomic<std::uint64_t> handovers_incomplete{0};   // hand-overs without the peer's deletes
   std::atomic<std::uint64_t> snapshot_keys_expired{0};  // left out of snapshots: expired, not yet swept
   // WRITE? requests (protocol/chp_writes.h): answered applied (also
   // counted in updates_applied when new) and refused (precondition).

@@ -20,17 +20,22 @@ namespace chp = protocol::chp;
 namespace {
 
 std::uint64_t system_now_ms() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
 }
 
 }  // namespace
 
-ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
-                     ChpMetrics& metrics)
-    : ctx_(ctx), store_(store), config_(std::move(config)), metrics_(metrics),
-      snapshots_(256, config_.snapshot_stall, config_.snapshot_fairness), io_vote_(config_.io_batching), backlog_vote_(config_.io_batching, static_cast<std::size_t>(receive_hwm(config_.receive_budget_bytes, config_.limits))),
+ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config, ChpMetrics& metrics)
+    : ctx_(ctx),
+      store_(store),
+      config_(std::move(config)),
+      metrics_(metrics),
+      snapshots_(256, config_.snapshot_stall, config_.snapshot_fairness),
+      io_vote_(config_.io_batching),
+      backlog_vote_(config_.io_batching,
+                    static_cast<std::size_t>(receive_hwm(config_.receive_budget_bytes, config_.limits))),
       replica_seen_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
 }
@@ -51,7 +56,8 @@ void ChpServer::start() {
   router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(config_.limits.max_key_bytes + 64));
   // A client that stops reading holds at most this many messages in its
   // pipe; the snapshot pump's byte budget counts them (chp_snapshots.h).
-  router_.set(zmq::sockopt::sndhwm, static_cast<int>(std::max<std::size_t>(1, config_.snapshot_fairness.pipe_messages)));
+  router_.set(zmq::sockopt::sndhwm,
+              static_cast<int>(std::max<std::size_t>(1, config_.snapshot_fairness.pipe_messages)));
   router_.set(zmq::sockopt::linger, 0);
   // With an ACL the publisher is an XPUB whose subscriptions we set ourselves.
   publisher_ = zmq::socket_t(ctx_, config_.acl ? zmq::socket_type::xpub : zmq::socket_type::pub);
@@ -91,9 +97,13 @@ void ChpServer::start() {
     ChpHaHost& host = *this;
     ha_ = std::make_unique<ChpHa>(ctx_, store_, *config_.ha, std::move(settings), metrics_, poller_, host, ha_state_);
   }
-  poller_.add(collector_, [this] { drain_collector(); }, kCollector);
-  poller_.add(router_, [this] { serve_snapshot_requests(); }, kSnapshotPort);
-  if (config_.acl) poller_.add(publisher_, [this] { serve_subscriptions(); }, kSubscriptions);
+  poller_.add(
+      collector_, [this] { drain_collector(); }, kCollector);
+  poller_.add(
+      router_, [this] { serve_snapshot_requests(); }, kSnapshotPort);
+  if (config_.acl)
+    poller_.add(
+        publisher_, [this] { serve_subscriptions(); }, kSubscriptions);
   if (config_.replica) start_replica();
   reactor_.start([this] { run(); });
 }
@@ -110,10 +120,10 @@ void ChpServer::stop() {
 
 int ChpServer::poll_timeout_ms() const {
   if (expiry_backlog_) return 0;
-  if (snapshots_.ready()) return 0;   // more to send: only look for input
+  if (snapshots_.ready()) return 0;        // more to send: only look for input
   if (ha_ && ha_->work_ready()) return 0;  // a hand-over's next step
-  if (endpoint_unbound()) return 5;   // bound again soon (follow_reloads)
-  if (snapshots_.active()) return 1;  // paused sessions retry soon
+  if (endpoint_unbound()) return 5;        // bound again soon (follow_reloads)
+  if (snapshots_.active()) return 1;       // paused sessions retry soon
   // The timers that are due on this server: HUGZ and expiry only while it
   // serves (a passive never moves them on, so counting them would spin),
   // the HA state beat in a pair; other timers (follower retry, history
@@ -272,105 +282,10 @@ void ChpServer::count_published(std::size_t bytes) {
   if (published_) published_->published_bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
-void ChpServer::serve_snapshot_requests() {
-  ReceivedMessage msg;
-  for (int i = 0; i < 256 && try_recv(router_, &msg); ++i) {
-    if (msg.views.empty()) continue;
-    std::string identity(msg.views[0]);
-    if (msg.views.size() >= 2 && msg.views[1] == chp::kWriteCommand) {
-      take_write(identity, msg);
-      continue;
-    }
-    if (msg.views.size() >= 2 && msg.views[1] == kPeerAckCommand) {
-      if (may_ask_as_peer(msg, msg.views[1])) take_peer_ack(msg);
-      continue;
-    }
-    if (msg.views.size() >= 2 && msg.views[1] == chp::kHistoryCommand) {
-      serve_history(identity, msg);
-      continue;
-    }
-    bool reconcile = msg.views.size() >= 2 && msg.views[1] == kReconcileCommand;
-    // The HA follower's request: an ICANHAZ? whose reply keeps exact expiries.
-    bool peer = msg.views.size() >= 2 && msg.views[1] == chp::kPeerSnapshot;
-    bool catchup = msg.views.size() >= 2 && msg.views[1] == chp::kPeerCatchup;
-    if ((reconcile || peer || catchup) && !may_ask_as_peer(msg, msg.views[1])) continue;
-    if (reconcile) {
-      serve_reconcile(identity, msg);  // the HA peer's; answered in any state
-      continue;
-    }
-    if (catchup) {
-      serve_catchup(identity, msg);
-      continue;
-    }
-    std::vector<std::string_view> frames(msg.views.begin() + 1, msg.views.end());
-    if (peer) frames[0] = chp::kIcanhaz;
-    auto req = chp::decode_icanhaz(frames, config_.limits);
-    if (!req) {
-      report_malformed("snapshot request", req.error());
-      continue;
-    }
-    if (!holds_subtree(req->subtree)) continue;  // never a silently partial map: the client fails over
-    if (!accept_vote()) continue;  // a non-active server ignores clients: they fail over
-    // A client that names its last sequence gets only what came after it,
-    // when our history holds that (docs/chp-extensions.md, "Resume").
-    // The cursor is made only once the request has a slot (SnapshotPump).
-    auto open = [&] {
-      std::unique_ptr<storage::ChpSnapshotCursor> cursor;
-      if (req->resume_after && !peer) cursor = resume_cursor(*req->resume_after, req->subtree);
-      bool resumed = cursor != nullptr;
-      if (!cursor) cursor = store_.snapshot(req->subtree);
-      return SnapshotPump::Opened{std::move(cursor), kthxbai_properties(resumed)};
-    };
-    std::string group = snapshot_group(msg);
-    if (!snapshots_.start(identity, req->subtree, open, peer, read_filter(msg), peer, group)) {
-      metrics_.snapshots_refused.fetch_add(1, std::memory_order_relaxed);
-      bad_input_log_.log(spdlog::level::warn,
-                         "snapshot request from {} refused: its share of the snapshot slots, every slot or the "
-                         "snapshot byte budget is taken by clients still reading",
-                         group);
-    }
-  }
-  commit_write_requests();
-}
-
-// The updates after `after`, when the history holds them and they are no
-// more than the map's keys (or kResumeAlways): a longer history costs more
-// to read and send than the snapshot that replaces it (a client far behind
-// a few hot keys).
-std::unique_ptr<storage::ChpSnapshotCursor> ChpServer::resume_cursor(std::uint64_t after, std::string_view subtree) {
-  constexpr std::uint64_t kResumeAlways = 1024;
-  std::unique_ptr<storage::ChpSnapshotCursor> cursor;
-  if (storage::sequences_after(store_.epochs(), after) <= std::max(store_.live_keys(), kResumeAlways)) {
-    cursor = store_.resume_after(after, subtree);
-  }
-  (cursor ? metrics_.resumes : metrics_.resumes_declined).fetch_add(1, std::memory_order_relaxed);
-  return cursor;
-}
-
-void ChpServer::pump_snapshots() {
-  if (!snapshots_.active()) {
-    metrics_.snapshot_bytes_in_flight.store(0, std::memory_order_relaxed);
-    return;
-  }
-  auto r = snapshots_.pump(router_, config_.snapshot_slice, config_.now_ms());
-  metrics_.snapshot_keys_sent.fetch_add(r.keys_sent, std::memory_order_relaxed);
-  metrics_.acl_withheld_snapshot_keys.fetch_add(r.withheld, std::memory_order_relaxed);
-  metrics_.snapshot_keys_expired.fetch_add(r.expired, std::memory_order_relaxed);
-  metrics_.snapshots_served.fetch_add(r.completed, std::memory_order_relaxed);
-  metrics_.snapshots_evicted.fetch_add(r.evicted, std::memory_order_relaxed);
-  metrics_.snapshot_bytes_in_flight.store(snapshots_.bytes_in_flight(), std::memory_order_relaxed);
-  if (r.stalled > 0) {
-    metrics_.snapshots_stalled.fetch_add(r.stalled, std::memory_order_relaxed);
-    bad_input_log_.log(spdlog::level::warn,
-                       "dropped {} snapshot(s) whose client read nothing for {} ms (--snapshot-stall-ms)", r.stalled,
-                       config_.snapshot_stall.count());
-  }
-}
-
 // HUGZ go out every interval even while updates flow: a client mirroring a
 // quiet subtree of a busy server sees no KVPUB and would otherwise fail over.
 void ChpServer::heartbeat() {
-  if (!serving()) return;  // only the active sends HUGZ, so clients never stay on a passive
+  if (!serving()) return;                             // only the active sends HUGZ, so clients never stay on a passive
   if (config_.replica && !replica_has_map()) return;  // nor on a replica that is loading its map
   auto now = Clock::now();
   if (now - last_hugz_ < config_.hugz_interval) return;

@@ -50,8 +50,7 @@ namespace zstore::server {
 
 class ChpServer : private ChpHaHost {
  public:
-  ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config,
-            ChpMetrics& metrics);
+  ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config, ChpMetrics& metrics);
   ~ChpServer();
   ChpServer(const ChpServer&) = delete;
   ChpServer& operator=(const ChpServer&) = delete;
@@ -174,7 +173,7 @@ class ChpServer : private ChpHaHost {
   Poller poller_;  // every part's sockets: ours, the HA part's, the replica's
 
   SnapshotPump snapshots_;
-  IoBatching::Vote io_vote_;  // while snapshots stream
+  IoBatching::Vote io_vote_;              // while snapshots stream
   IoBatching::BacklogVote backlog_vote_;  // on the collector
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
@@ -202,7 +201,7 @@ class ChpServer : private ChpHaHost {
   Clock::time_point next_history_trim_{};
   ChpWriteRequests write_requests_;
 
-  std::unique_ptr<ChpHa> ha_;  // in a pair
+  std::unique_ptr<ChpHa> ha_;                         // in a pair
   std::atomic<HaState> ha_state_{HaState::kPrimary};  // ha_'s, for other threads
 
   // A replica's follower of its upstream (its pending list only remembers

@@ -50,7 +50,8 @@ bool ChpServer::may_read(const ReceivedMessage& msg, std::string_view key) {
   std::string name = name_of(msg);
   if (config_.acl->current()->may_read(name, key)) return true;
   metrics_.acl_denied_history.fetch_add(1, std::memory_order_relaxed);
-  acl_log_.log(spdlog::level::warn, "ACL: refused HISTORY? of '{}' from client '{}' (outside its r prefixes)", key, name);
+  acl_log_.log(spdlog::level::warn, "ACL: refused HISTORY? of '{}' from client '{}' (outside its r prefixes)", key,
+               name);
   return false;
 }
 
@@ -77,9 +78,7 @@ bool ChpServer::may_ask_as_peer(const ReceivedMessage& msg, std::string_view com
 SnapshotPump::KeyFilter ChpServer::read_filter(const ReceivedMessage& msg) const {
   if (!config_.acl) return {};
   // One rule set for the whole snapshot, even if a reload comes meanwhile.
-  return [acl = config_.acl->current(), name = name_of(msg)](std::string_view key) {
-    return acl->may_read(name, key);
-  };
+  return [acl = config_.acl->current(), name = name_of(msg)](std::string_view key) { return acl->may_read(name, key); };
 }
 
 std::string ChpServer::snapshot_group(const ReceivedMessage& msg) const {

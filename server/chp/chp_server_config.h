@@ -27,7 +27,7 @@ namespace zstore::server {
 // reachable upstream, serves its map with the upstream's sequences, and
 // forwards KVSETs and WRITE? requests there.
 struct ReplicaConfig {
-  std::vector<std::string> upstreams;  // tcp://host:P, a pair's two members or one replica
+  std::vector<std::string> upstreams;       // tcp://host:P, a pair's two members or one replica
   std::chrono::milliseconds silence{3000};  // then the next upstream is tried
   // Past this without hearing the upstream, /healthz and KTHXBAI say the
   // map is stale (docs/replicas.md).
@@ -49,7 +49,7 @@ struct ChpServerConfig {
   // --chp-history-ms: history entries older than this are dropped (checked
   // about once a second, by active and passive alike); 0 = no age bound.
   std::chrono::milliseconds history_max_age{0};
-  std::size_t max_batch = 4096;          // KVSETs drained per loop turn
+  std::size_t max_batch = 4096;             // KVSETs drained per loop turn
   std::size_t max_batch_bytes = 64u << 20;  // and their bytes: a turn stops after the message that reaches it
   // --receive-buffer-bytes (receive_budget.h): bytes one connection's
   // receive queue may hold (collector, HA follower), and the HA pending list.

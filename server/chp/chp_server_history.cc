@@ -22,7 +22,8 @@ void ChpServer::serve_history(const std::string& identity, const ReceivedMessage
   auto req = chp::decode_history_request(frames, config_.limits);
   if (!req) {
     report_malformed("HISTORY?", req.error());
-    std::string key = frames.size() > 1 && frames[1].size() <= config_.limits.max_key_bytes ? std::string(frames[1]) : "";
+    std::string key =
+        frames.size() > 1 && frames[1].size() <= config_.limits.max_key_bytes ? std::string(frames[1]) : "";
     return end(std::move(key), Outcome::kFailed, 0, "malformed: " + req.error().detail);
   }
   // Off (no --chp-key-history): KTHXBAI did not announce key-history=1;
@@ -48,8 +49,13 @@ void ChpServer::serve_history(const std::string& identity, const ReceivedMessage
   for (auto& v : versions) {
     // A delete without UUID is what the TTL sweep writes (a client's carries one).
     State state = !v.entry.value.empty() ? State::kSet : v.entry.uuid.empty() ? State::kExpired : State::kDeleted;
-    chp::KeyVersion out{req->key, v.entry.sequence, state, v.written_ms, v.entry.expires_at_ms,
-                        std::move(v.entry.properties), std::move(v.entry.value)};
+    chp::KeyVersion out{req->key,
+                        v.entry.sequence,
+                        state,
+                        v.written_ms,
+                        v.entry.expires_at_ms,
+                        std::move(v.entry.properties),
+                        std::move(v.entry.value)};
     if (try_send(router_, chp::encode_kvhist(out), identity) != transport::SendOutcome::kSent) {
       // The client's pipe is full or gone: it times out, or asks again.
       bad_input_log_.log(spdlog::level::warn, "history reply cut after {} of {} versions: the client's pipe is full",

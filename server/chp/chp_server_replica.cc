@@ -21,25 +21,28 @@ constexpr std::size_t kMaxWriteAskers = 65536;
 }  // namespace
 
 void ChpServer::start_replica() {
-  follower_ = std::make_unique<ChpFollower>(ctx_, store_, replica_seen_, config_.replica->upstreams.front(),
-                                            config_.limits, config_.now_ms, config_.replica->upstream_security,
-                                            config_.receive_budget_bytes);
+  follower_ =
+      std::make_unique<ChpFollower>(ctx_, store_, replica_seen_, config_.replica->upstreams.front(), config_.limits,
+                                    config_.now_ms, config_.replica->upstream_security, config_.receive_budget_bytes);
   follower_->as_replica({config_.replica->upstreams, config_.replica->silence,
                          [this](std::span<const storage::ChpWrite> applied) { republish(applied); },
                          config_.replica->subtree});
   metrics_.replica_stale_after_ms = config_.replica->stale_after.count();
   spdlog::info("replica of {}{}{} (last sequence {}, map {})", follower_->upstream(),
                config_.replica->subtree.empty() ? "" : " subtree '" + config_.replica->subtree + "'",
-               config_.replica->upstream_security.curve() ? " over CURVE" : "",
-               store_.last_sequence(), store_.synced() ? "complete" : "incomplete");
+               config_.replica->upstream_security.curve() ? " over CURVE" : "", store_.last_sequence(),
+               store_.synced() ? "complete" : "incomplete");
   ChpFollower* f = follower_.get();
-  poller_.add(f->snapshot_socket(), [f] { f->on_snapshot_socket(); }, kFollower);
-  poller_.add(f->update_socket(), [f] { f->on_update_socket(); }, kFollower);
+  poller_.add(
+      f->snapshot_socket(), [f] { f->on_snapshot_socket(); }, kFollower);
+  poller_.add(
+      f->update_socket(), [f] { f->on_update_socket(); }, kFollower);
   follower_->start();
   connect_forwarders();
   // Its replies are relayed as they come; the socket is replaced when the
   // follower moves to another upstream (connect_forwarders).
-  poller_.add(upstream_writes_, [this] { relay_written(); }, kUpstreamWrites);
+  poller_.add(
+      upstream_writes_, [this] { relay_written(); }, kUpstreamWrites);
 }
 
 void ChpServer::republish(std::span<const storage::ChpWrite> applied) {
@@ -115,16 +118,19 @@ void ChpServer::forward_write(const std::string& identity, const ReceivedMessage
     return;
   }
   if (!may_write(msg, req->key)) {
-    (void)try_send(router_, chp::encode_written({chp::WriteOutcome::Kind::kFailed, std::string(req->uuid), 0,
-                                                 "refused by the ACL"}), identity);
+    (void)try_send(
+        router_,
+        chp::encode_written({chp::WriteOutcome::Kind::kFailed, std::string(req->uuid), 0, "refused by the ACL"}),
+        identity);
     return;
   }
   // Not queued (the upstream is not connected, or its queue is full): the
   // client is told at once to ask another server of its list rather than
   // wait for an answer that cannot come (its retry is idempotent by uuid).
   if (try_send(upstream_writes_, frames) != SendOutcome::kSent) {
-    (void)try_send(router_, chp::encode_written({chp::WriteOutcome::Kind::kNotActive, std::string(req->uuid), 0,
-                                                 "the replica cannot reach its upstream " + forwarded_to_}),
+    (void)try_send(router_,
+                   chp::encode_written({chp::WriteOutcome::Kind::kNotActive, std::string(req->uuid), 0,
+                                        "the replica cannot reach its upstream " + forwarded_to_}),
                    identity);
     return;
   }

@@ -56,7 +56,8 @@ void ChpServer::commit_write_requests() {
   std::vector<storage::ChpWrite> writes;
   auto replies = write_requests_.decide(store_, config_.now_ms(), &writes);
   for (const auto& r : replies) {
-    if (r.outcome.kind == chp::WriteOutcome::Kind::kRefused) metrics_.writes_refused.fetch_add(1, std::memory_order_relaxed);
+    if (r.outcome.kind == chp::WriteOutcome::Kind::kRefused)
+      metrics_.writes_refused.fetch_add(1, std::memory_order_relaxed);
   }
   if (!writes.empty()) {
     bool applied = commit_and_publish(writes);
@@ -65,7 +66,8 @@ void ChpServer::commit_write_requests() {
     std::move(done.begin(), done.end(), std::back_inserter(replies));
   }
   for (auto& r : replies) {
-    if (r.outcome.kind == chp::WriteOutcome::Kind::kApplied) metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
+    if (r.outcome.kind == chp::WriteOutcome::Kind::kApplied)
+      metrics_.writes_confirmed.fetch_add(1, std::memory_order_relaxed);
     answer_write(std::move(r));
   }
 }

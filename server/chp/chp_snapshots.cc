@@ -79,9 +79,9 @@ void SnapshotPump::note_unread(const std::string& identity, Clock::time_point no
   unread_[identity] = now;
 }
 
-bool SnapshotPump::start(std::string identity, std::string subtree,
-                         std::unique_ptr<storage::ChpSnapshotCursor> cursor, std::string kthxbai_properties,
-                         bool exact_expiry, KeyFilter allow, bool priority, std::string group) {
+bool SnapshotPump::start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor,
+                         std::string kthxbai_properties, bool exact_expiry, KeyFilter allow, bool priority,
+                         std::string group) {
   auto open = [&] { return Opened{std::move(cursor), std::move(kthxbai_properties)}; };
   return start(std::move(identity), std::move(subtree), open, exact_expiry, std::move(allow), priority,
                std::move(group));
@@ -103,28 +103,18 @@ bool SnapshotPump::start(std::string identity, std::string subtree, const Open& 
     if (replaced) in_flight_ -= replaced->in_flight;
   };
   if (group.empty()) group = identity;
-  if (!priority) {
-    auto now = std::max(Clock::now(), last_now_);
-    std::size_t ordinary = 0, of_group = 0;
-    for (const auto& s : sessions_) {
-      if (s.priority) continue;
-      ++ordinary;
-      of_group += s.group == group ? 1 : 0;
-    }
-    // A connection that left its last snapshot unread takes no one's slot.
-    bool unread = unread_.contains(identity);
-    if (of_group >= std::max<std::size_t>(1, fair_.per_group)) {
-      if (unread || !evict_paused(&group, now)) return forget_replaced(), false;
-      --ordinary;
-    }
-    while (ordinary >= max_sessions_ || (ordinary > 0 && in_flight_ >= fair_.budget_bytes)) {
-      if (unread || !evict_paused(nullptr, now)) return forget_replaced(), false;
-      --ordinary;
-    }
-  }
+  if (!priority && !admit(identity, group)) return forget_replaced(), false;
   Opened opened = open();
-  Session s{std::move(identity), std::move(subtree), std::move(opened.cursor), std::move(opened.kthxbai_properties),
-            exact_expiry, std::move(allow), priority, {}, false, false, Clock::now(), std::move(group), {}, 0, 0};
+  Session s;
+  s.identity = std::move(identity);
+  s.subtree = std::move(subtree);
+  s.cursor = std::move(opened.cursor);
+  s.kthxbai_properties = std::move(opened.kthxbai_properties);
+  s.exact_expiry = exact_expiry;
+  s.allow = std::move(allow);
+  s.priority = priority;
+  s.progress_at = Clock::now();
+  s.group = std::move(group);
   if (replaced && replaced->blocked) {
     s.blocked = true;
     s.progress_at = replaced->progress_at;
@@ -138,6 +128,30 @@ bool SnapshotPump::start(std::string identity, std::string subtree, const Open& 
     sessions_.push_front(std::move(s));  // pumped first
   } else {
     sessions_.push_back(std::move(s));
+  }
+  return true;
+}
+
+// Whether an ordinary request of identity (in group) gets a slot, taking a
+// paused session's when its group's share, the slots or the byte budget
+// are used up.
+bool SnapshotPump::admit(const std::string& identity, const std::string& group) {
+  auto now = std::max(Clock::now(), last_now_);
+  std::size_t ordinary = 0, of_group = 0;
+  for (const auto& s : sessions_) {
+    if (s.priority) continue;
+    ++ordinary;
+    of_group += s.group == group ? 1 : 0;
+  }
+  // A connection that left its last snapshot unread takes no one's slot.
+  bool unread = unread_.contains(identity);
+  if (of_group >= std::max<std::size_t>(1, fair_.per_group)) {
+    if (unread || !evict_paused(&group, now)) return false;
+    --ordinary;
+  }
+  while (ordinary >= max_sessions_ || (ordinary > 0 && in_flight_ >= fair_.budget_bytes)) {
+    if (unread || !evict_paused(nullptr, now)) return false;
+    --ordinary;
   }
   return true;
 }
@@ -177,9 +191,12 @@ SnapshotPump::Step SnapshotPump::step(zmq::socket_t& router, Session& s, std::si
                                    props.empty() ? std::string_view(r.entry.properties) : std::string_view(props),
                                    r.entry.value);
     switch (try_send(router, frames.frames(), s.identity)) {
-      case SendOutcome::kWouldBlock: return Step::kBlocked;
-      case SendOutcome::kUnroutable: return Step::kAborted;
-      case SendOutcome::kSent: break;
+      case SendOutcome::kWouldBlock:
+        return Step::kBlocked;
+      case SendOutcome::kUnroutable:
+        return Step::kAborted;
+      case SendOutcome::kSent:
+        break;
     }
     sent(s, r.key.size() + r.entry.uuid.size() + (props.empty() ? r.entry.properties.size() : props.size()) +
                 r.entry.value.size() + 64);
@@ -202,9 +219,12 @@ SnapshotPump::Step SnapshotPump::finish(zmq::socket_t& router, Session& s) {
     return Step::kAborted;
   }
   switch (try_send(router, chp::encode_kthxbai({s.cursor->sequence(), s.subtree, s.kthxbai_properties}), s.identity)) {
-    case SendOutcome::kWouldBlock: return Step::kBlocked;
-    case SendOutcome::kUnroutable: return Step::kAborted;
-    case SendOutcome::kSent: return Step::kDone;
+    case SendOutcome::kWouldBlock:
+      return Step::kBlocked;
+    case SendOutcome::kUnroutable:
+      return Step::kAborted;
+    case SendOutcome::kSent:
+      return Step::kDone;
   }
   return Step::kAborted;
 }

@@ -34,10 +34,10 @@
 namespace zstore::server {
 
 struct SnapshotFairness {
-  std::size_t per_group = 32;                    // sessions one address or key may hold
-  std::chrono::milliseconds waited{500};         // paused this long: the slot goes to who waits
+  std::size_t per_group = 32;                             // sessions one address or key may hold
+  std::chrono::milliseconds waited{500};                  // paused this long: the slot goes to who waits
   std::uint64_t budget_bytes = std::uint64_t{256} << 20;  // the sessions' pipes, estimated (above)
-  std::size_t pipe_messages = 1000;              // the ROUTER's ZMQ_SNDHWM
+  std::size_t pipe_messages = 1000;                       // the ROUTER's ZMQ_SNDHWM
 };
 
 class SnapshotPump {
@@ -126,10 +126,11 @@ class SnapshotPump {
     std::string group;
     std::vector<std::uint32_t> sizes;  // the last pipe_messages messages' bytes, a ring
     std::size_t next_size = 0;
-    std::uint64_t in_flight = 0;       // their sum
+    std::uint64_t in_flight = 0;  // their sum
   };
   enum class Step { kContinue, kBlocked, kDone, kAborted };
   Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms, Result* result);
+  bool admit(const std::string& identity, const std::string& group);
   // The cursor is exhausted: KTHXBAI, or the cursor's error.
   Step finish(zmq::socket_t& router, Session& s);
   void sent(Session& s, std::size_t bytes);
@@ -143,12 +144,12 @@ class SnapshotPump {
   SnapshotFairness fair_;
   std::list<Session> sessions_;
   std::uint64_t in_flight_ = 0;
-  std::size_t evicted_ = 0;          // by start(), reported by the next pump()
+  std::size_t evicted_ = 0;  // by start(), reported by the next pump()
   // Identities whose session was dropped paused, and when: their pipes
   // are still full. Bounded (forget_unread()).
   std::unordered_map<std::string, Clock::time_point> unread_;
   void note_unread(const std::string& identity, Clock::time_point now);
-  Clock::time_point last_now_{};     // the latest pump()'s time
+  Clock::time_point last_now_{};  // the latest pump()'s time
 };
 
 }  // namespace zstore::server

@@ -37,7 +37,7 @@ void ChpWriteRequests::add(std::string identity, storage::ChpWrite write, chp::P
 }
 
 std::vector<ChpWriteRequests::Reply> ChpWriteRequests::decide(storage::ChpStore& store, std::uint64_t now_ms,
-                                                               std::vector<storage::ChpWrite>* writes) {
+                                                              std::vector<storage::ChpWrite>* writes) {
   std::vector<Reply> replies;
   writes->clear();
   deciding_.clear();

@@ -80,7 +80,8 @@ void DafkaDiscovery::on_readable(std::vector<PeerChange>* changes) {
     peers_[b->uuid] = Peer{b->endpoint, b->key, now};
     changes->push_back({PeerChange::Kind::kConnect, b->endpoint, b->key});
     next_beacon_ = std::min(next_beacon_, std::max(now, last_beacon_ + kAnswerGap));
-    peer_log_.log(spdlog::level::info, "Dafka peer {} at {}{}", b->uuid, b->endpoint, b->key.empty() ? "" : " (key " + b->key + ")");
+    peer_log_.log(spdlog::level::info, "Dafka peer {} at {}{}", b->uuid, b->endpoint,
+                  b->key.empty() ? "" : " (key " + b->key + ")");
   }
 }
 

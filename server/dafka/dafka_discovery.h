@@ -29,9 +29,9 @@
 namespace zstore::server {
 
 struct DiscoveryConfig {
-  std::string address;    // our node uuid (32 hex characters)
-  std::string advertise;  // host others reach our publisher on (may be empty)
-  std::uint16_t port = 0; // our publisher port
+  std::string address;              // our node uuid (32 hex characters)
+  std::string advertise;            // host others reach our publisher on (may be empty)
+  std::uint16_t port = 0;           // our publisher port
   std::vector<std::string> towers;  // tcp://host:T
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds timeout{4000};

@@ -30,9 +30,9 @@ class GapTracker {
   std::optional<std::uint64_t> highest_seen(const Key& key) const;
 
   enum class Action {
-    kNone,     // nothing missing right now, or asked less than `retry` ago
-    kFetch,    // FETCH *missing, then call asked()
-    kGiveUp,   // the timer asked *missing max_retries times: skip it
+    kNone,    // nothing missing right now, or asked less than `retry` ago
+    kFetch,   // FETCH *missing, then call asked()
+    kGiveUp,  // the timer asked *missing max_retries times: skip it
   };
   struct Range {
     std::uint64_t from = 0;

@@ -4,11 +4,16 @@ namespace zstore::server {
 
 std::string_view to_string(PartitionRefusal refusal) {
   switch (refusal) {
-    case PartitionRefusal::kNone: return "";
-    case PartitionRefusal::kTopics: return "topics";
-    case PartitionRefusal::kPartitions: return "partitions";
-    case PartitionRefusal::kPartitionsInTopic: return "partitions_per_topic";
-    case PartitionRefusal::kNewPartitions: return "new_partitions";
+    case PartitionRefusal::kNone:
+      return "";
+    case PartitionRefusal::kTopics:
+      return "topics";
+    case PartitionRefusal::kPartitions:
+      return "partitions";
+    case PartitionRefusal::kPartitionsInTopic:
+      return "partitions_per_topic";
+    case PartitionRefusal::kNewPartitions:
+      return "new_partitions";
   }
   return "";
 }

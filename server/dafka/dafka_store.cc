@@ -31,14 +31,22 @@ struct DafkaStore::Turn {
   std::uint64_t admitted_topics = 0;  // topics among them the log does not hold
 };
 
-DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address,
-                       DafkaStoreConfig config, DafkaMetrics& metrics)
-    : ctx_(ctx), log_(log), address_(std::move(address)), config_(std::move(config)), metrics_(metrics),
-      discovery_(ctx, DiscoveryConfig{address_, config_.advertise, config_.port, config_.towers,
-                                      config_.beacon_interval, config_.beacon_timeout, config_.security},
+DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address, DafkaStoreConfig config,
+                       DafkaMetrics& metrics)
+    : ctx_(ctx),
+      log_(log),
+      address_(std::move(address)),
+      config_(std::move(config)),
+      metrics_(metrics),
+      discovery_(ctx,
+                 DiscoveryConfig{address_, config_.advertise, config_.port, config_.towers, config_.beacon_interval,
+                                 config_.beacon_timeout, config_.security},
                  metrics),
-      gaps_(config_.fetch_retry, config_.max_fetch_retries), fetches_(config_.max_fetch_sessions), io_vote_(config_.io_batching),
-      partition_limits_(config_.partition_limits), limits_log_(1, config_.partition_limits.interval) {
+      gaps_(config_.fetch_retry, config_.max_fetch_retries),
+      fetches_(config_.max_fetch_sessions),
+      io_vote_(config_.io_batching),
+      partition_limits_(config_.partition_limits),
+      limits_log_(1, config_.partition_limits.interval) {
   const auto& l = config_.partition_limits;
   metrics_.limit_topics = l.max_topics;
   metrics_.limit_partitions = l.max_partitions;
@@ -78,7 +86,8 @@ void DafkaStore::start() {
   sub_monitor_.set(zmq::sockopt::linger, 0);
   sub_monitor_.connect(monitor_endpoint);
   config_.security.as_server(xpub_, "dafka-store");
-  if (config_.connections) published_ = config_.connections->watch(xpub_, "dafka-store", config_.subscriber_buffer_bytes);
+  if (config_.connections)
+    published_ = config_.connections->watch(xpub_, "dafka-store", config_.subscriber_buffer_bytes);
   xpub_.bind(endpoint());
   xpub_ep_ = BoundEndpoint(&xpub_, "Dafka store publisher", &metrics_.ports_unbound);
   revocations_ = KeyRevocations::Watch(config_.revocations);
@@ -115,9 +124,12 @@ void DafkaStore::run() {
   next_retry_ = Clock::now() + config_.fetch_retry;
   const int stop_fd = reactor_.stop_item().fd;
   poller_.add(stop_fd, [] {});  // ends the loop before any handler runs
-  poller_.add(sub_, [this] { drain_subscriber(); }, 1);  // records first, then
-  poller_.add(xpub_, [this] { on_subscriptions(); }, 2);  // subscriptions, then
-  poller_.add(discovery_.subscriber(), [this] { on_discovery(); }, 3);  // the towers' news
+  poller_.add(
+      sub_, [this] { drain_subscriber(); }, 1);  // records first, then
+  poller_.add(
+      xpub_, [this] { on_subscriptions(); }, 2);  // subscriptions, then
+  poller_.add(
+      discovery_.subscriber(), [this] { on_discovery(); }, 3);  // the towers' news
   auto turn = [this, stop_fd] {
     poller_.poll(std::chrono::milliseconds(poll_timeout_ms()));
     if (poller_.ready(stop_fd)) return false;
@@ -130,11 +142,12 @@ void DafkaStore::run() {
   };
   reactor_.loop("Dafka store", write_error_log_, metrics_.loop_errors, turn);
   poller_.remove(stop_fd);
-  spdlog::info("Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "
-               "{} FETCH(es) sent, {} answered with {} DIRECT-RECORD(s), {} malformed, {} invalid",
-               metrics_.records_stored.load(), metrics_.duplicates.load(), metrics_.too_far.load(),
-               metrics_.acks_sent.load(), metrics_.fetches_sent.load(), metrics_.fetches_served.load(),
-               metrics_.direct_records_sent.load(), metrics_.malformed.total(), metrics_.invalid.load());
+  spdlog::info(
+      "Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "
+      "{} FETCH(es) sent, {} answered with {} DIRECT-RECORD(s), {} malformed, {} invalid",
+      metrics_.records_stored.load(), metrics_.duplicates.load(), metrics_.too_far.load(), metrics_.acks_sent.load(),
+      metrics_.fetches_sent.load(), metrics_.fetches_served.load(), metrics_.direct_records_sent.load(),
+      metrics_.malformed.total(), metrics_.invalid.load());
 }
 
 void DafkaStore::report_malformed(const char* where, const protocol::DecodeError& error) {
@@ -229,13 +242,13 @@ bool DafkaStore::admit(std::string_view subject, std::string_view partition, Tur
   if (refusal != PartitionRefusal::kNone) {
     metrics_.refused_by_limit[static_cast<int>(refusal)].fetch_add(1, std::memory_order_relaxed);
     const auto& l = config_.partition_limits;
-    std::uint64_t limit = refusal == PartitionRefusal::kTopics       ? l.max_topics
-                          : refusal == PartitionRefusal::kPartitions ? l.max_partitions
+    std::uint64_t limit = refusal == PartitionRefusal::kTopics              ? l.max_topics
+                          : refusal == PartitionRefusal::kPartitions        ? l.max_partitions
                           : refusal == PartitionRefusal::kPartitionsInTopic ? l.max_partitions_per_topic
-                                                                             : l.max_new_partitions;
-    limits_log_.log(spdlog::level::warn,
-                    "Dafka: refused partition {} of '{}' (not stored): past the limit of {} {}{}", partition, subject,
-                    limit, to_string(refusal), refusal == PartitionRefusal::kNewPartitions ? " per interval" : "");
+                                                                            : l.max_new_partitions;
+    limits_log_.log(spdlog::level::warn, "Dafka: refused partition {} of '{}' (not stored): past the limit of {} {}{}",
+                    partition, subject, limit, to_string(refusal),
+                    refusal == PartitionRefusal::kNewPartitions ? " per interval" : "");
     return false;
   }
   if (turn) {
@@ -305,9 +318,15 @@ void DafkaStore::count_outcomes(const std::vector<storage::DafkaAppend>& outcome
   std::uint64_t stored = 0, duplicates = 0, too_far = 0;
   for (auto outcome : outcomes) {
     switch (outcome) {
-      case storage::DafkaAppend::kStored: ++stored; break;
-      case storage::DafkaAppend::kDuplicate: ++duplicates; break;
-      case storage::DafkaAppend::kTooFar: ++too_far; break;
+      case storage::DafkaAppend::kStored:
+        ++stored;
+        break;
+      case storage::DafkaAppend::kDuplicate:
+        ++duplicates;
+        break;
+      case storage::DafkaAppend::kTooFar:
+        ++too_far;
+        break;
     }
   }
   metrics_.records_stored.fetch_add(stored, std::memory_order_relaxed);
@@ -316,34 +335,10 @@ void DafkaStore::count_outcomes(const std::vector<storage::DafkaAppend>& outcome
 }
 
 void DafkaStore::send_acks(std::span<const PartitionTouched> touched) {
-  auto head_of = [this](std::string_view subject, std::string_view partition) {
-    return log_.head(subject, partition);
-  };
+  auto head_of = [this](std::string_view subject, std::string_view partition) { return log_.head(subject, partition); };
   for (const auto& ack : acks_after_batch(touched, head_of)) {
     if (send(dafka::encode(ack))) metrics_.acks_sent.fetch_add(1, std::memory_order_relaxed);
   }
-}
-
-void DafkaStore::on_fetch(dafka::Fetch&& fetch) {
-  if (fetch.count == 0 || !log_.known(fetch.subject, fetch.topic)) return;
-  std::uint32_t count = std::min(fetch.count, config_.max_fetch_count);
-  // Below the floor, retention deleted the records: answered from the floor
-  // on (the requester sees the gap, as Kafka's auto.offset.reset=earliest).
-  std::uint64_t from = std::max(fetch.sequence, log_.floor(fetch.subject, fetch.topic));
-  auto cursor = log_.read(fetch.subject, fetch.topic, from, count);
-  // An answer that stops short of our head (the requester's window, or our
-  // cap) ends with a DIRECT-HEAD of it, so a consumer with a bounded FETCH
-  // window (the reference one stops at 100,000) asks for the rest.
-  protocol::Frames trailer;
-  auto head = log_.head(fetch.subject, fetch.topic);
-  if (head && from < *head && *head - from >= count) {
-    trailer = dafka::encode(dafka::DirectHead{fetch.address, fetch.topic, fetch.subject, *head});
-  }
-  if (!fetches_.start(std::move(fetch.address), std::move(cursor), std::move(trailer))) {
-    report_invalid("FETCH: too many FETCHes being answered");
-    return;
-  }
-  metrics_.fetches_served.fetch_add(1, std::memory_order_relaxed);
 }
 
 void DafkaStore::pump_fetches() {
@@ -356,28 +351,6 @@ void DafkaStore::pump_fetches() {
   metrics_.direct_records_sent.fetch_add(sent, std::memory_order_relaxed);
   metrics_.direct_heads_sent.fetch_add(fetches_.trailers_sent() - trailers_counted_, std::memory_order_relaxed);
   trailers_counted_ = fetches_.trailers_sent();
-}
-
-void DafkaStore::send_heads(const std::string& consumer, const std::string& subject) {
-  for (const auto& h : log_.heads(subject)) {
-    if (send(dafka::encode(dafka::DirectHead{consumer, h.partition, subject, h.head}))) {
-      metrics_.direct_heads_sent.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-}
-
-void DafkaStore::on_subscriptions() {
-  ReceivedMessage msg;
-  for (int i = 0; i < 1024 && try_recv(xpub_, &msg); ++i) {
-    if (msg.views.size() != 1 || msg.views[0].size() < 2 || msg.views[0][0] != 1) continue;
-    std::string_view topic = msg.views[0].substr(1);
-    if (topic[0] != static_cast<char>(dafka::MsgId::kStoreHello)) continue;
-    std::string consumer(topic.substr(1));
-    if (!dafka::is_valid_address(consumer)) continue;  // a prefix subscription, not a hello
-    if (send(dafka::encode(dafka::StoreHello{consumer, address_}))) {
-      metrics_.store_hellos_sent.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
 }
 
 void DafkaStore::on_timer() {

@@ -7,17 +7,13 @@
 // cumulative ACK per partition), and a HEAD at or below our head gets an
 // ACK of our head (rate-limited per partition). Gaps seen from records or HEADs are
 // FETCHed, retried on a timer (server/dafka/dafka_gaps.h). FETCHes from others are answered from disk,
-// sliced across turns, an answer short of our head followed by a DIRECT-HEAD; GET-HEADS and CONSUMER-HELLO get DIRECT-HEADs; a
-// subscription to L+address gets a STORE-HELLO. Malformed input (and a
-// topic name that is not printable UTF-8) is counted and dropped; a new
-// partition past config.partition_limits is refused, counted and logged
-// once per interval. start() binds and runs the reactor on its own thread; stop()
-// joins it.
-// With a certificate in config.security (docs/dafka-curve.md) the XPUB is a
-// CURVE server (ZAP domain "dafka-store"), discovery talks CURVE to the
-// towers, and the SUB connects to a peer's publisher only when its beacon
-// carried a key that config.peer_name knows (the --curve-allow list), using
-// that key as the publisher's server key.
+// sliced across turns, an answer short of our head followed by a DIRECT-HEAD; GET-HEADS and CONSUMER-HELLO get
+// DIRECT-HEADs; a subscription to L+address gets a STORE-HELLO. Malformed input (and a topic name that is not printable
+// UTF-8) is counted and dropped; a new partition past config.partition_limits is refused, counted and logged once per
+// interval. start() binds and runs the reactor on its own thread; stop() joins it. With a certificate in
+// config.security (docs/dafka-curve.md) the XPUB is a CURVE server (ZAP domain "dafka-store"), discovery talks CURVE to
+// the towers, and the SUB connects to a peer's publisher only when its beacon carried a key that config.peer_name knows
+// (the --curve-allow list), using that key as the publisher's server key.
 #pragma once
 
 #include <chrono>
@@ -61,20 +57,20 @@ struct DafkaStoreConfig {
   std::vector<std::string> towers;  // tcp://host:T
   std::chrono::milliseconds beacon_interval{1000};
   std::chrono::milliseconds beacon_timeout{4000};
-  std::chrono::milliseconds fetch_retry{1000};   // an unanswered FETCH is sent again
-  int max_fetch_retries = 10;                     // per gap, by the timer; then the gap is skipped
-  std::size_t max_batch = 4096;                  // messages drained per loop turn
-  std::size_t max_batch_bytes = 64u << 20;       // and their bytes: a turn stops after the message that reaches it
-  std::size_t fetch_slice = 1024;                // DIRECT-RECORDs sent per loop turn
-  std::uint32_t max_fetch_count = 1000000;       // larger FETCH counts are capped
+  std::chrono::milliseconds fetch_retry{1000};  // an unanswered FETCH is sent again
+  int max_fetch_retries = 10;                   // per gap, by the timer; then the gap is skipped
+  std::size_t max_batch = 4096;                 // messages drained per loop turn
+  std::size_t max_batch_bytes = 64u << 20;      // and their bytes: a turn stops after the message that reaches it
+  std::size_t fetch_slice = 1024;               // DIRECT-RECORDs sent per loop turn
+  std::uint32_t max_fetch_count = 1000000;      // larger FETCH counts are capped
   std::size_t max_fetch_sessions = 256;
   // What decode() accepts; with receive_budget_bytes it sets the SUB's
   // largest frame and receive high-water mark (receive_budget.h).
   protocol::dafka::Limits limits;
   std::uint64_t receive_budget_bytes = kDefaultReceiveBudgetBytes;
   PartitionLimitsConfig partition_limits;  // which new partitions are taken (dafka_limits.h)
-  std::vector<protocol::Cidr> peers;  // where the SUB may connect (host in one); empty: anywhere
-  security::SocketSecurity security;  // plain without a certificate; server_key: the towers' key
+  std::vector<protocol::Cidr> peers;       // where the SUB may connect (host in one); empty: anywhere
+  security::SocketSecurity security;       // plain without a certificate; server_key: the towers' key
   // With CURVE: the allowed name of a peer's Z85 key, empty when it is not
   // allowed; unset allows every key. Called on the reactor thread.
   std::function<std::string(const std::string& key)> peer_name;
@@ -96,8 +92,8 @@ class DafkaStore {
  public:
   // address: our node address (storage/dafka/node_address.h). db and log must
   // outlive the store.
-  DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address,
-             DafkaStoreConfig config, DafkaMetrics& metrics);
+  DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string address, DafkaStoreConfig config,
+             DafkaMetrics& metrics);
   ~DafkaStore();
   DafkaStore(const DafkaStore&) = delete;
   DafkaStore& operator=(const DafkaStore&) = delete;
@@ -138,7 +134,7 @@ class DafkaStore {
   void on_timer();
   void apply(const std::vector<PeerChange>& changes);
   bool key_allowed(const std::string& key) const;  // by config.peer_name; every key without it
-  bool peer_allowed(const PeerChange& change);  // --dafka-peers and CURVE keys; logs and counts a refusal
+  bool peer_allowed(const PeerChange& change);     // --dafka-peers and CURVE keys; logs and counts a refusal
   void connect_sub(const std::string& endpoint, const std::string& key);  // throws zmq::error_t
   void connect_peer(const PeerChange& change);
   void disconnect_peer(const PeerChange& change);
@@ -184,13 +180,13 @@ class DafkaStore {
   GapTracker gaps_;
   FetchPump fetches_;
   std::uint64_t trailers_counted_ = 0;  // fetches_.trailers_sent() already in metrics_.direct_heads_sent
-  IoBatching::Vote io_vote_;  // while FETCHes are answered
+  IoBatching::Vote io_vote_;            // while FETCHes are answered
   RateLimiter bad_input_log_;
   RateLimiter write_error_log_;
   RateLimiter peer_log_;
   PartitionLimits partition_limits_;
-  RateLimiter limits_log_;  // one line per limits interval
-  RateLimiter gap_log_;  // gaps given up: one line per partition, so many partitions are many lines
+  RateLimiter limits_log_;              // one line per limits interval
+  RateLimiter gap_log_;                 // gaps given up: one line per partition, so many partitions are many lines
   std::uint64_t refused_since_ok_ = 0;  // records refused since the last successful write
   Clock::time_point next_retry_{};
   // HEADs at or below our head are answered with an ACK at most this often

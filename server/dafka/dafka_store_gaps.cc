@@ -40,14 +40,17 @@ void DafkaStore::request_missing(const Key& key, bool from_timer) {
   auto now = Clock::now();
   GapTracker::Range missing;
   switch (gaps_.next(key, from, log_.first_after_gap(key.first, key.second), from_timer, now, &missing)) {
-    case GapTracker::Action::kNone: return;
-    case GapTracker::Action::kGiveUp: return give_up(key, missing);
-    case GapTracker::Action::kFetch: break;
+    case GapTracker::Action::kNone:
+      return;
+    case GapTracker::Action::kGiveUp:
+      return give_up(key, missing);
+    case GapTracker::Action::kFetch:
+      break;
   }
   std::uint64_t count = std::min<std::uint64_t>(
       {missing.end - missing.from, log_.max_ahead(), std::numeric_limits<std::uint32_t>::max()});
-  if (!send(dafka::encode(dafka::Fetch{key.second, address_, key.first, missing.from,
-                                       static_cast<std::uint32_t>(count)}))) {
+  if (!send(dafka::encode(
+          dafka::Fetch{key.second, address_, key.first, missing.from, static_cast<std::uint32_t>(count)}))) {
     return;
   }
   metrics_.fetches_sent.fetch_add(1, std::memory_order_relaxed);

@@ -37,8 +37,9 @@ Tower::Tower(zmq::context_t& ctx, std::string bind, std::uint16_t port, TowerMet
 
 Tower::~Tower() { stop(); }
 
-std::vector<std::string> Tower::endpoints() const { return {protocol::tcp_endpoint(bind_, port_),
-          protocol::tcp_endpoint(bind_, static_cast<std::uint16_t>(port_ + 1))}; }
+std::vector<std::string> Tower::endpoints() const {
+  return {protocol::tcp_endpoint(bind_, port_), protocol::tcp_endpoint(bind_, static_cast<std::uint16_t>(port_ + 1))};
+}
 
 void Tower::start() {
   xsub_ = zmq::socket_t(ctx_, zmq::socket_type::xsub);
@@ -76,9 +77,8 @@ void Tower::run() {
   spdlog::info("Dafka tower on {} (beacons in), {} (beacons out){}", endpoints()[0], endpoints()[1],
                security_.curve() ? ", CURVE" : "");
   auto turn = [this] {
-    zmq::pollitem_t items[] = {reactor_.stop_item(),
-                               {xsub_.handle(), 0, ZMQ_POLLIN, 0},
-                               {xpub_.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {
+        reactor_.stop_item(), {xsub_.handle(), 0, ZMQ_POLLIN, 0}, {xpub_.handle(), 0, ZMQ_POLLIN, 0}};
     bool unbound = xsub_ep_.unbound() || xpub_ep_.unbound();
     // Turn at least every second (liveness), every few ms while bound again.
     zmq::poll(items, 3, std::chrono::milliseconds(unbound ? 5 : 1000));

@@ -4,10 +4,14 @@ namespace zstore::server {
 
 std::string_view to_string(HaState state) {
   switch (state) {
-    case HaState::kPrimary: return "primary";
-    case HaState::kBackup: return "backup";
-    case HaState::kActive: return "active";
-    case HaState::kPassive: return "passive";
+    case HaState::kPrimary:
+      return "primary";
+    case HaState::kBackup:
+      return "backup";
+    case HaState::kActive:
+      return "active";
+    case HaState::kPassive:
+      return "passive";
   }
   return "unknown";
 }
@@ -51,7 +55,8 @@ HaState BinaryStar::on_peer_state(HaState peer, MapFacts peer_map, MapFacts own_
       // take over what only it has, see ChpServer).
       if (peer_starting) state_ = HaState::kActive;
       // Dual passives: the newer map takes over.
-      else if (peer == HaState::kPassive && newer(own_map, peer_map)) state_ = HaState::kActive;
+      else if (peer == HaState::kPassive && newer(own_map, peer_map))
+        state_ = HaState::kActive;
       break;
   }
   return state_;

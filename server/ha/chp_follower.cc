@@ -16,9 +16,15 @@ namespace chp = protocol::chp;
 ChpFollower::ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
                          chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security,
                          std::uint64_t receive_budget, std::string pair_token)
-    : ctx_(ctx), store_(store), pending_(pending), leader_(std::move(leader)), pair_token_(std::move(pair_token)),
+    : ctx_(ctx),
+      store_(store),
+      pending_(pending),
+      leader_(std::move(leader)),
+      pair_token_(std::move(pair_token)),
       limits_(limits),
-      now_ms_(std::move(now_ms)), security_(std::move(security)), receive_budget_(receive_budget) {}
+      now_ms_(std::move(now_ms)),
+      security_(std::move(security)),
+      receive_budget_(receive_budget) {}
 
 void ChpFollower::as_replica(Replica replica) {
   replica_ = std::move(replica);
@@ -221,8 +227,10 @@ bool ChpFollower::buffer(chp::KvMsg& kv) {
   buffered_bytes_ += bytes;
   if (buffered_.size() >= kMaxBuffered || buffered_bytes_ > receive_budget_) {
     if (replica_) {
-      spdlog::warn("replica: {} update(s) received while syncing dropped (more than --receive-buffer-bytes); "
-                   "they are resumed from {} afterwards", buffered_.size(), leader_);
+      spdlog::warn(
+          "replica: {} update(s) received while syncing dropped (more than --receive-buffer-bytes); "
+          "they are resumed from {} afterwards",
+          buffered_.size(), leader_);
       buffered_.clear();
       buffered_bytes_ = bytes;
       buffered_.push_back(std::move(kv));
@@ -238,8 +246,8 @@ bool ChpFollower::buffer(chp::KvMsg& kv) {
 
 storage::ChpWrite ChpFollower::write_of(chp::KvMsg& kv) const {
   std::uint64_t expires = kv.body.empty() ? 0 : expiry_of(kv.properties);
-  return {std::move(kv.key), std::move(kv.uuid), std::move(kv.properties), std::move(kv.body), expires, kv.sequence,
-          now_ms_()};
+  return {std::move(kv.key), std::move(kv.uuid), std::move(kv.properties), std::move(kv.body), expires,
+          kv.sequence,       now_ms_()};
 }
 
 }  // namespace zstore::server

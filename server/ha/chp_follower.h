@@ -49,8 +49,9 @@ class ChpFollower {
   // connection named with it (pair_routing_id), which the leader checks
   // when the pair runs without CURVE. Empty: the socket's own id.
   ChpFollower(zmq::context_t& ctx, storage::ChpStore& store, PendingList& pending, std::string leader,
-              protocol::chp::Limits limits, std::function<std::uint64_t()> now_ms, security::SocketSecurity security = {},
-              std::uint64_t receive_budget = kDefaultReceiveBudgetBytes, std::string pair_token = {});
+              protocol::chp::Limits limits, std::function<std::uint64_t()> now_ms,
+              security::SocketSecurity security = {}, std::uint64_t receive_budget = kDefaultReceiveBudgetBytes,
+              std::string pair_token = {});
 
   // A read replica's upstreams ("tcp://host:P", the first tried first).
   // silence: how long without a KVPUB or HUGZ before the next upstream is
@@ -140,14 +141,14 @@ class ChpFollower {
   zmq::socket_t sub_;
   Phase phase_ = Phase::kRequested;
   Clock::time_point last_progress_{};
-  std::vector<storage::ChpRecord> loaded_;         // snapshot records not yet written
-  std::vector<storage::ChpWrite> caught_;          // catch-up updates not yet applied
-  std::vector<protocol::chp::KvMsg> buffered_;      // KVPUBs received while syncing
+  std::vector<storage::ChpRecord> loaded_;      // snapshot records not yet written
+  std::vector<storage::ChpWrite> caught_;       // catch-up updates not yet applied
+  std::vector<protocol::chp::KvMsg> buffered_;  // KVPUBs received while syncing
   std::uint64_t buffered_bytes_ = 0;
   std::uint64_t receive_budget_;
   std::optional<Replica> replica_;
   std::function<void(std::span<const storage::ChpWrite>)> applied_;
-  std::size_t upstream_ = 0;           // replica_->upstreams index
+  std::size_t upstream_ = 0;  // replica_->upstreams index
   // A replica's resume reply, held until it is known to be one (its KTHXBAI
   // says resumed=1) or the snapshot sent instead (loaded as one).
   std::vector<protocol::chp::KvMsg> held_;

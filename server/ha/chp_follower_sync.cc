@@ -55,8 +55,8 @@ void ChpFollower::load_record(chp::KvMsg& kv) {
   std::uint64_t expires = 0;
   std::string properties = chp::take_expires_at(kv.properties, &expires);
   if (expires == 0) expires = expiry_of(properties);  // a leader that sent the ttl only
-  loaded_.push_back({std::move(kv.key), {kv.sequence, expires, std::move(kv.uuid), std::move(properties),
-                                         std::move(kv.body)}});
+  loaded_.push_back(
+      {std::move(kv.key), {kv.sequence, expires, std::move(kv.uuid), std::move(properties), std::move(kv.body)}});
   if (loaded_.size() >= kLoadBatch) flush_loaded();
 }
 
@@ -163,8 +163,8 @@ void ChpFollower::hold_resumed(chp::KvMsg& kv) {
 
 // The held reply becomes the first records of a full snapshot.
 void ChpFollower::load_held_as_snapshot(const std::string& why) {
-  spdlog::warn("replica: {} declined our resume after sequence {} ({}): loading the snapshot it sent instead",
-               leader_, store_.last_sequence(), why);
+  spdlog::warn("replica: {} declined our resume after sequence {} ({}): loading the snapshot it sent instead", leader_,
+               store_.last_sequence(), why);
   ++full_syncs_;
   std::vector<chp::KvMsg> held;
   held.swap(held_);
@@ -181,8 +181,8 @@ void ChpFollower::load_held_as_snapshot(const std::string& why) {
 void ChpFollower::finish_catchup(const chp::Kthxbai& done) {
   auto props = chp::parse_properties(done.properties);
   bool resumed = props && std::any_of(props->begin(), props->end(), [](const chp::Property& p) {
-    return p.first == chp::kResumedProperty && p.second == "1";
-  });
+                   return p.first == chp::kResumedProperty && p.second == "1";
+                 });
   if (replica_) {
     if (!resumed) {
       // Every message was above our sequence, in order, yet it is the

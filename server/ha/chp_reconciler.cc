@@ -25,8 +25,14 @@ bool superseded(std::string_view properties) {
 ChpReconciler::ChpReconciler(zmq::context_t& ctx, std::string peer_chp, std::uint64_t after, chp::Limits limits,
                              std::function<std::uint64_t()> now_ms, security::SocketSecurity security,
                              std::uint64_t receive_budget, std::string pair_token)
-    : ctx_(ctx), peer_chp_(std::move(peer_chp)), after_(after), limits_(limits), now_ms_(std::move(now_ms)),
-      security_(std::move(security)), receive_budget_(receive_budget), pair_token_(std::move(pair_token)) {}
+    : ctx_(ctx),
+      peer_chp_(std::move(peer_chp)),
+      after_(after),
+      limits_(limits),
+      now_ms_(std::move(now_ms)),
+      security_(std::move(security)),
+      receive_budget_(receive_budget),
+      pair_token_(std::move(pair_token)) {}
 
 void ChpReconciler::start() {
   dealer_ = zmq::socket_t(ctx_, zmq::socket_type::dealer);

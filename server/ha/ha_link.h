@@ -25,7 +25,7 @@ struct HaPeerState {
   HaState state = HaState::kPrimary;
   bool has_facts = false;  // false: a digit alone (facts are defaults)
   MapFacts map;
-  storage::ChpEpochs epochs;    // the epochs that led to map.last
+  storage::ChpEpochs epochs;     // the epochs that led to map.last
   std::uint64_t reconciled = 0;  // the receiver's last sequence the sender took over (0: none)
   // Without CURVE, how a member tells its peer's requests on its CHP port
   // from anyone's (pair_routing_id below): the sender's pair token, and the

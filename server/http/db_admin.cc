@@ -38,8 +38,7 @@ std::vector<ColumnSizes> column_sizes(storage::Database& db) {
     auto column = static_cast<storage::Column>(i);
     out.push_back({std::string(storage::column_name(column)),
                    int_property(db, column, rocksdb::DB::Properties::kLiveSstFilesSize),
-                   int_property(db, column, rocksdb::DB::Properties::kCurSizeAllMemTables),
-                   level0_files(db, column),
+                   int_property(db, column, rocksdb::DB::Properties::kCurSizeAllMemTables), level0_files(db, column),
                    int_property(db, column, rocksdb::DB::Properties::kNumImmutableMemTable),
                    int_property(db, column, rocksdb::DB::Properties::kEstimatePendingCompactionBytes)});
   }

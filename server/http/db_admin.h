@@ -12,11 +12,11 @@
 namespace zstore::server {
 
 struct ColumnSizes {
-  std::string name;              // column family name (storage::column_name)
-  std::uint64_t sst_bytes = 0;   // live SST files
+  std::string name;             // column family name (storage::column_name)
+  std::uint64_t sst_bytes = 0;  // live SST files
   std::uint64_t memtable_bytes = 0;
-  std::uint64_t level0_files = 0;          // RocksDB slows, then stops, writes as they pile up
-  std::uint64_t immutable_memtables = 0;   // sealed, waiting for or in a flush
+  std::uint64_t level0_files = 0;              // RocksDB slows, then stops, writes as they pile up
+  std::uint64_t immutable_memtables = 0;       // sealed, waiting for or in a flush
   std::uint64_t pending_compaction_bytes = 0;  // RocksDB's estimate of the compaction owed
 };
 
@@ -35,7 +35,6 @@ struct WriteStalls {
 };
 
 WriteStalls write_stalls(storage::Database& db);
-
 
 enum class CheckpointError { kNone, kBadTarget, kExists, kFailed };
 

@@ -61,7 +61,9 @@ Health check_health(const ServerView& view, std::chrono::milliseconds stale_afte
   std::int64_t silent = view.chp ? view.chp->replica_upstream_silent_ms.load(std::memory_order_relaxed) : -1;
   bool stale = silent >= 0 && silent > view.chp->replica_stale_after_ms.load(std::memory_order_relaxed);
   bool degraded = disk_low || unbound > 0 || failing || refused || stale;
-  nlohmann::json body = {{"status", !healthy ? "unhealthy" : degraded ? "degraded" : "ok"},
+  nlohmann::json body = {{"status", !healthy   ? "unhealthy"
+                                    : degraded ? "degraded"
+                                               : "ok"},
                          {"role", view.ha_state ? view.ha_state() : "standalone"},
                          {"database", view.db != nullptr && view.db->db() != nullptr ? "open" : "closed"},
                          {"storage", storage},

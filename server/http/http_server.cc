@@ -50,9 +50,9 @@ const Route* route_of(std::string_view path) {
 
 HttpResponse method_not_allowed(const Route& r, std::string_view method) {
   std::string allowed(sv(http::to_string(r.method)));
-  HttpResponse res = json_reply(http::status::method_not_allowed,
-                                {{"error", "method " + std::string(method) + " not allowed on " +
-                                               std::string(r.path) + ", use " + allowed}});
+  HttpResponse res = json_reply(
+      http::status::method_not_allowed,
+      {{"error", "method " + std::string(method) + " not allowed on " + std::string(r.path) + ", use " + allowed}});
   res.set(http::field::allow, allowed);
   return res;
 }
@@ -195,8 +195,8 @@ std::optional<HttpResponse> HttpServer::refuse(const http::request_header<>& hea
   ++auth_failures_;
   if (view_.auth) view_.auth->count_failure("http");
   log_.log(spdlog::level::warn, "HTTP {} {} from {}: missing or wrong bearer token", method, path, peer);
-  HttpResponse res =
-      json_reply(http::status::unauthorized, {{"error", "this path needs 'Authorization: Bearer TOKEN' (--http-token-file)"}});
+  HttpResponse res = json_reply(http::status::unauthorized,
+                                {{"error", "this path needs 'Authorization: Bearer TOKEN' (--http-token-file)"}});
   res.set(http::field::www_authenticate, "Bearer");
   return res;
 }
@@ -257,10 +257,17 @@ HttpResponse HttpServer::checkpoint(const std::string& dir) {
   CheckpointResult r = write_checkpoint(*view_.db, dir);
   http::status status = http::status::created;
   switch (r.error) {
-    case CheckpointError::kNone: break;
-    case CheckpointError::kBadTarget: status = http::status::bad_request; break;
-    case CheckpointError::kExists: status = http::status::conflict; break;
-    case CheckpointError::kFailed: status = http::status::internal_server_error; break;
+    case CheckpointError::kNone:
+      break;
+    case CheckpointError::kBadTarget:
+      status = http::status::bad_request;
+      break;
+    case CheckpointError::kExists:
+      status = http::status::conflict;
+      break;
+    case CheckpointError::kFailed:
+      status = http::status::internal_server_error;
+      break;
   }
   if (r.error != CheckpointError::kNone) {
     spdlog::warn("admin checkpoint refused: {}", r.message);

@@ -42,12 +42,12 @@
 namespace zstore::server {
 
 struct HttpConfig {
-  std::string bind = "127.0.0.1";  // "*" means every interface
-  std::uint16_t port = 0;          // 0: an ephemeral port (see port())
+  std::string bind = "127.0.0.1";               // "*" means every interface
+  std::uint16_t port = 0;                       // 0: an ephemeral port (see port())
   std::chrono::milliseconds stale_after{5000};  // a loop silent this long is stuck
-  int threads = 2;         // worker threads for /healthz and /metrics
-  std::string token;       // empty: no authentication
-  std::string backup_dir;  // absolute; empty: checkpoints refused (403)
+  int threads = 2;                              // worker threads for /healthz and /metrics
+  std::string token;                            // empty: no authentication
+  std::string backup_dir;                       // absolute; empty: checkpoints refused (403)
   // Open connections at most (--http-max-connections); each is one fd.
   std::size_t max_connections = 256;
   HttpDeadlines deadlines;  // head (from accept), body, write
@@ -68,7 +68,7 @@ class HttpServer : private HttpRoutes {
   void stop();
 
   std::uint16_t port() const { return port_; }
-  std::string endpoint() const;  // http://bind:port
+  std::string endpoint() const;                                          // http://bind:port
   std::uint64_t auth_failures() const { return auth_failures_.load(); }  // 401s sent
 
  private:

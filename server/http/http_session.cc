@@ -64,8 +64,8 @@ void HttpSession::on_head(beast::error_code ec) {
     return reply_error(http::status::request_header_fields_too_large,
                        "the request head is larger than " + std::to_string(kMaxHeadBytes) + " bytes");
   }
-  if (ec && ec.category() == beast::error_code(http::error::bad_target).category() && ec != http::error::end_of_stream &&
-      ec != http::error::partial_message) {
+  if (ec && ec.category() == beast::error_code(http::error::bad_target).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
     return reply_error(http::status::bad_request, "malformed request: " + ec.message());
   }
   if (ec) return finish();

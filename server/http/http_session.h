@@ -40,8 +40,8 @@ class HttpRoutes {
   virtual ~HttpRoutes() = default;
   // A request head arrived: the answer to send without reading its body, or
   // nullopt with *body_limit set, to read its body (Content-Length bytes).
-  virtual std::optional<HttpResponse> on_head(const boost::beast::http::request_header<>& head,
-                                              const std::string& peer, std::size_t* body_limit) = 0;
+  virtual std::optional<HttpResponse> on_head(const boost::beast::http::request_header<>& head, const std::string& peer,
+                                              std::size_t* body_limit) = 0;
   // The whole request: its answer goes to session->answer(), now or later.
   virtual void on_request(HttpRequest request, std::shared_ptr<HttpSession> session) = 0;
 };

@@ -17,8 +17,8 @@ void chp_request_metrics(PromWriter& w, const ChpMetrics& m) {
   counter(w, "zstore_chp_snapshot_keys_sent_total", "KVSYNC messages sent in snapshots", get(m.snapshot_keys_sent));
   counter(w, "zstore_chp_batches_total", "CHP write batches committed (one per loop turn with updates)",
           get(m.batches));
-  counter(w, "zstore_chp_snapshots_stalled_total", "CHP snapshots dropped: the client read nothing for --snapshot-stall-ms",
-          get(m.snapshots_stalled));
+  counter(w, "zstore_chp_snapshots_stalled_total",
+          "CHP snapshots dropped: the client read nothing for --snapshot-stall-ms", get(m.snapshots_stalled));
   counter(w, "zstore_chp_snapshots_refused_total",
           "CHP snapshot requests refused: the client's share of the slots, every slot or the byte budget was taken",
           get(m.snapshots_refused));
@@ -87,7 +87,8 @@ void chp_store_metrics(PromWriter& w, const ChpMetrics& m, const storage::ChpSto
   if (store) gauge(w, "zstore_chp_keys", "keys in the CHP map", store->live_keys());  // maintained: no scan
   if (store) {
     gauge(w, "zstore_chp_key_index_bytes",
-          "memory of the CHP key index (the keys of the map and their expiries; spares writes the read of the previous entry)",
+          "memory of the CHP key index (the keys of the map and their expiries; spares writes the read of the previous "
+          "entry)",
           store->key_index_bytes());
     gauge(w, "zstore_chp_key_index_complete",
           "1 when the CHP key index knows every key of the map (no write reads its previous entry)",

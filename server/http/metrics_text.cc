@@ -17,10 +17,14 @@ namespace {
 std::string escape_label(std::string_view value) {
   std::string out;
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out.push_back(c);
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out.push_back(c);
   }
   return out;
 }
@@ -42,8 +46,9 @@ void dafka_log_metrics(PromWriter& w, const storage::DafkaLog& log, std::size_t 
     other.records += t.records;
     other.bytes += t.bytes;
   };
-  auto invalid = std::partition(topics.begin(), topics.end(),
-                                [](const storage::DafkaTopicTotals& t) { return protocol::dafka::is_valid_topic_name(t.topic); });
+  auto invalid = std::partition(topics.begin(), topics.end(), [](const storage::DafkaTopicTotals& t) {
+    return protocol::dafka::is_valid_topic_name(t.topic);
+  });
   std::for_each(invalid, topics.end(), add_to_other);
   topics.erase(invalid, topics.end());
   if (topics.size() > top) {
@@ -58,9 +63,11 @@ void dafka_log_metrics(PromWriter& w, const storage::DafkaLog& log, std::size_t 
   }
   if (unlisted > 0) topics.push_back(other);
   gauge(w, "zstore_dafka_topics_unlisted", "Dafka topics summed under topic=\"\" in the per-topic families", unlisted);
-  w.family("zstore_dafka_topic_records", "gauge", "Dafka records held, by topic (the largest topics; the rest under topic=\"\")");
+  w.family("zstore_dafka_topic_records", "gauge",
+           "Dafka records held, by topic (the largest topics; the rest under topic=\"\")");
   for (const auto& t : topics) w.sample(t.records, {{"topic", t.topic}});
-  w.family("zstore_dafka_topic_bytes", "gauge", "Dafka record content bytes held, by topic (as zstore_dafka_topic_records)");
+  w.family("zstore_dafka_topic_bytes", "gauge",
+           "Dafka record content bytes held, by topic (as zstore_dafka_topic_records)");
   for (const auto& t : topics) w.sample(t.bytes, {{"topic", t.topic}});
   w.family("zstore_dafka_topic_partitions", "gauge", "Dafka partitions, by topic (as zstore_dafka_topic_records)");
   for (const auto& t : topics) w.sample(t.partitions, {{"topic", t.topic}});
@@ -96,7 +103,8 @@ void dafka_metrics(PromWriter& w, const DafkaMetrics& m, const storage::DafkaLog
   counter(w, "zstore_dafka_acks_sent_total", "Dafka ACKs sent after a commit", get(m.acks_sent));
   counter(w, "zstore_dafka_fetches_sent_total", "Dafka FETCHes sent for gaps", get(m.fetches_sent));
   counter(w, "zstore_dafka_fetches_served_total", "Dafka FETCHes answered from disk", get(m.fetches_served));
-  counter(w, "zstore_dafka_write_failures_total", "Dafka records the database refused (not ACKed)", get(m.write_failures));
+  counter(w, "zstore_dafka_write_failures_total", "Dafka records the database refused (not ACKed)",
+          get(m.write_failures));
   counter(w, "zstore_dafka_loop_errors_total", "Dafka store reactor events that failed, were logged and skipped",
           get(m.loop_errors));
   counter(w, "zstore_dafka_loop_turns_total", "Dafka store reactor turns (an idle store makes a few per second)",
@@ -127,7 +135,8 @@ void http_metrics(PromWriter& w, const HttpMetrics& m) {
           "HTTP connections closed before their request was complete, to let a newer one in at the cap",
           get(m.evicted));
   counter(w, "zstore_http_connections_refused_total",
-          "HTTP connections closed at accept: the cap was reached and every open one was being answered", get(m.refused));
+          "HTTP connections closed at accept: the cap was reached and every open one was being answered",
+          get(m.refused));
   counter(w, "zstore_http_timeouts_total", "HTTP connections closed by the head, body or write deadline",
           get(m.timed_out));
 }
@@ -194,8 +203,8 @@ void per_column(PromWriter& w, std::string_view name, std::string_view help, con
 // How far RocksDB's flushes and compactions are behind the writes, and
 // whether it holds writes back (storage/db/background_pacing.h).
 void storage_backlog(PromWriter& w, const std::vector<ColumnSizes>& columns, const WriteStalls& stalls) {
-  per_column(w, "zstore_rocksdb_level0_files", "level-0 table files (writes slow down at 20), by column family", columns,
-             &ColumnSizes::level0_files);
+  per_column(w, "zstore_rocksdb_level0_files", "level-0 table files (writes slow down at 20), by column family",
+             columns, &ColumnSizes::level0_files);
   per_column(w, "zstore_rocksdb_immutable_memtables", "memtables waiting for or in a flush, by column family", columns,
              &ColumnSizes::immutable_memtables);
   per_column(w, "zstore_rocksdb_pending_compaction_bytes",
@@ -272,7 +281,8 @@ std::string render_metrics(const ServerView& view) {
   if (view.tower) {
     counter(w, "zstore_tower_beacons_forwarded_total", "beacons the embedded tower forwarded",
             get(view.tower->beacons_forwarded));
-    counter(w, "zstore_tower_malformed_total", "malformed beacons the embedded tower dropped", get(view.tower->malformed));
+    counter(w, "zstore_tower_malformed_total", "malformed beacons the embedded tower dropped",
+            get(view.tower->malformed));
     counter(w, "zstore_tower_loop_errors_total", "embedded tower events that failed, were logged and skipped",
             get(view.tower->loop_errors));
   }
@@ -280,8 +290,10 @@ std::string render_metrics(const ServerView& view) {
   if (view.connections) connection_metrics(w, *view.connections);
   ha_metric(w, view.ha_state ? view.ha_state() : "standalone");
   if (view.disk) {
-    gauge(w, "zstore_disk_free_bytes", "free bytes on the data dir's file system (last check)", view.disk->free_bytes());
-    gauge(w, "zstore_disk_min_free_bytes", "--min-free-bytes: writes are refused below it", view.disk->min_free_bytes());
+    gauge(w, "zstore_disk_free_bytes", "free bytes on the data dir's file system (last check)",
+          view.disk->free_bytes());
+    gauge(w, "zstore_disk_min_free_bytes", "--min-free-bytes: writes are refused below it",
+          view.disk->min_free_bytes());
     gauge(w, "zstore_disk_writes_refused", "1 while writes are refused for lack of disk space",
           view.disk->low() ? 1u : 0u);
     counter(w, "zstore_disk_low_total", "times the free space fell below --min-free-bytes", view.disk->low_episodes());

@@ -25,14 +25,14 @@ namespace zstore::server {
 
 struct ServerView {
   storage::Database* db = nullptr;
-  const ChpMetrics* chp = nullptr;      // null when CHP is disabled
-  const DafkaMetrics* dafka = nullptr;  // null when the Dafka store is disabled
-  const TowerMetrics* tower = nullptr;  // null when the embedded tower is disabled
-  const DiskWatch* disk = nullptr;      // null when --min-free-bytes is 0
+  const ChpMetrics* chp = nullptr;               // null when CHP is disabled
+  const DafkaMetrics* dafka = nullptr;           // null when the Dafka store is disabled
+  const TowerMetrics* tower = nullptr;           // null when the embedded tower is disabled
+  const DiskWatch* disk = nullptr;               // null when --min-free-bytes is 0
   const storage::DafkaLog* dafka_log = nullptr;  // its counters (partition_count(), topic_totals(): thread-safe)
-  std::size_t dafka_metrics_topics = 100;  // topics with their own /metrics series (--dafka-metrics-topics)
+  std::size_t dafka_metrics_topics = 100;        // topics with their own /metrics series (--dafka-metrics-topics)
   const storage::ChpStore* chp_store = nullptr;  // live_keys() only (atomic); null when CHP is disabled
-  std::function<std::string()> ha_state;  // standalone, primary, backup, active, passive
+  std::function<std::string()> ha_state;         // standalone, primary, backup, active, passive
   const ConnectionWatch* connections = nullptr;  // ports() and limits(): atomics, fixed once started
   HttpMetrics* http = nullptr;  // the HTTP server's connections (it writes them; null: its own, unseen elsewhere)
   AuthMetrics* auth = nullptr;  // authentication failures (the HTTP server counts its 401s in it)

@@ -32,10 +32,10 @@ void DafkaRetainer::pass() {
   if (!s.ok()) {
     error_log_.log(spdlog::level::err, "Dafka retention: {} (tried again in {} ms)", s.message(), interval_.count());
   } else if (pass.records_deleted > 0 || pass.partitions_dropped > 0) {
-    spdlog::info("Dafka retention: {} record(s) ({} bytes) deleted from {} partition(s), {} idle partition(s) "
-                 "removed, in {} ms",
-                 pass.records_deleted, pass.bytes_deleted, pass.partitions_trimmed, pass.partitions_dropped,
-                 ms.count());
+    spdlog::info(
+        "Dafka retention: {} record(s) ({} bytes) deleted from {} partition(s), {} idle partition(s) "
+        "removed, in {} ms",
+        pass.records_deleted, pass.bytes_deleted, pass.partitions_trimmed, pass.partitions_dropped, ms.count());
   }
   ++passes_;
 }

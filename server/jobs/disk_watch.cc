@@ -37,9 +37,10 @@ void DiskWatch::check() {
     db_.refuse_writes("disk almost full: " + std::to_string(*free) + " bytes free in '" + db_.dir() +
                       "', below --min-free-bytes " + std::to_string(min_free_bytes_));
     episodes_.fetch_add(1, std::memory_order_relaxed);
-    spdlog::error("disk almost full: {} bytes free in '{}', below --min-free-bytes {}: refusing CHP updates and "
-                  "Dafka records until it is above again (reads, snapshots and FETCHes go on)",
-                  *free, db_.dir(), min_free_bytes_);
+    spdlog::error(
+        "disk almost full: {} bytes free in '{}', below --min-free-bytes {}: refusing CHP updates and "
+        "Dafka records until it is above again (reads, snapshots and FETCHes go on)",
+        *free, db_.dir(), min_free_bytes_);
   } else {
     db_.accept_writes();
     spdlog::warn("disk space back: {} bytes free in '{}' (--min-free-bytes {}): accepting writes again", *free,

@@ -18,7 +18,8 @@ namespace {
 std::string env_flag(const po::options_description& d, const std::string& name) {
   std::string flag;
   if (name.rfind("ZSTORE_", 0) != 0) return flag;
-  for (char c : name.substr(7)) flag.push_back(c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (char c : name.substr(7))
+    flag.push_back(c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   if (flag == "help" || d.find_nothrow(flag, false) == nullptr) flag.clear();
   return flag;
 }
@@ -84,10 +85,9 @@ ParseOutcome parse_options(int argc, const char* const* argv, const char* const*
       if (eq == std::string::npos) continue;
       std::string flag = env_flag(d, kv.substr(0, eq));
       if (flag.empty() || (vm.count(flag) && !vm[flag].defaulted())) continue;
-      po::store(po::command_line_parser(std::vector<std::string>{"--" + flag + "=" + kv.substr(eq + 1)})
-                    .options(d)
-                    .run(),
-                vm);
+      po::store(
+          po::command_line_parser(std::vector<std::string>{"--" + flag + "=" + kv.substr(eq + 1)}).options(d).run(),
+          vm);
     }
     if (vm.count("help")) {
       std::ostringstream out;

@@ -17,7 +17,8 @@ std::optional<std::string> check_exposure(const ServerOptions& o) {
   auto ha_host = protocol::parse_tcp_endpoint(o.ha_bind);
   bool zmq_exposed = (zmq_ports && !is_loopback(o.bind)) || (ha_host && !is_loopback(ha_host->host));
   if (zmq_exposed && o.curve_cert.empty()) {
-    return "refusing to serve ZeroMQ ports beyond loopback (--bind " + o.bind + (o.ha_bind.empty() ? "" : ", --ha-bind " + o.ha_bind) +
+    return "refusing to serve ZeroMQ ports beyond loopback (--bind " + o.bind +
+           (o.ha_bind.empty() ? "" : ", --ha-bind " + o.ha_bind) +
            ") without CURVE: anyone reaching them could read and write everything. Make keys: "
            "'zstore-cli keygen server --dir keys' and, per client, 'zstore-cli keygen NAME' with NAME.key copied into "
            "an allow directory; then give --curve-cert keys/server.key_secret --curve-allow DIR. Or accept the risk "

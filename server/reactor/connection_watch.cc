@@ -203,9 +203,10 @@ void ConnectionWatch::accepted(Port& port, int fd) {
   if (at_cap(port) && !make_room(port)) {
     ::shutdown(fd, SHUT_RDWR);  // libzmq sees the end and closes the fd
     port.stats->refused.fetch_add(1, std::memory_order_relaxed);
-    port.refused_log.log(spdlog::level::warn, "{}: connection refused, {} connections on this port, {} in total "
-                         "(--max-connections-per-port {}, --max-connections {})", port.stats->name,
-                         port.connections.size(), total_, limits_.per_port, limits_.total);
+    port.refused_log.log(spdlog::level::warn,
+                         "{}: connection refused, {} connections on this port, {} in total "
+                         "(--max-connections-per-port {}, --max-connections {})",
+                         port.stats->name, port.connections.size(), total_, limits_.per_port, limits_.total);
     return;
   }
   c.base_published = port.stats->published_bytes.load(std::memory_order_relaxed);

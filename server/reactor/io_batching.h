@@ -64,7 +64,9 @@ class IoBatching {
    public:
     static constexpr std::size_t kMaxOn = 512;
     BacklogVote(IoBatching* batching, std::size_t queue_messages)
-        : vote_(batching), on_(std::clamp<std::size_t>(queue_messages / 2, 2, kMaxOn)), off_(std::max<std::size_t>(on_ / 8, 1)) {}
+        : vote_(batching),
+          on_(std::clamp<std::size_t>(queue_messages / 2, 2, kMaxOn)),
+          off_(std::max<std::size_t>(on_ / 8, 1)) {}
     void drained(std::size_t messages) {
       if (messages >= on_) vote_.set(true);
       if (messages < off_) vote_.set(false);
@@ -91,11 +93,11 @@ class IoBatching {
 
   std::string io_prefix_;
   mutable std::mutex mutex_;
-  int votes_ = 0;           // guarded by mutex_, as the rest
+  int votes_ = 0;            // guarded by mutex_, as the rest
   std::vector<pid_t> tids_;  // found at the first vote that found any
   bool batching_ = false;
   std::uint64_t periods_ = 0;
-  bool disabled_ = false;   // the system refused a policy change: tried no more
+  bool disabled_ = false;  // the system refused a policy change: tried no more
 };
 
 }  // namespace zstore::server

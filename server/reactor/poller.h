@@ -63,11 +63,11 @@ class Poller {
   void insert(Entry entry);
   void settle();  // drops removed entries, inserts those added while dispatching
 
-  std::vector<Entry> entries_;       // by rank, then addition; items_[i] polls entries_[i]
+  std::vector<Entry> entries_;  // by rank, then addition; items_[i] polls entries_[i]
   std::vector<zmq::pollitem_t> items_;
-  std::vector<Entry> added_;         // added while dispatching
+  std::vector<Entry> added_;  // added while dispatching
   bool dispatching_ = false;
-  bool removed_ = false;             // entries_ holds a removed entry
+  bool removed_ = false;  // entries_ holds a removed entry
 };
 
 }  // namespace zstore::server

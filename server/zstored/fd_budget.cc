@@ -23,8 +23,9 @@ ConnectionPlan plan_connections(std::uint64_t soft_limit, std::uint64_t requeste
     plan.error = "--max-connections " + std::to_string(requested) + ", the " + std::to_string(kReservedFds) +
                  " file descriptors kept for the database and the process and the " + std::to_string(http_fds) +
                  " of --http-max-connections need a file descriptor limit of at "
-                 "least " + std::to_string((requested ? requested : 1) + reserved) +
-                 " (RLIMIT_NOFILE is " + std::to_string(soft_limit) + ": raise LimitNOFILE or ulimit -n)";
+                 "least " +
+                 std::to_string((requested ? requested : 1) + reserved) + " (RLIMIT_NOFILE is " +
+                 std::to_string(soft_limit) + ": raise LimitNOFILE or ulimit -n)";
     return plan;
   }
   plan.total = requested != 0 ? requested : room;

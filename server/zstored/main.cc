@@ -29,8 +29,10 @@ int run(const ServerOptions& o) {
     spdlog::critical("cannot start: {}", plan.error);
     return 1;
   }
-  spdlog::info("file descriptor limit {}: up to {} connections, {} kept for the database and the process, {} for "
-               "HTTP", fd_limit, plan.total, kReservedFds, http_fds);
+  spdlog::info(
+      "file descriptor limit {}: up to {} connections, {} kept for the database and the process, {} for "
+      "HTTP",
+      fd_limit, plan.total, kReservedFds, http_fds);
   Storage st;
   if (!st.open(o)) return 1;
   DatabaseJobs jobs;  // declared after st (destroyed first), stopped after the reactors

@@ -35,12 +35,19 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
   c.receive_budget_bytes = o.receive_buffer_bytes;
   c.subscriber_buffer_bytes = o.subscriber_buffer_bytes;
   if (!o.ha.empty()) {
-    c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup, o.ha_bind, o.ha_peer, o.ha_peer_chp,
-                    std::chrono::milliseconds(o.ha_heartbeat_ms), o.ha_test_cut_file};
+    c.ha = HaConfig{o.ha == "primary" ? HaState::kPrimary : HaState::kBackup,
+                    o.ha_bind,
+                    o.ha_peer,
+                    o.ha_peer_chp,
+                    std::chrono::milliseconds(o.ha_heartbeat_ms),
+                    o.ha_test_cut_file};
   }
   if (!o.replica_of.empty()) {
-    c.replica = ReplicaConfig{o.replica_of, std::chrono::milliseconds(o.replica_silence_ms),
-                              std::chrono::milliseconds(o.replica_stale_ms), o.replica_subtree, {}};
+    c.replica = ReplicaConfig{o.replica_of,
+                              std::chrono::milliseconds(o.replica_silence_ms),
+                              std::chrono::milliseconds(o.replica_stale_ms),
+                              o.replica_subtree,
+                              {}};
     if (!o.replica_server_key.empty()) {
       auto upstream = security::load_cert(o.replica_server_key, false);
       if (!upstream.cert) throw std::runtime_error("--replica-server-key: " + upstream.error);
@@ -50,8 +57,7 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
   return c;
 }
 
-DafkaStoreConfig dafka_config(const ServerOptions& o, const security::SocketSecurity& security,
-                              const ZapHandler* zap) {
+DafkaStoreConfig dafka_config(const ServerOptions& o, const security::SocketSecurity& security, const ZapHandler* zap) {
   DafkaStoreConfig c;
   c.security = security;
   if (zap) c.peer_name = [zap](const std::string& key) { return zap->name_of_key(key); };

@@ -24,8 +24,7 @@ ChpServerConfig chp_config(const ServerOptions& o, const security::SocketSecurit
 
 // zap (may be null) names the peers' CURVE keys; without --towers the store
 // beacons to our own embedded tower.
-DafkaStoreConfig dafka_config(const ServerOptions& o, const security::SocketSecurity& security,
-                              const ZapHandler* zap);
+DafkaStoreConfig dafka_config(const ServerOptions& o, const security::SocketSecurity& security, const ZapHandler* zap);
 
 // Throws std::runtime_error on an unusable token file or backup directory.
 HttpConfig http_config(const ServerOptions& o);

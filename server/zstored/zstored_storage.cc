@@ -27,11 +27,13 @@ storage::Status start_own_history(storage::ChpStore& store, bool stopped_cleanly
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
   std::uint64_t resumed = store.last_sequence();
   bool new_epoch = false;
-  storage::Status s = store.start_standalone(stopped_cleanly, static_cast<std::uint64_t>(now.count()), salt, &new_epoch);
+  storage::Status s =
+      store.start_standalone(stopped_cleanly, static_cast<std::uint64_t>(now.count()), salt, &new_epoch);
   if (s.ok() && new_epoch && resumed != 0) {
-    spdlog::warn("the last stop was not clean: the CHP map resumes after sequence {} in a new epoch from {} (updates "
-                 "not yet synced at the stop, if any, are lost; with --sync always there are none)",
-                 resumed, store.last_sequence());
+    spdlog::warn(
+        "the last stop was not clean: the CHP map resumes after sequence {} in a new epoch from {} (updates "
+        "not yet synced at the stop, if any, are lost; with --sync always there are none)",
+        resumed, store.last_sequence());
   }
   return s;
 }
@@ -49,8 +51,9 @@ bool Storage::open(const ServerOptions& o) {
     dbo.env = power_cut->env();
   }
   storage::Status s = storage::Database::Open(o.data_dir, dbo, &db);
-  if (s.ok()) s = storage::ChpStore::Open(db.get(), &chp, o.chp_history, storage::ChpKeyIndex::kDefaultMaxBytes,
-                                                   o.chp_key_history);
+  if (s.ok())
+    s = storage::ChpStore::Open(db.get(), &chp, o.chp_history, storage::ChpKeyIndex::kDefaultMaxBytes,
+                                o.chp_key_history);
   if (s.ok()) chp->build_key_index_in_background();  // a restarted map: no write reads a key it held
   // A pair member or replica takes its sequences from the map it follows.
   if (s.ok() && o.ha.empty() && o.replica_of.empty()) s = start_own_history(*chp, db->stopped_cleanly());

@@ -35,9 +35,9 @@ struct Storage {
 
 // The database's background jobs; each runs when the options enable it.
 struct DatabaseJobs {
-  std::unique_ptr<WalSyncer> syncer;  // --sync batch
-  std::unique_ptr<DiskWatch> disk;    // always (it watches nothing with --min-free-bytes 0)
-  std::unique_ptr<StorageWatch> storage;  // always: exits when writes failed for good
+  std::unique_ptr<WalSyncer> syncer;        // --sync batch
+  std::unique_ptr<DiskWatch> disk;          // always (it watches nothing with --min-free-bytes 0)
+  std::unique_ptr<StorageWatch> storage;    // always: exits when writes failed for good
   std::unique_ptr<DafkaRetainer> retainer;  // with a Dafka log
 
   void start(const ServerOptions& o, Storage& st);

@@ -64,7 +64,10 @@ std::uint64_t common_point(const ChpEpochs& a, const ChpEpochs& b) {
   // Align on the oldest epoch both lists hold (lists are truncated).
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size() && a[i].base != b[j].base) {
-    if (a[i].base < b[j].base) ++i; else ++j;
+    if (a[i].base < b[j].base)
+      ++i;
+    else
+      ++j;
   }
   std::uint64_t common = 0;
   for (; i < a.size() && j < b.size(); ++i, ++j) {

@@ -98,8 +98,9 @@ class HistoryCursor final : public ChpSnapshotCursor {
     if (!decode_chp_entry(std::string_view(current_.data(), current_.size()), &now)) return corrupt();
     if (now.sequence > update.entry.sequence) return false;  // overwritten later: that update follows
     if (now.sequence < update.entry.sequence) {
-      status_ = Status::Corruption("corrupt CHP history: it refers to sequence " + std::to_string(update.entry.sequence) +
-                              " of a key chp_map holds at " + std::to_string(now.sequence));
+      status_ =
+          Status::Corruption("corrupt CHP history: it refers to sequence " + std::to_string(update.entry.sequence) +
+                             " of a key chp_map holds at " + std::to_string(now.sequence));
       return false;
     }
     return assign(now, out);

@@ -19,9 +19,7 @@ namespace {
 constexpr std::size_t kStopCheckEvery = 4096;
 
 // The scan yields the core to the reactors: it only saves them reads.
-void lower_thread_priority() {
-  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
-}
+void lower_thread_priority() { (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10); }
 
 }  // namespace
 

@@ -316,7 +316,7 @@ Status ChpStore::clear() {
   history_from_ = UINT64_MAX;  // nothing to hand out until adopt()
   history_count_ = 0;
   live_keys_ = 0;
-  key_scan_.reset();        // what it read is gone
+  key_scan_.reset();       // what it read is gone
   key_index_.clear(true);  // the map is empty: the index knows every key again
   publish_key_index_state();
   ascending_since_clear_ = true;

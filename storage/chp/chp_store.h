@@ -29,7 +29,7 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class WriteBatch;
-}
+}  // namespace rocksdb
 
 namespace zstore::storage {
 
@@ -300,9 +300,9 @@ class ChpStore {
   std::uint64_t history_from_ = 0;
   std::uint64_t history_count_ = 0;
   std::uint64_t history_max_ = kDefaultHistoryEntries;
-  std::uint64_t versions_from_ = 0;  // kMetaChpVersionsFrom
-  bool key_history_ = false;         // Open's key_history
-  std::string version_key_;          // apply()'s, kept
+  std::uint64_t versions_from_ = 0;   // kMetaChpVersionsFrom
+  bool key_history_ = false;          // Open's key_history
+  std::string version_key_;           // apply()'s, kept
   std::uint64_t sweep_floor_ms_ = 0;  // no live index entry below it
   std::atomic<std::uint64_t> live_keys_{0};
   ChpKeyIndex key_index_;
@@ -315,9 +315,9 @@ class ChpStore {
   // after a batch over kMaxKeptBatchBytes, so one large batch does not
   // stay allocated.
   rocksdb::WriteBatch apply_batch_;
-  std::string history_block_;             // apply()'s HistoryWriter's buffer, kept (at most a block)
+  std::string history_block_;                   // apply()'s HistoryWriter's buffer, kept (at most a block)
   std::vector<std::uint64_t> given_sequences_;  // apply()'s writes' sequences as given, kept
-  std::unique_ptr<ChpKeyScan> key_scan_;  // last: stopped before the rest goes
+  std::unique_ptr<ChpKeyScan> key_scan_;        // last: stopped before the rest goes
   // Since clear(), only load()s in ascending key order: the map holds no key
   // above last_loaded_ (none at all while !loaded_any_).
   bool ascending_since_clear_ = false;

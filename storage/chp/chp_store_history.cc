@@ -37,7 +37,9 @@ std::string sequence_key(std::uint64_t sequence) {
 
 }  // namespace
 
-std::uint64_t ChpStore::history_slack() const { return std::clamp<std::uint64_t>(history_max_ / 16, 1, kMaxDropPerCall / 2); }
+std::uint64_t ChpStore::history_slack() const {
+  return std::clamp<std::uint64_t>(history_max_ / 16, 1, kMaxDropPerCall / 2);
+}
 
 // Bounded steps, as many as the bytes just written need (a step drops up
 // to kMaxDropBytesPerCall), so the count bound keeps up with large values
@@ -211,9 +213,7 @@ std::unique_ptr<ChpSnapshotCursor> ChpStore::history_updates_after(std::uint64_t
   return history_cursor(db_, after, last_sequence_, {}, HistoryValues::kOmitted);
 }
 
-bool ChpStore::keeps_history() const {
-  return history_max_ > 0 && db_->handle(Column::kChpHistory) != nullptr;
-}
+bool ChpStore::keeps_history() const { return history_max_ > 0 && db_->handle(Column::kChpHistory) != nullptr; }
 
 std::unique_ptr<ChpSnapshotCursor> ChpStore::resume_after(std::uint64_t after, std::string_view prefix) {
   if (after > last_sequence_ || !contains_sequence(epochs_, after)) return nullptr;

@@ -32,11 +32,14 @@ std::string prefix_successor(std::string_view prefix) {
 class RocksSnapshotCursor final : public ChpSnapshotCursor {
  public:
   RocksSnapshotCursor(Database* db, std::string_view prefix, std::uint64_t sequence)
-      : db_(db), snapshot_(db->db()->GetSnapshot()), prefix_(prefix), upper_(prefix_successor(prefix)),
+      : db_(db),
+        snapshot_(db->db()->GetSnapshot()),
+        prefix_(prefix),
+        upper_(prefix_successor(prefix)),
         sequence_(sequence) {
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot_;
-    ro.fill_cache = false;  // a full scan must not evict the hot set
+    ro.fill_cache = false;        // a full scan must not evict the hot set
     ro.readahead_size = 2 << 20;  // a scan reads whole files: few large reads
     if (!upper_.empty()) {
       upper_slice_ = rocksdb::Slice(upper_);

@@ -27,9 +27,9 @@ struct AddedOffsets {
   std::string prefix;  // the partition's key prefix
   std::vector<std::uint64_t> offsets;
   std::vector<std::string_view> contents;  // the record at offsets[i] is contents[i]
-  std::uint64_t bytes = 0;  // content bytes of those offsets
-  std::uint64_t next = 0;   // the new head + 1, once computed
-  bool marked = false;      // a time mark was written
+  std::uint64_t bytes = 0;                 // content bytes of those offsets
+  std::uint64_t next = 0;                  // the new head + 1, once computed
+  bool marked = false;                     // a time mark was written
 
   bool contains(std::uint64_t offset) const {
     return !offsets.empty() && offset <= offsets.back() && std::binary_search(offsets.begin(), offsets.end(), offset);
@@ -103,7 +103,8 @@ std::int64_t DafkaLog::now_ms() const {
 Status DafkaLog::load() {
   std::lock_guard writer(write_mu_);
   std::lock_guard lock(mu_);
-  std::unique_ptr<rocksdb::Iterator> it(db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(Column::kDafkaHeads)));
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->db()->NewIterator(rocksdb::ReadOptions(), db_->handle(Column::kDafkaHeads)));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     DafkaPartitionKey key;
     if (!parse_dafka_partition_prefix(view(it->key()), &key)) return Status::Corruption("corrupt Dafka head entry");
@@ -130,8 +131,8 @@ Status DafkaLog::load_partition(const DafkaPartitionKey& key, std::string_view v
   state->bytes = head.bytes;
   state->last_write_ms = head.has_counters ? head.last_write_ms : now_ms();
   std::uint64_t from = head.has_counters ? head.next : 0;
-  auto cursor = dafka_internal::make_cursor(db_, dafka_partition_prefix(key.first, key.second), from,
-                                            ~std::uint64_t{0} - from);
+  auto cursor =
+      dafka_internal::make_cursor(db_, dafka_partition_prefix(key.first, key.second), from, ~std::uint64_t{0} - from);
   DafkaRecord r;
   while (cursor->next(&r)) {
     if (r.offset >= state->next) state->beyond.insert(r.offset);
@@ -281,8 +282,9 @@ void DafkaLog::plan_heads(AppendPlan* plan) {
       }
       ++a.next;
     }
-    DafkaHeadValue head{a.next, p ? p->floor : 0, (p ? p->records : 0) + a.offsets.size(),
-                        (p ? p->bytes : 0) + a.bytes, plan->now, true};
+    DafkaHeadValue head{
+        a.next, p ? p->floor : 0, (p ? p->records : 0) + a.offsets.size(), (p ? p->bytes : 0) + a.bytes, plan->now,
+        true};
     plan->batch.Put(db_->handle(Column::kDafkaHeads), slice(a.prefix), slice(encode_dafka_head(head)));
     auto interval = static_cast<std::int64_t>(options_.retention.mark_interval_ms(a.subject));
     if (!p || plan->now - p->last_mark_ms >= interval) {

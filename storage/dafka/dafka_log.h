@@ -58,7 +58,8 @@ struct DafkaRecordRef {
   DafkaRecordRef() = default;
   DafkaRecordRef(std::string_view s, std::string_view p, std::uint64_t o, std::string_view c)
       : subject(s), partition(p), offset(o), content(c) {}
-  DafkaRecordRef(const DafkaRecord& r) : subject(r.subject), partition(r.partition), offset(r.offset), content(r.content) {}  // NOLINT
+  DafkaRecordRef(const DafkaRecord& r)
+      : subject(r.subject), partition(r.partition), offset(r.offset), content(r.content) {}  // NOLINT
 };
 
 // (subject, partition): one partition of one topic.
@@ -118,10 +119,10 @@ class DafkaCursor {
 struct DafkaPartitionStats {
   std::string subject;
   std::string partition;
-  std::uint64_t next = 0;   // head + 1
-  std::uint64_t floor = 0;  // lowest offset not deleted by retention (records below it are gone)
-  std::uint64_t records = 0;  // records held (also those beyond a gap)
-  std::uint64_t bytes = 0;    // their content bytes
+  std::uint64_t next = 0;          // head + 1
+  std::uint64_t floor = 0;         // lowest offset not deleted by retention (records below it are gone)
+  std::uint64_t records = 0;       // records held (also those beyond a gap)
+  std::uint64_t bytes = 0;         // their content bytes
   std::int64_t last_write_ms = 0;  // wall clock of the last append (of the load, for a legacy entry)
   bool gap = false;                // records are held beyond the head
 };
@@ -135,8 +136,8 @@ struct DafkaTopicTotals {
 
 struct DafkaLogOptions {
   std::uint64_t max_ahead = 100000;
-  DafkaRetentionRules retention;            // for the interval of time marks
-  std::function<std::int64_t()> now_ms;     // wall clock (ms since the epoch); null: the system clock
+  DafkaRetentionRules retention;         // for the interval of time marks
+  std::function<std::int64_t()> now_ms;  // wall clock (ms since the epoch); null: the system clock
 };
 
 class DafkaLog {
@@ -215,13 +216,13 @@ class DafkaLog {
 
  private:
   struct PartitionState {
-    std::uint64_t next = 0;            // head + 1
+    std::uint64_t next = 0;  // head + 1
     std::uint64_t floor = 0;
     std::uint64_t records = 0;
     std::uint64_t bytes = 0;
     std::int64_t last_write_ms = 0;
-    std::int64_t last_mark_ms = 0;     // not persisted: a restart writes a new mark
-    std::set<std::uint64_t> beyond;    // offsets stored above next
+    std::int64_t last_mark_ms = 0;   // not persisted: a restart writes a new mark
+    std::set<std::uint64_t> beyond;  // offsets stored above next
   };
   struct AppendPlan;
   explicit DafkaLog(Database* db, DafkaLogOptions options);
@@ -257,7 +258,7 @@ class DafkaLog {
   mutable std::mutex mu_;
   std::map<DafkaPartitionKey, PartitionState, DafkaPartitionOrder> partitions_;
   std::map<std::string, std::shared_ptr<TopicCounters>, std::less<>> topics_;
-  mutable std::mutex published_mu_;        // guards published_ (a pointer swap)
+  mutable std::mutex published_mu_;  // guards published_ (a pointer swap)
   std::shared_ptr<const TopicList> published_;
   std::atomic<std::size_t> partition_count_{0};
   std::atomic<std::uint64_t> retained_away_{0};

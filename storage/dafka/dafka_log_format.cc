@@ -53,7 +53,7 @@ class RocksDafkaCursor final : public DafkaCursor {
         status_ = Status::Corruption("corrupt Dafka record run");
         return false;
       }
-      if (offset < from_) continue;  // in the run holding from, before it
+      if (offset < from_) continue;    // in the run holding from, before it
       if (offset - from_ >= limit_) {  // past from + count (no overflow)
         remaining_ = 0;
         return false;
@@ -120,12 +120,12 @@ class RocksDafkaCursor final : public DafkaCursor {
   }
 
   std::unique_ptr<rocksdb::Iterator> it_;
-  bool advance_ = false;          // the iterator is at the entry last read
-  std::string_view entry_;        // the current entry's value, when it is one record
-  PackedValues run_;              // its records, when it is a run
+  bool advance_ = false;           // the iterator is at the entry last read
+  std::string_view entry_;         // the current entry's value, when it is one record
+  PackedValues run_;               // its records, when it is a run
   std::uint64_t next_offset_ = 0;  // offset of the next record in it
-  std::uint64_t left_ = 0;        // records left in it
-  bool single_ = false;           // the entry is one record (its value is the content)
+  std::uint64_t left_ = 0;         // records left in it
+  bool single_ = false;            // the entry is one record (its value is the content)
   Status status_ = Status::Ok();
 };
 
@@ -179,8 +179,7 @@ void RunWriter::put(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* col
     parts_.emplace_back(length, 4);
     parts_.push_back(slice(contents[i]));
   }
-  batch.Put(column, rocksdb::SliceParts(key, 2),
-            rocksdb::SliceParts(parts_.data(), static_cast<int>(parts_.size())));
+  batch.Put(column, rocksdb::SliceParts(key, 2), rocksdb::SliceParts(parts_.data(), static_cast<int>(parts_.size())));
 }
 
 std::unique_ptr<DafkaCursor> make_cursor(Database* db, std::string prefix, std::uint64_t from, std::uint64_t count) {

@@ -21,8 +21,8 @@ std::vector<DafkaPartitionStats> DafkaLog::partitions_after(const DafkaPartition
   auto it = after ? partitions_.upper_bound(*after) : partitions_.begin();
   for (; it != partitions_.end() && out.size() < limit; ++it) {
     const PartitionState& p = it->second;
-    out.push_back({it->first.first, it->first.second, p.next, p.floor, p.records, p.bytes, p.last_write_ms,
-                   !p.beyond.empty()});
+    out.push_back(
+        {it->first.first, it->first.second, p.next, p.floor, p.records, p.bytes, p.last_write_ms, !p.beyond.empty()});
   }
   return out;
 }
@@ -37,8 +37,8 @@ std::vector<DafkaTopicTotals> DafkaLog::topic_totals() const {
   for (const auto& t : *list) {
     std::uint64_t partitions = t->partitions.load(std::memory_order_relaxed);
     if (partitions == 0) continue;
-    out.push_back({t->topic, partitions, t->records.load(std::memory_order_relaxed),
-                   t->bytes.load(std::memory_order_relaxed)});
+    out.push_back(
+        {t->topic, partitions, t->records.load(std::memory_order_relaxed), t->bytes.load(std::memory_order_relaxed)});
   }
   return out;
 }
@@ -46,9 +46,8 @@ std::vector<DafkaTopicTotals> DafkaLog::topic_totals() const {
 std::size_t DafkaLog::topic_count() const {
   auto list = topic_list();
   if (!list) return 0;
-  return static_cast<std::size_t>(std::count_if(list->begin(), list->end(), [](const auto& t) {
-    return t->partitions.load(std::memory_order_relaxed) != 0;
-  }));
+  return static_cast<std::size_t>(std::count_if(
+      list->begin(), list->end(), [](const auto& t) { return t->partitions.load(std::memory_order_relaxed) != 0; }));
 }
 
 std::uint64_t DafkaLog::partitions_of(std::string_view topic) const {

@@ -30,7 +30,8 @@ struct DafkaRetentionPass {
 class DafkaRetention {
  public:
   // log and db must outlive this object.
-  DafkaRetention(Database* db, DafkaLog* log, DafkaRetentionRules rules) : db_(db), log_(log), rules_(std::move(rules)) {}
+  DafkaRetention(Database* db, DafkaLog* log, DafkaRetentionRules rules)
+      : db_(db), log_(log), rules_(std::move(rules)) {}
 
   // One pass at wall-clock now_ms over every partition. Stops at the first
   // storage error (the next pass tries again).

@@ -73,10 +73,10 @@ class BackgroundPacing final : public rocksdb::EventListener {
   // What it has seen since the database opened, for /metrics.
   struct Stats {
     bool lifted = false;
-    std::uint64_t lifts = 0;            // times the limit was lifted
+    std::uint64_t lifts = 0;             // times the limit was lifted
     std::uint64_t stalled_families = 0;  // column families delaying or stopping writes now
-    std::uint64_t delays = 0;           // times a column family began to delay writes
-    std::uint64_t stops = 0;            // times a column family began to stop writes
+    std::uint64_t delays = 0;            // times a column family began to delay writes
+    std::uint64_t stops = 0;             // times a column family began to stop writes
   };
   Stats stats() const;
 
@@ -87,7 +87,7 @@ class BackgroundPacing final : public rocksdb::EventListener {
   mutable std::mutex mu_;
   std::set<std::string> stalled_;  // column families stalling writes, by their last notice
   std::uint64_t stall_notices_ = 0;
-  std::uint64_t immutables_ = 0;   // as of the last flush, plus those sealed since
+  std::uint64_t immutables_ = 0;  // as of the last flush, plus those sealed since
   bool lifted_ = false;
   std::uint64_t lifts_ = 0;
   std::uint64_t delays_ = 0;

@@ -197,10 +197,8 @@ Status Database::open_impl(const std::string& dir, const DatabaseOptions& option
   auto descriptors = column_descriptors(options, missing, *memory_, &column_of);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status rs =
-      options.read_only
-          ? rocksdb::DB::OpenForReadOnly(db, dir, descriptors, &handles, &raw)
-          : rocksdb::DB::Open(db, dir, descriptors, &handles, &raw);
+  rocksdb::Status rs = options.read_only ? rocksdb::DB::OpenForReadOnly(db, dir, descriptors, &handles, &raw)
+                                         : rocksdb::DB::Open(db, dir, descriptors, &handles, &raw);
   if (!rs.ok()) {
     Status s = from_rocks(rs, "cannot open database in '" + dir + "'");
     if (rs.IsCorruption()) return with_damaged_hint(s);

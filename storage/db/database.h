@@ -87,10 +87,10 @@ inline constexpr std::uint64_t kMinBlockCacheBytes = 4ull << 20;
 
 // What the budgets above hold now (Database::memory_use()).
 struct MemoryUse {
-  std::uint64_t memtable_bytes = 0;         // every memtable not yet freed (mutable, sealed, flushing)
-  std::uint64_t memtable_budget_bytes = 0;  // DatabaseOptions::memtable_budget_bytes
-  std::uint64_t block_cache_bytes = 0;      // blocks in the cache
-  std::uint64_t block_cache_pinned_bytes = 0;  // of those, in use by readers now
+  std::uint64_t memtable_bytes = 0;              // every memtable not yet freed (mutable, sealed, flushing)
+  std::uint64_t memtable_budget_bytes = 0;       // DatabaseOptions::memtable_budget_bytes
+  std::uint64_t block_cache_bytes = 0;           // blocks in the cache
+  std::uint64_t block_cache_pinned_bytes = 0;    // of those, in use by readers now
   std::uint64_t block_cache_capacity_bytes = 0;  // DatabaseOptions::block_cache_bytes
 };
 
@@ -107,10 +107,10 @@ inline constexpr std::uint64_t kDatabaseFds = kMaxOpenTableFiles + 64;
 
 struct DatabaseOptions {
   SyncPolicy sync = SyncPolicy::kAlways;
-  bool read_only = false;        // open without writing anything; no lock held
-  bool create_if_missing = true;  // ignored when read_only
-  std::shared_ptr<rocksdb::Env> env;  // null: the default; tests inject faults (fault_env.h)
-  std::chrono::milliseconds resume_interval{100};  // between recovery attempts after a failed write
+  bool read_only = false;                                 // open without writing anything; no lock held
+  bool create_if_missing = true;                          // ignored when read_only
+  std::shared_ptr<rocksdb::Env> env;                      // null: the default; tests inject faults (fault_env.h)
+  std::chrono::milliseconds resume_interval{100};         // between recovery attempts after a failed write
   std::uint64_t max_total_wal_bytes = kMaxTotalWalBytes;  // tests use a small one
   // For a process confined to fewer cores than it has threads: flush and
   // compaction threads reniced (background_priority.h) and their writes
@@ -215,8 +215,8 @@ class Database {
   std::atomic<bool> unsynced_{false};
   std::atomic<bool> refused_{false};
   mutable std::mutex refusal_mutex_;
-  std::string refusal_;  // guarded by refusal_mutex_
-  std::mutex sync_mutex_;  // SyncWAL and Resume never run at once
+  std::string refusal_;     // guarded by refusal_mutex_
+  std::mutex sync_mutex_;   // SyncWAL and Resume never run at once
   WriteRecovery recovery_;  // failed writes; its readers never wait for a Resume
 };
 

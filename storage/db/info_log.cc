@@ -59,9 +59,9 @@ void rotate(const fs::path& dir, std::size_t keep_old) {
   std::error_code ec;
   fs::path log = dir / "LOG";
   if (fs::exists(log, ec)) {
-    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
+    auto micros =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     fs::rename(log, dir / ("LOG.old." + std::to_string(micros)), ec);
   }
   std::vector<fs::path> old;

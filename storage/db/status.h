@@ -53,12 +53,18 @@ class [[nodiscard]] Status {
 
 inline std::string_view code_name(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "OK";
-    case Status::Code::kIoError: return "IO error";
-    case Status::Code::kNoSpace: return "No space";
-    case Status::Code::kCorruption: return "Corruption";
-    case Status::Code::kRefused: return "Refused";
-    case Status::Code::kInvalidArgument: return "Invalid argument";
+    case Status::Code::kOk:
+      return "OK";
+    case Status::Code::kIoError:
+      return "IO error";
+    case Status::Code::kNoSpace:
+      return "No space";
+    case Status::Code::kCorruption:
+      return "Corruption";
+    case Status::Code::kRefused:
+      return "Refused";
+    case Status::Code::kInvalidArgument:
+      return "Invalid argument";
   }
   return "Unknown code";
 }

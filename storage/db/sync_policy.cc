@@ -11,9 +11,12 @@ std::optional<SyncPolicy> parse_sync_policy(std::string_view text) {
 
 std::string_view to_string(SyncPolicy policy) {
   switch (policy) {
-    case SyncPolicy::kNone: return "none";
-    case SyncPolicy::kBatch: return "batch";
-    case SyncPolicy::kAlways: return "always";
+    case SyncPolicy::kNone:
+      return "none";
+    case SyncPolicy::kBatch:
+      return "batch";
+    case SyncPolicy::kAlways:
+      return "always";
   }
   return "unknown";
 }

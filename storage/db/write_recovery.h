@@ -46,9 +46,9 @@ class WriteRecovery {
   // *refusal is what recover() returns (Ok when nothing failed).
   bool due(std::chrono::milliseconds interval, Status* refusal);
 
-  std::mutex resume_mutex_;  // one recovery at a time; held across DB::Resume
+  std::mutex resume_mutex_;         // one recovery at a time; held across DB::Resume
   mutable std::mutex state_mutex_;  // never held across DB::Resume
-  bool failing_ = false;  // guarded by state_mutex_, as the three below
+  bool failing_ = false;            // guarded by state_mutex_, as the three below
   bool unrecoverable_ = false;
   std::chrono::steady_clock::time_point next_resume_{};
   Status last_failure_ = Status::Ok();

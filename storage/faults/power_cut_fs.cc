@@ -56,8 +56,8 @@ class LazyFile final : public rocksdb::FSWritableFileOwnerWrapper {
   IOStatus PositionedAppend(const rocksdb::Slice&, std::uint64_t, const IOOptions&, IODebugContext*) override {
     return IOStatus::NotSupported("PowerCut files take appends only");
   }
-  IOStatus PositionedAppend(const rocksdb::Slice&, std::uint64_t, const IOOptions&, const rocksdb::DataVerificationInfo&,
-                            IODebugContext*) override {
+  IOStatus PositionedAppend(const rocksdb::Slice&, std::uint64_t, const IOOptions&,
+                            const rocksdb::DataVerificationInfo&, IODebugContext*) override {
     return IOStatus::NotSupported("PowerCut files take appends only");
   }
   IOStatus Flush(const IOOptions&, IODebugContext*) override {

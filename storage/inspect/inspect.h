@@ -18,7 +18,7 @@ struct ColumnStats {
   std::uint64_t keys = 0;       // exact, by iteration
   std::uint64_t key_bytes = 0;  // sum of key sizes
   std::uint64_t value_bytes = 0;
-  std::uint64_t sst_bytes = 0;  // size of the column's table files on disk (0 while all in memtables/WAL)
+  std::uint64_t sst_bytes = 0;   // size of the column's table files on disk (0 while all in memtables/WAL)
   std::uint64_t blob_bytes = 0;  // size of its blob files (large values kept apart: dafka_records' runs)
 };
 
@@ -29,7 +29,7 @@ Status column_stats(Database* db, Column column, ColumnStats* out, const std::fu
 struct DafkaPartitionInfo {
   std::string subject;
   std::string partition;
-  std::uint64_t next = 0;  // next offset expected: head + 1; 0 while offset 0 is missing
+  std::uint64_t next = 0;     // next offset expected: head + 1; 0 while offset 0 is missing
   std::uint64_t floor = 0;    // lowest offset retention kept
   std::uint64_t records = 0;  // records held (0 in a first-format head entry: not counted there)
   std::uint64_t bytes = 0;    // their content bytes (same)

@@ -356,8 +356,8 @@ BOOST_AUTO_TEST_CASE(storm_mode_restarting_one_server) {
 }
 
 BOOST_AUTO_TEST_CASE(storm_mode_failing_over_an_ha_pair) {
-  check_storm(bench({"storm", "--clients", "5", "--keys", "3000", "--ha", "--writer-rate", "100", "--deadline", "30",
-                     "--json"}));
+  check_storm(bench(
+      {"storm", "--clients", "5", "--keys", "3000", "--ha", "--writer-rate", "100", "--deadline", "30", "--json"}));
 }
 
 // The storm with the clients on two replicas of the pair: the kill of the

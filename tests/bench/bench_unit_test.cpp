@@ -148,11 +148,18 @@ BOOST_AUTO_TEST_CASE(options_defaults_and_usage_errors) {
   BOOST_TEST(o->key_order == "random");
   BOOST_TEST(!parse_options({"--help"}, out).has_value());
   BOOST_TEST(out.str().find("--vs-relay") != std::string::npos);
-  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-           {}, {"nope"}, {"chp", "--value-bytes", "10"}, {"chp", "--writers", "0"}, {"chp", "--bogus"},
-           {"relay", "--shape", "x"}, {"chp", "--rate-fraction", "2"}, {"dafka", "--tower", "h:1"},
-           {"replay", "--dafka-server", "h:1", "--tower", "h:2"}, {"chp", "--duration", "abc"},
-           {"chp", "--key-order", "shuffled"}}) {
+  for (std::vector<std::string> bad :
+       std::vector<std::vector<std::string>>{{},
+                                             {"nope"},
+                                             {"chp", "--value-bytes", "10"},
+                                             {"chp", "--writers", "0"},
+                                             {"chp", "--bogus"},
+                                             {"relay", "--shape", "x"},
+                                             {"chp", "--rate-fraction", "2"},
+                                             {"dafka", "--tower", "h:1"},
+                                             {"replay", "--dafka-server", "h:1", "--tower", "h:2"},
+                                             {"chp", "--duration", "abc"},
+                                             {"chp", "--key-order", "shuffled"}}) {
     BOOST_CHECK_THROW(parse_options(bad, out), std::invalid_argument);
   }
   // --curve: chp and dafka only, with a zstored of the bench's own.

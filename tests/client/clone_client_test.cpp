@@ -188,9 +188,7 @@ BOOST_AUTO_TEST_CASE(subtree_filters_snapshot_and_updates) {
   FakeChpServer server(ctx);
   server.reset_map({{"/a/x", "1"}, {"/b/y", "2"}, {"/ab", "3"}}, 3);
   // A careless server that ignores the subtree in its snapshot.
-  server.set_request_hook([](FakeChpServer& s, const std::string& id, const std::string&, int) {
-    s.answer(id, "");
-  });
+  server.set_request_hook([](FakeChpServer& s, const std::string& id, const std::string&, int) { s.answer(id, ""); });
   Options o = options_for({server.endpoint()});
   o.subtree = "/a/";
   CloneClient client(o);
@@ -218,7 +216,7 @@ BOOST_AUTO_TEST_CASE(fails_over_to_the_second_server_after_silence) {
   BOOST_CHECK(has(client, "k", "from-primary"));
   BOOST_CHECK_EQUAL(client.stats().current_server, 0u);
 
-  primary.reset();  // dies
+  primary.reset();             // dies
   backup.set_heartbeat(true);  // takes over
   BOOST_REQUIRE(client.wait_for([&] { return client.synced() && has(client, "k", "from-backup"); }, kDeadline));
   BOOST_CHECK_EQUAL(client.stats().current_server, 1u);

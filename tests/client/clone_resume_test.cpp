@@ -47,8 +47,8 @@ std::string describe(const zstore::client::ClientStats& s) {
   std::ostringstream out;
   out << "server " << s.current_server << ", failovers " << s.failovers << ", resyncs " << s.resyncs << ", gaps "
       << s.gaps << ", requests " << s.snapshot_requests << ", snapshots " << s.snapshots_applied << ", resumes "
-      << s.resumes << ", malformed " << s.malformed_dropped << ", agent errors " << s.agent_errors
-      << ", last error '" << s.last_error << "'";
+      << s.resumes << ", malformed " << s.malformed_dropped << ", agent errors " << s.agent_errors << ", last error '"
+      << s.last_error << "'";
   return out.str();
 }
 
@@ -109,10 +109,12 @@ BOOST_AUTO_TEST_CASE(resume_after_failover_ends_with_the_same_map_as_a_full_snap
   BOOST_REQUIRE(writer.wait_published(last, 15s));
   zmq::context_t ctx;
   ChpPeer reader(ctx, "tcp://127.0.0.1", pair.backup.chp_port());
-  BOOST_REQUIRE(wait_until([&] {
-    auto snap = reader.snapshot("", 2s);
-    return snap && snap->entries.count("/t0") == 0 && snap->entries.at("/marker").body == "2";
-  }, 10s));
+  BOOST_REQUIRE(wait_until(
+      [&] {
+        auto snap = reader.snapshot("", 2s);
+        return snap && snap->entries.count("/t0") == 0 && snap->entries.at("/marker").body == "2";
+      },
+      10s));
   auto snap = reader.snapshot("", 5s);
   BOOST_REQUIRE(snap);
   const auto expected = values(*snap);

@@ -106,13 +106,19 @@ BOOST_AUTO_TEST_CASE(concurrent_increments_lose_none) {
       for (int done = 0; done < kEach;) {
         auto seen = mine.get_with_sequence("/cw/n");
         if (!seen) continue;
-        auto o = mine.write("/cw/n", std::to_string(std::stoi(seen->first) + 1), WriteOptions::if_sequence(seen->second))
-                     .wait_for(10s);
+        auto o =
+            mine.write("/cw/n", std::to_string(std::stoi(seen->first) + 1), WriteOptions::if_sequence(seen->second))
+                .wait_for(10s);
         if (o.kind == Kind::kApplied) {
           ++applied, ++done;
         } else if (o.kind == Kind::kRefused) {
           ++refused;
-          mine.wait_for([&] { auto now = mine.get_with_sequence("/cw/n"); return now && now->second >= o.sequence; }, 5s);
+          mine.wait_for(
+              [&] {
+                auto now = mine.get_with_sequence("/cw/n");
+                return now && now->second >= o.sequence;
+              },
+              5s);
         } else {
           return;
         }

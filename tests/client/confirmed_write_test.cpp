@@ -140,9 +140,12 @@ BOOST_AUTO_TEST_CASE(concurrent_increments_lose_nothing) {
         }
         auto next = std::to_string(std::stoull(now.value) + 1);
         auto r = write("/w/counter", next, {Pre::Kind::kSequence, now.sequence});
-        if (r.result == WriteResult::Result::kApplied) ++applied;
-        else if (r.result == WriteResult::Result::kRefused) ++refused;
-        else ++other;
+        if (r.result == WriteResult::Result::kApplied)
+          ++applied;
+        else if (r.result == WriteResult::Result::kRefused)
+          ++refused;
+        else
+          ++other;
       }
     });
   }

@@ -76,8 +76,9 @@ BOOST_AUTO_TEST_CASE(consume_from_beginning_prints_stored_records_and_stops_at_c
     for (auto s : {"a", "b", "c"}) producer.publish("hello", s);
     BOOST_REQUIRE(producer.flush(10s));
   }
-  auto [code, log] = run_shell(dir, cli() + " dafka consume hello --from-beginning --count 3 --timeout-ms 20000 --tower " +
-                                        tower.endpoint() + " 2>/dev/null");
+  auto [code, log] =
+      run_shell(dir, cli() + " dafka consume hello --from-beginning --count 3 --timeout-ms 20000 --tower " +
+                         tower.endpoint() + " 2>/dev/null");
   BOOST_TEST(code == 0, log);
   BOOST_TEST(lines(log) == (std::vector<std::string>{"a", "b", "c"}), boost::test_tools::per_element());
 }
@@ -103,11 +104,11 @@ BOOST_AUTO_TEST_CASE(consume_runs_until_sigterm_and_exits_0) {
 
 BOOST_AUTO_TEST_CASE(bad_command_lines_exit_2_with_a_message) {
   TempDir dir;
-  for (std::string args : {"dafka", "dafka frobnicate hello", "dafka produce", "dafka produce a b",
-                           "dafka consume hello --count 0", "dafka consume hello --count x",
-                           "dafka produce hello --count 3", "dafka produce hello --from-beginning",
-                           "dafka consume hello --bogus", "dafka consume hello --tower 127.0.0.1:5580",
-                           "dafka consume hello --timeout-ms -5"}) {
+  for (std::string args :
+       {"dafka", "dafka frobnicate hello", "dafka produce", "dafka produce a b", "dafka consume hello --count 0",
+        "dafka consume hello --count x", "dafka produce hello --count 3", "dafka produce hello --from-beginning",
+        "dafka consume hello --bogus", "dafka consume hello --tower 127.0.0.1:5580",
+        "dafka consume hello --timeout-ms -5"}) {
     auto [code, log] = run_shell(dir, cli() + " " + args + " </dev/null");
     BOOST_TEST(code == 2, args << ": " << log);
     BOOST_TEST(log.find("zstore-cli dafka: ") != std::string::npos, args << ": " << log);

@@ -42,7 +42,9 @@ bool recv(zmq::socket_t& s, Parts& parts) {
 
 // --- FakeTower ---
 
-FakeTower::FakeTower() : port_(free_port_range(2)) { thread_ = std::thread([this] { run(); }); }
+FakeTower::FakeTower() : port_(free_port_range(2)) {
+  thread_ = std::thread([this] { run(); });
+}
 
 FakeTower::~FakeTower() {
   stop_ = true;
@@ -59,7 +61,9 @@ void FakeTower::run() {
   xpub.set(zmq::sockopt::xpub_verbose, 1);
   xsub.bind("tcp://127.0.0.1:" + std::to_string(port_));
   xpub.bind("tcp://127.0.0.1:" + std::to_string(port_ + 1));
-  std::string sub_b = "\x01" "B";
+  std::string sub_b =
+      "\x01"
+      "B";
   xsub.send(zmq::buffer(sub_b));
   Parts parts;
   while (!stop_) {
@@ -204,7 +208,8 @@ void FakeStore::handle(const wire::Message& msg, std::vector<wire::Message>& out
       v.push_back(content);
       out.push_back(wire::Ack{partition, subject, seq});
     } else if (seq > v.size()) {
-      out.push_back(wire::Fetch{partition, address_, subject, v.size(), static_cast<std::uint32_t>(seq - v.size() + 1)});
+      out.push_back(
+          wire::Fetch{partition, address_, subject, v.size(), static_cast<std::uint32_t>(seq - v.size() + 1)});
     }
   };
   if (auto* r = std::get_if<wire::Record>(&msg)) {

@@ -7,11 +7,10 @@
 // FakeStore: a store-like node with its own address: an XPUB (verbose) that it
 // beacons through the tower, and a SUB subscribed like the reference store
 // (M, H, F, G all; D and W + own address) which the test connects to the
-// node under test, or which follows the tower's beacons with discover=true. It answers an L+address subscription with STORE-HELLO,
-// records everything it receives, and in auto mode behaves like the
-// reference store (stores seq == head+1, FETCHes gaps and HEADs beyond its
-// head, sends cumulative ACKs). Tests send arbitrary messages with send().
-// Each fake runs one thread; everything public is thread-safe.
+// node under test, or which follows the tower's beacons with discover=true. It answers an L+address subscription with
+// STORE-HELLO, records everything it receives, and in auto mode behaves like the reference store (stores seq == head+1,
+// FETCHes gaps and HEADs beyond its head, sends cumulative ACKs). Tests send arbitrary messages with send(). Each fake
+// runs one thread; everything public is thread-safe.
 #pragma once
 
 #include <atomic>

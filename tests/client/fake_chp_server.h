@@ -27,8 +27,8 @@ class FakeChpServer {
  public:
   // Runs on the server thread for each ICANHAZ? (number counts from 1).
   // The default hook calls answer(identity, subtree).
-  using RequestHook = std::function<void(FakeChpServer& server, const std::string& identity,
-                                         const std::string& subtree, int number)>;
+  using RequestHook =
+      std::function<void(FakeChpServer& server, const std::string& identity, const std::string& subtree, int number)>;
 
   explicit FakeChpServer(zmq::context_t& ctx);
   ~FakeChpServer();

@@ -160,8 +160,7 @@ BOOST_AUTO_TEST_CASE(the_cli_prints_versions_newest_first_and_exits_5_without_hi
   auto first = r.output.find(std::to_string(s3) + " ");
   auto second = r.output.find(std::to_string(s2) + " ");
   auto third = r.output.find(std::to_string(s1) + " ");
-  BOOST_TEST((first != std::string::npos && first < second && second < third && third != std::string::npos),
-             r.output);
+  BOOST_TEST((first != std::string::npos && first < second && second < third && third != std::string::npos), r.output);
   BOOST_TEST(contains(r.output, "(deleted)\n"), r.output);
   BOOST_TEST(contains(r.output, "Z two\n"), r.output);  // SEQ TIME VALUE, TIME in UTC
   BOOST_TEST(contains(r.output, "Z one\n"), r.output);

@@ -42,7 +42,8 @@ std::unique_ptr<Database> open_rw(const std::string& dir) {
 void write_chp(Database* db) {
   std::unique_ptr<ChpStore> store;
   BOOST_REQUIRE(ChpStore::Open(db, &store, zstore::storage::kDefaultHistoryEntries,
-                               zstore::storage::ChpKeyIndex::kDefaultMaxBytes, true).ok());
+                               zstore::storage::ChpKeyIndex::kDefaultMaxBytes, true)
+                    .ok());
   std::vector<ChpWrite> writes = {{"/a/1", std::string(16, 'u'), "", "one", 0, 0},
                                   {"/a/2", std::string(16, 'v'), "k=v\n", kBinary, 0, 0},
                                   {"/b/1", std::string(16, 'w'), "ttl=60\n", "x", kExpiry, 0}};
@@ -136,7 +137,8 @@ BOOST_AUTO_TEST_CASE(dafka_dumps_every_record_in_order_including_after_a_gap) {
   BOOST_TEST((std::set<std::string>(got.begin(), got.end()).size() == 21u));
   for (const auto& j : lines) {
     if (j["subject"] == "t2") BOOST_TEST(field_bytes(j, "content") == kBinary + std::to_string(j["offset"].get<int>()));
-    if (j["subject"] == "t1" && j["partition"] == "P1") BOOST_TEST(j["content"] == "c" + std::to_string(j["offset"].get<int>()));
+    if (j["subject"] == "t1" && j["partition"] == "P1")
+      BOOST_TEST(j["content"] == "c" + std::to_string(j["offset"].get<int>()));
   }
 }
 
@@ -175,9 +177,10 @@ BOOST_AUTO_TEST_CASE(stats_json_counts_columns_and_lists_heads) {
   BOOST_TEST(keys["dafka_heads"] == 4u);
   BOOST_TEST(keys["meta"] == 6u);  // layout version, clean stop, last sequence, history count, key count, versions from
   BOOST_TEST(keys["chp_versions"] == 3u);  // each update again, by key
-  BOOST_TEST(keys["chp_history"] == 1u);  // the three updates, applied together: one block
+  BOOST_TEST(keys["chp_history"] == 1u);   // the three updates, applied together: one block
   std::map<std::string, nlohmann::json> heads;
-  for (const auto& p : s["dafka_partitions"]) heads[p["subject"].get<std::string>() + "/" + p["partition"].get<std::string>()] = p["head"];
+  for (const auto& p : s["dafka_partitions"])
+    heads[p["subject"].get<std::string>() + "/" + p["partition"].get<std::string>()] = p["head"];
   BOOST_TEST(heads["t1/P1"] == 9);
   BOOST_TEST(heads["t1/P2"] == 4);
   BOOST_TEST(heads["t2/P1"] == 2);
@@ -213,7 +216,9 @@ BOOST_AUTO_TEST_CASE(dumps_leave_the_data_dir_unchanged) {
   }
   auto after = fingerprint(w.dir.str());
   BOOST_TEST((before == after));
-  for (const auto& [name, print] : after) BOOST_TEST_CONTEXT(name) { BOOST_TEST(before.contains(name)); }
+  for (const auto& [name, print] : after) BOOST_TEST_CONTEXT(name) {
+      BOOST_TEST(before.contains(name));
+    }
 }
 
 BOOST_AUTO_TEST_CASE(unusable_dirs_exit_2_with_a_message) {
@@ -343,7 +348,8 @@ void write_keys(const std::string& dir, int n) {
   auto db = open_rw(dir);
   std::unique_ptr<ChpStore> store;
   BOOST_REQUIRE(ChpStore::Open(db.get(), &store, zstore::storage::kDefaultHistoryEntries,
-                               zstore::storage::ChpKeyIndex::kDefaultMaxBytes, true).ok());
+                               zstore::storage::ChpKeyIndex::kDefaultMaxBytes, true)
+                    .ok());
   std::vector<ChpWrite> writes;
   for (int i = 0; i < n; ++i) writes.push_back({"/k/" + std::to_string(i), std::string(16, 'u'), "", "v", 0, 0, 0});
   BOOST_REQUIRE(store->apply(writes).ok());

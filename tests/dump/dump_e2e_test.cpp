@@ -81,7 +81,8 @@ BOOST_AUTO_TEST_CASE(killed_server_dir_shows_every_published_key_and_acked_recor
   Store store;
   std::map<std::string, Published> keys;
   const auto now_ms = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
   {
     auto peer = store.peer();
     publish(*peer, &keys, "/e2e/plain", "hello");
@@ -99,7 +100,8 @@ BOOST_AUTO_TEST_CASE(killed_server_dir_shows_every_published_key_and_acked_recor
     o.node.beacon_interval = 100ms;
     o.head_interval = 200ms;
     dafka::Producer producer(o);
-    for (int i = 0; i < 30; ++i) contents.push_back(i % 10 == 3 ? kBinary + std::to_string(i) : "r" + std::to_string(i));
+    for (int i = 0; i < 30; ++i)
+      contents.push_back(i % 10 == 3 ? kBinary + std::to_string(i) : "r" + std::to_string(i));
     for (const auto& c : contents) producer.publish("dump-e2e", c);
     BOOST_REQUIRE(producer.flush(15s));  // every record ACKed by zstored
     partition = producer.address();

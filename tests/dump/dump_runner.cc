@@ -21,8 +21,10 @@ std::string read_all(const std::filesystem::path& file) {
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out.push_back(c);
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out.push_back(c);
   }
   return out + "'";
 }
@@ -88,7 +90,8 @@ std::map<std::string, FilePrint> fingerprint(const std::string& dir) {
     if (!entry.is_regular_file()) continue;
     FilePrint p;
     p.size = entry.file_size();
-    p.mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(entry.last_write_time().time_since_epoch()).count();
+    p.mtime_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(entry.last_write_time().time_since_epoch()).count();
     p.content_hash = std::hash<std::string>{}(read_all(entry.path()));
     prints[std::filesystem::relative(entry.path(), dir).string()] = p;
   }

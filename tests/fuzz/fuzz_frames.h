@@ -27,8 +27,8 @@ inline std::vector<std::string_view> frames_from_bytes(const std::uint8_t* data,
 }
 
 // Aborts (a finding for the fuzzer) when a property does not hold.
-#define ZSTORE_FUZZ_CHECK(cond) \
-  do {                          \
+#define ZSTORE_FUZZ_CHECK(cond)    \
+  do {                             \
     if (!(cond)) __builtin_trap(); \
   } while (0)
 

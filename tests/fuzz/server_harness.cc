@@ -198,8 +198,8 @@ void ServerHarness::run(const std::uint8_t* data, std::size_t size) {
   }
   settle();
   faults_->disarm();
-  sync_chp(false);        // writes work again
-  sync_snapshots(true);   // a snapshot now has the last published sequence
+  sync_chp(false);       // writes work again
+  sync_snapshots(true);  // a snapshot now has the last published sequence
   sync_dafka();
 }
 
@@ -215,8 +215,8 @@ void ServerHarness::settle() {
 // the number sent (it only grows; past it or stuck below it is a failure).
 void ServerHarness::settle_chp() {
   auto balance = [&] {
-    auto malformed = static_cast<std::int64_t>(chp_metrics_.malformed.total()) -
-                     static_cast<std::int64_t>(bad_requests_sent_);
+    auto malformed =
+        static_cast<std::int64_t>(chp_metrics_.malformed.total()) - static_cast<std::int64_t>(bad_requests_sent_);
     return static_cast<std::int64_t>(kvpubs_seen_ + chp_metrics_.write_failures) + malformed -
            static_cast<std::int64_t>(kvsets_sent_);
   };
@@ -259,9 +259,14 @@ void ServerHarness::settle_dafka() {
 
 void ServerHarness::set_faults(std::uint8_t how) {
   switch (how % 3) {
-    case 0: faults_->disarm(); break;
-    case 1: faults_->arm(storage::FaultFiles::kWal, storage::FaultOps::kWrites, storage::FaultError::kNoSpace); break;
-    default: faults_->arm(storage::FaultFiles::kTable, storage::FaultOps::kWrites, storage::FaultError::kNoSpace);
+    case 0:
+      faults_->disarm();
+      break;
+    case 1:
+      faults_->arm(storage::FaultFiles::kWal, storage::FaultOps::kWrites, storage::FaultError::kNoSpace);
+      break;
+    default:
+      faults_->arm(storage::FaultFiles::kTable, storage::FaultOps::kWrites, storage::FaultError::kNoSpace);
   }
 }
 
@@ -303,7 +308,10 @@ void ServerHarness::note_sent(const PartitionKey& key, std::uint64_t offset) {
 // counted as sent.
 void ServerHarness::sync_chp(bool connecting) {
   for (int attempt = 0; attempt < 20; ++attempt) {
-    std::string key = "\xff\xff" "fuzz-sentinel-" + std::to_string(++sentinels_);
+    std::string key =
+        "\xff\xff"
+        "fuzz-sentinel-" +
+        std::to_string(++sentinels_);
     send_frames(chp_pub_, chp::encode_kvmsg({key, 0, std::string(16, 's'), "", "1"}));
     ++kvsets_sent_;
     if (!read_updates_until(key, 1000)) continue;
@@ -345,7 +353,10 @@ void ServerHarness::on_update(const chp::Update& update) {
 // A sentinel ICANHAZ? (its own subtree) until its KTHXBAI arrives, checking
 // every reply on the way.
 void ServerHarness::sync_snapshots(bool exact) {
-  std::string subtree = "\xff\xfe" "fuzz-snapshot-" + std::to_string(++sentinels_);
+  std::string subtree =
+      "\xff\xfe"
+      "fuzz-snapshot-" +
+      std::to_string(++sentinels_);
   send_frames(chp_dealer_, chp::encode_icanhaz({subtree, std::nullopt}));
   outstanding_.insert(subtree);
   auto deadline = now_ms() + 20000;
@@ -420,7 +431,8 @@ void ServerHarness::on_dafka(const dafka::Message& msg, std::uint64_t want, bool
 void ServerHarness::beacon() {
   if (now_ms() - last_beacon_ms_ < 100) return;
   last_beacon_ms_ = now_ms();
-  send_frames(node_beacon_, protocol::beacon::encode(protocol::beacon::NodeBeacon{node_address_, "127.0.0.1", node_port_}));
+  send_frames(node_beacon_,
+              protocol::beacon::encode(protocol::beacon::NodeBeacon{node_address_, "127.0.0.1", node_port_}));
 }
 
 }  // namespace zstore::fuzz

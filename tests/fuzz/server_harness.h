@@ -104,13 +104,13 @@ class ServerHarness {
   zmq::socket_t chp_sub_;     // from the publisher
   zmq::socket_t node_pub_;    // Dafka messages to the store
   zmq::socket_t node_beacon_;
-  zmq::socket_t node_sub_;    // ACKs from the store
+  zmq::socket_t node_sub_;  // ACKs from the store
 
   std::uint64_t inputs_ = 0;
   std::uint64_t sentinels_ = 0;
-  std::uint64_t bad_requests_sent_ = 0;  // snapshot requests the server counts as malformed
+  std::uint64_t bad_requests_sent_ = 0;     // snapshot requests the server counts as malformed
   std::multiset<std::string> outstanding_;  // subtrees of snapshots requested, not finished
-  std::uint64_t kvsets_sent_ = 0;      // including sentinels
+  std::uint64_t kvsets_sent_ = 0;           // including sentinels
   std::uint64_t kvpubs_seen_ = 0;
   std::uint64_t last_sequence_ = 0;    // of the last KVPUB
   std::uint64_t sentinel_offset_ = 0;  // next offset of the Dafka sentinel partition

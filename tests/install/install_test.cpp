@@ -40,17 +40,18 @@ const std::string kCmake = ZSTORE_CMAKE_COMMAND;
 BOOST_AUTO_TEST_CASE(outside_project_builds_against_the_install_and_talks_to_zstored) {
   TempDir prefix, work;
   std::string log;
-  BOOST_REQUIRE_MESSAGE(run({kCmake, "--install", ZSTORE_BUILD_DIR, "--prefix", prefix.str(), "--component",
-                             "development"},
-                            &log, std::chrono::seconds(60)) == 0,
-                        log);
+  BOOST_REQUIRE_MESSAGE(
+      run({kCmake, "--install", ZSTORE_BUILD_DIR, "--prefix", prefix.str(), "--component", "development"}, &log,
+          std::chrono::seconds(60)) == 0,
+      log);
   // The public headers and both kinds of package description are in place;
   // server internals are not.
   const std::string lib = ZSTORE_INSTALL_LIBDIR;  // lib/<multiarch> on Debian
-  for (const std::string& f : std::vector<std::string>{"include/zstore/client/clone_client.h", "include/zstore/client/dafka_producer.h",
-                              "include/zstore/client/dafka_consumer.h", lib + "/cmake/zstore/zstoreConfig.cmake",
-                              lib + "/pkgconfig/zstore-client.pc", lib + "/pkgconfig/zstore-dafka-client.pc",
-                              lib + "/libzstore_client.a", lib + "/libzstore_dafka_client.a"}) {
+  for (const std::string& f :
+       std::vector<std::string>{"include/zstore/client/clone_client.h", "include/zstore/client/dafka_producer.h",
+                                "include/zstore/client/dafka_consumer.h", lib + "/cmake/zstore/zstoreConfig.cmake",
+                                lib + "/pkgconfig/zstore-client.pc", lib + "/pkgconfig/zstore-dafka-client.pc",
+                                lib + "/libzstore_client.a", lib + "/libzstore_dafka_client.a"}) {
     BOOST_CHECK_MESSAGE(fs::exists(prefix.path() / f), "installed " << f);
   }
   BOOST_CHECK(!fs::exists(prefix.path() / "include/zstore/server"));
@@ -58,8 +59,13 @@ BOOST_AUTO_TEST_CASE(outside_project_builds_against_the_install_and_talks_to_zst
 
   log.clear();
   std::string build = (work.path() / "build").string();
-  std::vector<std::string> configure = {kCmake, "-S", ZSTORE_OUTSIDE_SOURCE_DIR, "-B", build,
-                                        "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + prefix.str(),
+  std::vector<std::string> configure = {kCmake,
+                                        "-S",
+                                        ZSTORE_OUTSIDE_SOURCE_DIR,
+                                        "-B",
+                                        build,
+                                        "-DCMAKE_BUILD_TYPE=Release",
+                                        "-DCMAKE_PREFIX_PATH=" + prefix.str(),
                                         "-DZSTORE_PKG_CONFIG_DIR=" + (prefix.path() / lib / "pkgconfig").string()};
   const std::string sanitizer_flags = ZSTORE_OUTSIDE_FLAGS;  // the flags our libraries were built with
   if (!sanitizer_flags.empty()) {

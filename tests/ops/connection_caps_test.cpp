@@ -118,11 +118,13 @@ BOOST_AUTO_TEST_CASE(flood_of_idle_connections_leaves_the_database_its_files) {
   ChpPeer late(ctx, "tcp://127.0.0.1", z.server.chp_port());
   BOOST_CHECK(late.wait_connected(scaled(5s)));
   BOOST_CHECK(late.snapshot("/big/", scaled(2s)).has_value());
-  BOOST_CHECK(wait_until([&] {
-    auto m = z.metrics();
-    auto open = m.find("zstore_connections{port=\"chp-snapshot\"}");
-    return open != m.end() && open->second <= 3;
-  }, 10s));
+  BOOST_CHECK(wait_until(
+      [&] {
+        auto m = z.metrics();
+        auto open = m.find("zstore_connections{port=\"chp-snapshot\"}");
+        return open != m.end() && open->second <= 3;
+      },
+      10s));
   BOOST_CHECK_MESSAGE(z.server.log().find("Too many open files") == std::string::npos, z.server.log());
 }
 

@@ -33,9 +33,8 @@ constexpr int kKept = 20;
 
 struct Store {
   std::uint16_t base = zstore::testing::free_port_range(3);  // tower T, T+1; Dafka publisher T+2
-  HttpZstored z{{"--tower-port", std::to_string(base), "--dafka-port", std::to_string(base + 2),
-                 "--beacon-interval-ms", "100", "--dafka-retain-records", std::to_string(kKept),
-                 "--dafka-retention-interval-ms", "100"}};
+  HttpZstored z{{"--tower-port", std::to_string(base), "--dafka-port", std::to_string(base + 2), "--beacon-interval-ms",
+                 "100", "--dafka-retain-records", std::to_string(kKept), "--dafka-retention-interval-ms", "100"}};
   Store() { BOOST_REQUIRE_MESSAGE(z.server.start(), z.server.log()); }
   std::string tower() const { return "tcp://127.0.0.1:" + std::to_string(base); }
   std::string endpoint() const { return "tcp://127.0.0.1:" + std::to_string(base + 2); }
@@ -92,7 +91,10 @@ BOOST_AUTO_TEST_CASE(retention_keeps_the_newest_records_and_a_fetch_below_the_fl
         if (h && h->topic == c.address() && h->subject == kTopic) partition = h->partition;
         return h && h->sequence == kRecords - 1;
       },
-      15s, [&] { c.send(wire::GetHeads{kTopic, c.address()}); });
+      15s,
+      [&] {
+        c.send(wire::GetHeads{kTopic, c.address()});
+      });
   BOOST_REQUIRE_MESSAGE(head, "no DIRECT-HEAD: the head must not move with the floor");
   std::vector<std::uint64_t> got;
   c.wait_for(
@@ -101,7 +103,8 @@ BOOST_AUTO_TEST_CASE(retention_keeps_the_newest_records_and_a_fetch_below_the_fl
         if (d && d->topic == c.address()) got.push_back(d->sequence);
         return got.size() >= 5;
       },
-      15s, [&] {
+      15s,
+      [&] {
         got.clear();
         c.send(wire::Fetch{partition, c.address(), kTopic, 0, 5});  // below the floor (80)
       });

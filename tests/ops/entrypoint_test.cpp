@@ -45,12 +45,18 @@ struct Entrypoint {
     ::setenv("ZSTORE_BIN_DIR", fs::path(bin_path("zstored")).parent_path().c_str(), 1);
   }
   bool start(std::vector<std::string> extra) {
-    std::vector<std::string> args{std::string(ZSTORE_SOURCE_DIR) + "/tools/docker-entrypoint", "--bind", "127.0.0.1",
-                                  "--chp-port", std::to_string(chp), "--http-port", std::to_string(http)};
+    std::vector<std::string> args{std::string(ZSTORE_SOURCE_DIR) + "/tools/docker-entrypoint",
+                                  "--bind",
+                                  "127.0.0.1",
+                                  "--chp-port",
+                                  std::to_string(chp),
+                                  "--http-port",
+                                  std::to_string(http)};
     args.insert(args.end(), extra.begin(), extra.end());
     process = std::make_unique<Process>("/bin/sh", args, root.path() / ("log" + std::to_string(++starts)));
-    return wait_until([&] { return !process->running() || process->log().find("zstored started") != std::string::npos; },
-                      20s) &&
+    return wait_until(
+               [&] { return !process->running() || process->log().find("zstored started") != std::string::npos; },
+               20s) &&
            process->running();
   }
   std::string log() const { return process ? process->log() : std::string(); }
@@ -63,8 +69,8 @@ BOOST_AUTO_TEST_CASE(first_start_makes_keys_and_serves_securely) {
   fs::create_directories(e.root.path() / "keys" / "allow");
   auto alice = zstore::security::generate_cert();
   BOOST_REQUIRE_EQUAL(zstore::security::save_cert(alice, (e.root.path() / "keys" / "allow").string(), "alice"), "");
-  auto dafka = std::vector<std::string>{"--tower-port", std::to_string(e.tower), "--dafka-port",
-                                        std::to_string(e.tower + 2)};
+  auto dafka =
+      std::vector<std::string>{"--tower-port", std::to_string(e.tower), "--dafka-port", std::to_string(e.tower + 2)};
   BOOST_REQUIRE_MESSAGE(e.start(dafka), e.log());
   // The tower and the store log from their own threads, maybe after "zstored started".
   const std::string tower_line = "Dafka tower on tcp://127.0.0.1:" + std::to_string(e.tower);

@@ -111,7 +111,8 @@ BOOST_FIXTURE_TEST_CASE(a_large_body_is_refused_before_it_is_read, Fixture) {
   const std::vector<Case> cases = {
       {"POST /admin/checkpoint HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer wrong\r\nContent-Length: " + big, 413},
       {"POST /admin/checkpoint HTTP/1.1\r\nHost: t\r\nContent-Length: " + big, 413},
-      {"GET /metrics HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + std::string(kToken) + "\r\nContent-Length: " + big,
+      {"GET /metrics HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + std::string(kToken) +
+           "\r\nContent-Length: " + big,
        413},
       {"POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: " + big, 405},  // a known path: the method decides
       {"POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 10", 413},
@@ -162,7 +163,8 @@ std::pair<int, long> timed_healthz(std::uint16_t port) {
 
 int open_fds(pid_t pid) {
   int n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) ++n;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd"))
+    ++n;
   return n;
 }
 
@@ -221,7 +223,8 @@ BOOST_FIXTURE_TEST_CASE(an_idle_flood_past_the_cap_does_not_keep_healthz_out, Fi
   std::vector<std::unique_ptr<Conn>> idle;
   // The first 300 send a whole head whose body never comes, the rest nothing.
   const std::string head = "POST /admin/checkpoint HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " +
-                           std::string(kToken) + "\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                           std::string(kToken) +
+                           "\r\nContent-Type: application/x-www-form-urlencoded\r\n"
                            "Content-Length: 100\r\n\r\n";
   for (int i = 0; i < kIdle; ++i) {  // quickly: a connect the kernel does not take at once is given up
     auto c = std::make_unique<Conn>(z.http_port, 50ms);
@@ -240,8 +243,8 @@ BOOST_FIXTURE_TEST_CASE(an_idle_flood_past_the_cap_does_not_keep_healthz_out, Fi
   BOOST_TEST(metric(m, "zstore_http_connections_evicted_total") >= double(kIdle - 64));
   BOOST_TEST(metric(m, "zstore_http_connections") <= 64.0);
   BOOST_TEST(open_fds(pid) <= fds_before + 64 + 4);
-  BOOST_TEST_MESSAGE("evicted " << metric(m, "zstore_http_connections_evicted_total") << ", zstored fds "
-                                << fds_before << " before, " << open_fds(pid) << " with the flood held");
+  BOOST_TEST_MESSAGE("evicted " << metric(m, "zstore_http_connections_evicted_total") << ", zstored fds " << fds_before
+                                << " before, " << open_fds(pid) << " with the flood held");
   idle.clear();
   BOOST_TEST(wait_until([&] { return open_fds(pid) <= fds_before + 1; }, 5s), open_fds(pid) << " fds");
   BOOST_TEST(wait_until([&] { return metric(scrape_metrics_with_token(), "zstore_http_connections") <= 1.0; }, 5s));
@@ -253,8 +256,8 @@ BOOST_FIXTURE_TEST_CASE(an_idle_flood_past_the_cap_does_not_keep_healthz_out, Fi
 BOOST_FIXTURE_TEST_CASE(a_huge_content_length_is_answered_413_from_the_head_alone, Fixture) {
   pid_t pid = z.server.process()->pid();
   long before = vm_rss_kib(pid);
-  const std::string head = "POST /admin/checkpoint HTTP/1.1\r\nHost: t\r\nContent-Length: " +
-                           std::to_string(100u << 20) + "\r\n";
+  const std::string head =
+      "POST /admin/checkpoint HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(100u << 20) + "\r\n";
   for (const std::string& auth : {std::string(), "Authorization: Bearer " + std::string(kToken) + "\r\n",
                                   std::string("Authorization: Bearer wrong\r\n")}) {
     for (int i = 0; i < 20; ++i) {

@@ -127,8 +127,8 @@ BOOST_AUTO_TEST_CASE(non_loopback_binds_need_curve_or_a_token_or_insecure) {
   BOOST_TEST(ha.exit_code == 2);
   BOOST_TEST(contains(ha.message, "--ha-bind"), ha.message);
 
-  std::vector<std::string> http_only{"--bind", "0.0.0.0", "--chp-port", "0", "--dafka-port", "0", "--tower-port", "0",
-                                     "--http-port", "8080"};
+  std::vector<std::string> http_only{"--bind", "0.0.0.0",      "--chp-port", "0",           "--dafka-port",
+                                     "0",      "--tower-port", "0",          "--http-port", "8080"};
   auto http = parse(http_only);
   BOOST_TEST(http.exit_code == 2);
   BOOST_TEST(contains(http.message, "--http-token-file"), http.message);
@@ -148,8 +148,8 @@ BOOST_AUTO_TEST_CASE(zstored_refuses_an_open_http_port_without_a_token_and_an_op
   TempDir dir;
   std::string http_port = std::to_string(zstore::testing::free_port());
   Process http(bin_path("zstored"),
-               {"--data-dir", dir.str(), "--bind", "0.0.0.0", "--chp-port", "0", "--dafka-port", "0",
-                "--tower-port", "0", "--http-port", http_port},
+               {"--data-dir", dir.str(), "--bind", "0.0.0.0", "--chp-port", "0", "--dafka-port", "0", "--tower-port",
+                "0", "--http-port", http_port},
                dir.path() / "http.log");
   BOOST_TEST(http.wait(20s) == 2);
   BOOST_TEST(contains(http.log(), "--http-token-file"), http.log());
@@ -158,8 +158,8 @@ BOOST_AUTO_TEST_CASE(zstored_refuses_an_open_http_port_without_a_token_and_an_op
   std::string chp_port = std::to_string(zstore::testing::free_port_range(3));
   Process ha(bin_path("zstored"),
              {"--data-dir", dir.str(), "--chp-port", chp_port, "--dafka-port", "0", "--tower-port", "0", "--ha",
-              "primary", "--ha-bind", "tcp://0.0.0.0:" + ha_port, "--ha-peer", "tcp://10.0.0.2:5004",
-              "--ha-peer-chp", "tcp://10.0.0.2:5556"},
+              "primary", "--ha-bind", "tcp://0.0.0.0:" + ha_port, "--ha-peer", "tcp://10.0.0.2:5004", "--ha-peer-chp",
+              "tcp://10.0.0.2:5556"},
              dir.path() / "ha.log");
   BOOST_TEST(ha.wait(20s) == 2);
   BOOST_TEST(contains(ha.log(), "--ha-bind"), ha.log());

@@ -104,9 +104,9 @@ BOOST_AUTO_TEST_CASE(malformed_chp_messages_are_counted_by_kind) {
   zmq::context_t ctx;
   ChpPeer peer(ctx, "tcp://127.0.0.1", z.server.chp_port());
   BOOST_REQUIRE(peer.wait_connected());
-  peer.send_collector({"only one frame"});                          // frame_count
-  peer.send_collector({"k", "abc", "", "", "v"});                    // bad_field: 3-byte sequence
-  peer.send_collector({"k", seq8(0), "", "", "v"});                  // valid, as a marker below
+  peer.send_collector({"only one frame"});                             // frame_count
+  peer.send_collector({"k", "abc", "", "", "v"});                      // bad_field: 3-byte sequence
+  peer.send_collector({"k", seq8(0), "", "", "v"});                    // valid, as a marker below
   peer.send_collector({"k", seq8(0), "", "", std::string(100, 'x')});  // too_large
   peer.send_collector({"k", seq8(0), "", "", std::string(100, 'y')});  // too_large
   BOOST_REQUIRE(wait_until([&] { return metric(z.metrics(), kind("too_large")) == 2.0; }));
@@ -166,15 +166,17 @@ BOOST_AUTO_TEST_CASE(cli_admin_health_exit_code_follows_the_server) {
   z.server.kill(SIGTERM);
   BOOST_REQUIRE_EQUAL(z.server.wait_exit(), 0);
   out.clear();
-  BOOST_TEST(run_command({bin_path("zstore-cli"), "admin", "--server", server, "--timeout-ms", "2000", "health"}, &out) == 1,
-             out);
+  BOOST_TEST(
+      run_command({bin_path("zstore-cli"), "admin", "--server", server, "--timeout-ms", "2000", "health"}, &out) == 1,
+      out);
   out.clear();
   BOOST_TEST(run_command({bin_path("zstore-cli"), "admin", "--server", "ftp://x", "health"}, &out) == 2, out);
   BOOST_TEST(run_command({bin_path("zstore-cli"), "admin", "--server", server, "bogus"}, &out) == 2, out);
   for (const char* bad : {"0", "-5", "5s", "abc", "99999999999999999999999"}) {
     out.clear();
-    BOOST_TEST(run_command({bin_path("zstore-cli"), "admin", "--server", server, "--timeout-ms", bad, "health"}, &out) == 2,
-               out);
+    BOOST_TEST(
+        run_command({bin_path("zstore-cli"), "admin", "--server", server, "--timeout-ms", bad, "health"}, &out) == 2,
+        out);
     BOOST_TEST(out.find("--timeout-ms needs a number from 1 to 86400000") != std::string::npos, out);
   }
 }

@@ -122,11 +122,11 @@ BOOST_AUTO_TEST_CASE(burst_of_16_mib_values_stays_within_the_budget_and_memory_i
       },
       scaled(10s));
   BOOST_TEST(held <= static_cast<double>(kBudget));
-  BOOST_TEST_MESSAGE("memtables peaked at " << static_cast<long>(peak) / (1 << 20) << " MiB (budget "
-                     << (kBudget >> 20) << "); VmRSS " << before / 1024 << " MiB before, " << peak_rss / 1024
-                     << " MiB at most during, " << after / 1024 << " MiB after, with "
-                     << static_cast<long>(held) / (1 << 20) << " MiB of memtables and "
-                     << static_cast<long>(cached) / (1 << 20) << " MiB of cached blocks");
+  BOOST_TEST_MESSAGE("memtables peaked at " << static_cast<long>(peak) / (1 << 20) << " MiB (budget " << (kBudget >> 20)
+                                            << "); VmRSS " << before / 1024 << " MiB before, " << peak_rss / 1024
+                                            << " MiB at most during, " << after / 1024 << " MiB after, with "
+                                            << static_cast<long>(held) / (1 << 20) << " MiB of memtables and "
+                                            << static_cast<long>(cached) / (1 << 20) << " MiB of cached blocks");
 #if !defined(__SANITIZE_ADDRESS__)
   // (ASan's quarantine keeps freed memory resident: not checked there.)
   BOOST_TEST(returned, "VmRSS " << after << " KiB after the burst, bound " << bound);
@@ -134,6 +134,6 @@ BOOST_AUTO_TEST_CASE(burst_of_16_mib_values_stays_within_the_budget_and_memory_i
   (void)returned;
 #endif
   BOOST_TEST_MESSAGE("a good writer's " << latencies.size() << " small sets: p99 " << p99.count() << " ms, max "
-                                         << worst.count() << " ms");
+                                        << worst.count() << " ms");
   BOOST_TEST(!latencies.empty());
 }

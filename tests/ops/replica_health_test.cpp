@@ -19,8 +19,8 @@ using namespace std::chrono_literals;
 namespace {
 
 std::vector<std::string> replica_of(const Zstored& upstream, std::vector<std::string> more = {}) {
-  std::vector<std::string> args = {"--replica-of", upstream.chp_endpoint(), "--hugz-interval-ms", "200",
-                                   "--replica-silence-ms", "500"};
+  std::vector<std::string> args = {"--replica-of", upstream.chp_endpoint(), "--hugz-interval-ms",
+                                   "200",          "--replica-silence-ms",  "500"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
@@ -36,12 +36,14 @@ std::pair<int, nlohmann::json> healthz(std::uint16_t port) {
 // the last body is the message when it does not.
 void expect_health(std::uint16_t port, const std::string& status, const std::string& upstream) {
   std::string last;
-  bool seen = wait_until([&] {
-    auto [code, body] = healthz(port);
-    last = std::to_string(code) + " " + body.dump();
-    return code == 200 && body["status"] == status && body["role"] == "replica" &&
-           body["replica"]["upstream"] == upstream;
-  }, 30s);
+  bool seen = wait_until(
+      [&] {
+        auto [code, body] = healthz(port);
+        last = std::to_string(code) + " " + body.dump();
+        return code == 200 && body["status"] == status && body["role"] == "replica" &&
+               body["replica"]["upstream"] == upstream;
+      },
+      30s);
   BOOST_TEST(seen, "want " + status + "/" + upstream + ", last /healthz: " + last);
 }
 

@@ -31,8 +31,8 @@ void expect_error(Decode decode, const Frames& frames, DecodeErrorKind kind, std
   auto result = decode(v);
   BOOST_REQUIRE_MESSAGE(!result.ok(), "decode unexpectedly succeeded");
   BOOST_CHECK_MESSAGE(result.error().kind == kind, "kind is " << to_string(result.error().kind) << ", expected "
-                                                              << to_string(kind) << " (detail: "
-                                                              << result.error().detail << ")");
+                                                              << to_string(kind)
+                                                              << " (detail: " << result.error().detail << ")");
   BOOST_CHECK_MESSAGE(result.error().detail.find(detail_part) != std::string::npos,
                       "detail '" << result.error().detail << "' does not mention '" << detail_part << "'");
 }
@@ -61,8 +61,7 @@ zstore::protocol::DecodeResult<beacon::TowerBeacon> decode_tower(const Frames& f
 // Node beacon
 
 BOOST_AUTO_TEST_CASE(node_beacon_is_four_frames_with_decimal_port) {
-  BOOST_CHECK(beacon::encode(beacon::NodeBeacon{kUuid, "10.0.0.7", 5556}) ==
-              (Frames{"B", kUuid, "10.0.0.7", "5556"}));
+  BOOST_CHECK(beacon::encode(beacon::NodeBeacon{kUuid, "10.0.0.7", 5556}) == (Frames{"B", kUuid, "10.0.0.7", "5556"}));
   BOOST_CHECK(beacon::encode(beacon::NodeBeacon{kUuid, "", 65535}) == (Frames{"B", kUuid, "", "65535"}));
 }
 
@@ -102,8 +101,8 @@ BOOST_AUTO_TEST_CASE(node_beacon_with_empty_uuid_is_rejected) {
 }
 
 BOOST_AUTO_TEST_CASE(node_beacon_with_bad_port_is_rejected) {
-  for (const char* port : {"", "0", "00", "65536", "99999", "4294967297", "99999999999999999999999", "-1", "+80",
-                           " 80", "80 ", "8o", "0x50", "80.0"}) {
+  for (const char* port : {"", "0", "00", "65536", "99999", "4294967297", "99999999999999999999999", "-1", "+80", " 80",
+                           "80 ", "8o", "0x50", "80.0"}) {
     BOOST_TEST_CONTEXT("port '" << port << "'") {
       expect_node_error(Frames{"B", kUuid, "h", port}, DecodeErrorKind::kBadField, "port");
       expect_node_error(Frames{"B", kUuid, port}, DecodeErrorKind::kBadField, "port");
@@ -250,8 +249,8 @@ BOOST_AUTO_TEST_CASE(other_messages_are_not_welcome) {
 
 BOOST_AUTO_TEST_CASE(random_beacon_frames_never_crash) {
   std::mt19937 rng(5556);
-  const std::vector<std::string> pieces = {"B", "W", "", kUuid, "h", "tcp://h:1", "5556", "0", "65536",
-                                           std::string(300, 'x'), std::string("\0\xff", 2)};
+  const std::vector<std::string> pieces = {
+      "B", "W", "", kUuid, "h", "tcp://h:1", "5556", "0", "65536", std::string(300, 'x'), std::string("\0\xff", 2)};
   for (int round = 0; round < 5000; ++round) {
     Frames frames(rng() % 6);
     for (auto& f : frames) f = pieces[rng() % pieces.size()];

@@ -32,10 +32,14 @@ const Decoder kDecoders[] = {Decoder::kIcanhaz, Decoder::kKvset, Decoder::kSnaps
 
 const char* name(Decoder d) {
   switch (d) {
-    case Decoder::kIcanhaz: return "decode_icanhaz";
-    case Decoder::kKvset: return "decode_kvset";
-    case Decoder::kSnapshotReply: return "decode_snapshot_reply";
-    case Decoder::kUpdate: return "decode_update";
+    case Decoder::kIcanhaz:
+      return "decode_icanhaz";
+    case Decoder::kKvset:
+      return "decode_kvset";
+    case Decoder::kSnapshotReply:
+      return "decode_snapshot_reply";
+    case Decoder::kUpdate:
+      return "decode_update";
   }
   return "?";
 }
@@ -56,10 +60,14 @@ Outcome outcome_of(const DecodeResult<T>& r) {
 Outcome run(Decoder d, const Frames& frames, const chp::Limits& limits = {}) {
   auto v = views(frames);
   switch (d) {
-    case Decoder::kIcanhaz: return outcome_of(chp::decode_icanhaz(v, limits));
-    case Decoder::kKvset: return outcome_of(chp::decode_kvset(v, limits));
-    case Decoder::kSnapshotReply: return outcome_of(chp::decode_snapshot_reply(v, limits));
-    case Decoder::kUpdate: return outcome_of(chp::decode_update(v, limits));
+    case Decoder::kIcanhaz:
+      return outcome_of(chp::decode_icanhaz(v, limits));
+    case Decoder::kKvset:
+      return outcome_of(chp::decode_kvset(v, limits));
+    case Decoder::kSnapshotReply:
+      return outcome_of(chp::decode_snapshot_reply(v, limits));
+    case Decoder::kUpdate:
+      return outcome_of(chp::decode_update(v, limits));
   }
   return {};
 }
@@ -398,8 +406,8 @@ BOOST_AUTO_TEST_CASE(oversized_fields_are_rejected_against_limits) {
     expect_kv_error(kv_frames({"k", 1, "", "owner=abcde\n", "v"}), DecodeErrorKind::kTooLarge, limits);
   }
   BOOST_TEST_CONTEXT("icanhaz subtree") {
-    expect_error(Decoder::kIcanhaz, chp::encode_icanhaz({std::string(9, 's'), std::nullopt}), DecodeErrorKind::kTooLarge,
-                 limits);
+    expect_error(Decoder::kIcanhaz, chp::encode_icanhaz({std::string(9, 's'), std::nullopt}),
+                 DecodeErrorKind::kTooLarge, limits);
   }
   BOOST_TEST_CONTEXT("exactly at the limits") {
     Frames at = kv_frames({std::string(8, 'k'), 1, "", "ttl=1234\n", std::string(16, 'v')});
@@ -462,9 +470,10 @@ BOOST_AUTO_TEST_CASE(garbage_never_throws_from_any_decoder) {
 }
 
 BOOST_AUTO_TEST_CASE(kvmsg_frames_view_the_same_bytes_as_encode_kvmsg) {
-  for (const chp::KvMsg& msg : {chp::KvMsg{"k", 0, "", "", "v"},
-                                chp::KvMsg{kBinary, std::numeric_limits<std::uint64_t>::max(), kUuid, "ttl=5\n", kBinary},
-                                chp::KvMsg{"key", 0x0102030405060708ull, kUuid, "a=b\n", ""}}) {
+  for (const chp::KvMsg& msg :
+       {chp::KvMsg{"k", 0, "", "", "v"},
+        chp::KvMsg{kBinary, std::numeric_limits<std::uint64_t>::max(), kUuid, "ttl=5\n", kBinary},
+        chp::KvMsg{"key", 0x0102030405060708ull, kUuid, "a=b\n", ""}}) {
     Frames owned = chp::encode_kvmsg(msg);
     chp::KvMsgFrames viewed(msg.key, msg.sequence, msg.uuid, msg.properties, msg.body);
     BOOST_REQUIRE_EQUAL(viewed.frames().size(), owned.size());
@@ -497,12 +506,12 @@ BOOST_AUTO_TEST_CASE(kvset_view_rejects_what_decode_kvset_rejects) {
   chp::Limits limits;
   limits.max_ttl_seconds = 100;
   const std::vector<Frames> bad = {
-      chp::encode_kvmsg({"", 0, "", "", "v"}),                     // empty key
+      chp::encode_kvmsg({"", 0, "", "", "v"}),                       // empty key
       chp::encode_kvmsg({std::string(chp::kHugz), 0, "", "", "v"}),  // reserved key
-      chp::encode_kvmsg({"k", 0, "", "ttl=abc\n", "v"}),           // ttl not a number
-      chp::encode_kvmsg({"k", 0, "", "ttl=101\n", "v"}),           // ttl over the limit
-      chp::encode_kvmsg({"k", 0, "", "=x\n", "v"}),                // property without a name
-      Frames{"k", std::string(8, '\0'), "", ""},                   // four frames
+      chp::encode_kvmsg({"k", 0, "", "ttl=abc\n", "v"}),             // ttl not a number
+      chp::encode_kvmsg({"k", 0, "", "ttl=101\n", "v"}),             // ttl over the limit
+      chp::encode_kvmsg({"k", 0, "", "=x\n", "v"}),                  // property without a name
+      Frames{"k", std::string(8, '\0'), "", ""},                     // four frames
   };
   for (const auto& frames : bad) {
     auto view = chp::decode_kvset_view(views(frames), limits);

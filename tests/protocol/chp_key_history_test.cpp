@@ -42,10 +42,10 @@ BOOST_AUTO_TEST_CASE(malformed_history_requests_are_refused) {
   auto extra = good;
   extra.push_back("x");
   BOOST_TEST(bad(extra));
-  BOOST_TEST(bad({"HISTORY?", "", chp::encode_sequence(5)}));                    // empty key
-  BOOST_TEST(bad({"HISTORY?", "/k", chp::encode_sequence(0)}));                  // limit 0
+  BOOST_TEST(bad({"HISTORY?", "", chp::encode_sequence(5)}));    // empty key
+  BOOST_TEST(bad({"HISTORY?", "/k", chp::encode_sequence(0)}));  // limit 0
   BOOST_TEST(bad({"HISTORY?", "/k", chp::encode_sequence(chp::kMaxHistoryLimit + 1)}));
-  BOOST_TEST(bad({"HISTORY?", "/k", "1234567"}));                                // 7-byte limit
+  BOOST_TEST(bad({"HISTORY?", "/k", "1234567"}));  // 7-byte limit
   BOOST_TEST(bad({"HISTORY?", "/k", "123456789"}));
   BOOST_TEST(bad({"ICANHAZ?", "/k", chp::encode_sequence(5)}));
   chp::Limits small;

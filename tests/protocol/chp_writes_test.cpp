@@ -50,7 +50,7 @@ BOOST_AUTO_TEST_CASE(malformed_writes_are_refused) {
   BOOST_TEST(bad(with_props("if-seq=\n")));
   BOOST_TEST(bad(with_props("if-seq=99999999999999999999999\n")));
   BOOST_TEST(bad(with_props("if-absent=yes\n")));
-  BOOST_TEST(bad(with_props("if-absent=1\n", "")));  // a delete of what must not exist
+  BOOST_TEST(bad(with_props("if-absent=1\n", "")));                         // a delete of what must not exist
   BOOST_TEST(bad({"WRITE?", "/k", chp::encode_sequence(0), "", "", "v"}));  // a retry needs a uuid
   BOOST_TEST(bad({"WRITE?", "KTHXBAI", chp::encode_sequence(0), kUuid, "", "v"}));
   BOOST_TEST(bad({"WRITE?", "/k", chp::encode_sequence(0), kUuid, ""}));

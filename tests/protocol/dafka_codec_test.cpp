@@ -30,8 +30,7 @@ std::string failure(const R& result) {
 
 std::vector<std::string_view> views(const Frames& frames) { return {frames.begin(), frames.end()}; }
 
-zstore::protocol::DecodeResult<dafka::Message> decode_frames(const Frames& frames,
-                                                              const dafka::Limits& limits = {}) {
+zstore::protocol::DecodeResult<dafka::Message> decode_frames(const Frames& frames, const dafka::Limits& limits = {}) {
   auto v = views(frames);
   return dafka::decode(v, limits);
 }
@@ -42,8 +41,8 @@ void expect_error(const Frames& frames, DecodeErrorKind kind, std::string_view d
   auto result = decode_frames(frames, limits);
   BOOST_REQUIRE_MESSAGE(!result.ok(), "decode unexpectedly succeeded");
   BOOST_CHECK_MESSAGE(result.error().kind == kind, "kind is " << to_string(result.error().kind) << ", expected "
-                                                              << to_string(kind) << " (detail: "
-                                                              << result.error().detail << ")");
+                                                              << to_string(kind)
+                                                              << " (detail: " << result.error().detail << ")");
   BOOST_CHECK_MESSAGE(result.error().detail.find(detail_part) != std::string::npos,
                       "detail '" << result.error().detail << "' does not mention '" << detail_part << "'");
 }
@@ -55,8 +54,8 @@ void expect_round_trip(const dafka::Message& msg) {
   BOOST_CHECK_EQUAL(frames.size(), want);
   auto decoded = decode_frames(frames);
   BOOST_REQUIRE_MESSAGE(decoded.ok(), "decode failed: " << failure(decoded));
-  BOOST_CHECK_MESSAGE(*decoded == msg, "decoded " << dafka::to_string(dafka::id_of(*decoded))
-                                                  << " differs from the encoded message");
+  BOOST_CHECK_MESSAGE(*decoded == msg,
+                      "decoded " << dafka::to_string(dafka::id_of(*decoded)) << " differs from the encoded message");
 }
 
 std::string bytes(std::size_t n, char fill) { return std::string(n, fill); }
@@ -279,11 +278,10 @@ BOOST_AUTO_TEST_CASE(message_ids_have_rfc_names) {
 }
 
 BOOST_AUTO_TEST_CASE(id_of_names_the_held_message) {
-  const std::vector<dafka::MsgId> ids = {dafka::MsgId::kRecord,     dafka::MsgId::kDirectRecord,
-                                         dafka::MsgId::kFetch,      dafka::MsgId::kAck,
-                                         dafka::MsgId::kHead,       dafka::MsgId::kDirectHead,
-                                         dafka::MsgId::kGetHeads,   dafka::MsgId::kConsumerHello,
-                                         dafka::MsgId::kStoreHello};
+  const std::vector<dafka::MsgId> ids = {
+      dafka::MsgId::kRecord,   dafka::MsgId::kDirectRecord,  dafka::MsgId::kFetch,
+      dafka::MsgId::kAck,      dafka::MsgId::kHead,          dafka::MsgId::kDirectHead,
+      dafka::MsgId::kGetHeads, dafka::MsgId::kConsumerHello, dafka::MsgId::kStoreHello};
   const auto all = samples();
   BOOST_REQUIRE_EQUAL(all.size(), ids.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -533,9 +531,15 @@ BOOST_AUTO_TEST_CASE(random_corruption_never_crashes) {
     for (int e = 0; e < edits && !f.empty(); ++e) {
       const std::size_t at = rng() % f.size();
       switch (rng() % 3) {
-        case 0: f[at] = static_cast<char>(rng()); break;
-        case 1: f.erase(at, 1); break;
-        default: f.insert(at, 1, static_cast<char>(rng())); break;
+        case 0:
+          f[at] = static_cast<char>(rng());
+          break;
+        case 1:
+          f.erase(at, 1);
+          break;
+        default:
+          f.insert(at, 1, static_cast<char>(rng()));
+          break;
       }
     }
     auto result = decode_frames(frames);
@@ -586,21 +590,21 @@ BOOST_AUTO_TEST_CASE(direct_record_sequence_is_rewritten_in_place) {
 BOOST_AUTO_TEST_CASE(topics_are_nonempty_well_formed_utf8_without_control_characters) {
   BOOST_CHECK(dafka::is_valid_topic_name("hello"));
   BOOST_CHECK(dafka::is_valid_topic_name("logs/app.1 x"));
-  BOOST_CHECK(dafka::is_valid_topic_name("caf\xc3\xa9"));                 // U+00E9
-  BOOST_CHECK(dafka::is_valid_topic_name("\xe2\x82\xac"));                // U+20AC
-  BOOST_CHECK(dafka::is_valid_topic_name("\xf0\x9f\x98\x80"));            // U+1F600
+  BOOST_CHECK(dafka::is_valid_topic_name("caf\xc3\xa9"));       // U+00E9
+  BOOST_CHECK(dafka::is_valid_topic_name("\xe2\x82\xac"));      // U+20AC
+  BOOST_CHECK(dafka::is_valid_topic_name("\xf0\x9f\x98\x80"));  // U+1F600
   BOOST_CHECK(dafka::is_valid_topic_name(std::string(255, 't')));
   BOOST_CHECK(!dafka::is_valid_topic_name(""));
   BOOST_CHECK(!dafka::is_valid_topic_name(std::string(256, 't')));
   BOOST_CHECK(!dafka::is_valid_topic_name("bad\xff"));
-  BOOST_CHECK(!dafka::is_valid_topic_name("\x80"));                       // a continuation byte alone
-  BOOST_CHECK(!dafka::is_valid_topic_name("\xc3"));                       // truncated
-  BOOST_CHECK(!dafka::is_valid_topic_name("\xc0\xaf"));                   // overlong '/'
-  BOOST_CHECK(!dafka::is_valid_topic_name("\xe0\x80\xaf"));               // overlong
-  BOOST_CHECK(!dafka::is_valid_topic_name("\xed\xa0\x80"));               // surrogate U+D800
-  BOOST_CHECK(!dafka::is_valid_topic_name("\xf4\x90\x80\x80"));           // past U+10FFFF
+  BOOST_CHECK(!dafka::is_valid_topic_name("\x80"));              // a continuation byte alone
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xc3"));              // truncated
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xc0\xaf"));          // overlong '/'
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xe0\x80\xaf"));      // overlong
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xed\xa0\x80"));      // surrogate U+D800
+  BOOST_CHECK(!dafka::is_valid_topic_name("\xf4\x90\x80\x80"));  // past U+10FFFF
   BOOST_CHECK(!dafka::is_valid_topic_name(std::string("a\0b", 3)));
   BOOST_CHECK(!dafka::is_valid_topic_name("line\nbreak"));
   BOOST_CHECK(!dafka::is_valid_topic_name("del\x7f"));
-  BOOST_CHECK(!dafka::is_valid_topic_name("c1\xc2\x85"));                 // U+0085
+  BOOST_CHECK(!dafka::is_valid_topic_name("c1\xc2\x85"));  // U+0085
 }

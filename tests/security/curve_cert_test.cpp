@@ -93,8 +93,9 @@ BOOST_AUTO_TEST_CASE(load_names_the_file_and_can_demand_the_secret) {
 BOOST_AUTO_TEST_CASE(reads_certificates_pyzmq_wrote) {
   TempDir dir;
   auto r = run(kPython,
-               {"-c", "import sys, zmq.auth; d = sys.argv[1]; zmq.auth.create_certificates(d, 'alice'); "
-                      "p, s = zmq.auth.load_certificate(d + '/alice.key_secret'); print('KEYS', p.decode(), s.decode())",
+               {"-c",
+                "import sys, zmq.auth; d = sys.argv[1]; zmq.auth.create_certificates(d, 'alice'); "
+                "p, s = zmq.auth.load_certificate(d + '/alice.key_secret'); print('KEYS', p.decode(), s.decode())",
                 dir.str()},
                dir, "py");
   BOOST_REQUIRE_MESSAGE(r.code == 0, "pyzmq (apt-get install python3-zmq) failed: " << r.output);
@@ -122,11 +123,13 @@ BOOST_AUTO_TEST_CASE(keygen_writes_files_pyzmq_loads) {
   BOOST_TEST((st.st_mode & 0777) == 0600u);
   BOOST_TEST(!contains(read(dir.path() / "bob.key"), "secret-key"));
 
-  auto py = run(kPython,
-                {"-c", "import sys, zmq.auth; d = sys.argv[1]; p, s = zmq.auth.load_certificate(d + '/bob.key_secret'); "
-                       "q, n = zmq.auth.load_certificate(d + '/bob.key'); print('KEYS', p.decode(), s.decode(), q.decode(), n)",
-                 dir.str()},
-                dir, "pyload");
+  auto py =
+      run(kPython,
+          {"-c",
+           "import sys, zmq.auth; d = sys.argv[1]; p, s = zmq.auth.load_certificate(d + '/bob.key_secret'); "
+           "q, n = zmq.auth.load_certificate(d + '/bob.key'); print('KEYS', p.decode(), s.decode(), q.decode(), n)",
+           dir.str()},
+          dir, "pyload");
   BOOST_REQUIRE_MESSAGE(py.code == 0, py.output);
   BOOST_TEST(contains(py.output, "KEYS " + ours.cert->public_key + " " + ours.cert->secret_key + " " +
                                      ours.cert->public_key + " None"),

@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(a_stopped_monitor_sends_no_event_to_its_closed_reader) {
   {
     HandshakeMonitor monitor(ctx, watched, false);
     monitor.stop();
-  }  // the reader closes here; the socket lives on
+  }                                  // the reader closes here; the socket lives on
   watched.connect(server.endpoint);  // CONNECTED, HANDSHAKE_SUCCEEDED: no one to read them
   BOOST_CHECK(context_still_works(ctx, server, "after-stop"));
 }

@@ -38,8 +38,8 @@ struct CurveKeys {
   std::string file(const std::string& name) const { return (dir.path() / name).string(); }
   // zstored flags: our server certificate and allow dir, HUGZ every 100 ms.
   std::vector<std::string> server_args() const {
-    return {"--curve-cert", file("server.key_secret"), "--curve-allow", allow_dir().string(), "--hugz-interval-ms",
-            "100"};
+    return {"--curve-cert",       file("server.key_secret"), "--curve-allow",
+            allow_dir().string(), "--hugz-interval-ms",      "100"};
   }
   security::SocketSecurity as(const std::string& name) const { return {clients.at(name), server.public_key}; }
 };

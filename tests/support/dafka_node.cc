@@ -31,7 +31,9 @@ void send_frames(zmq::socket_t& socket, const std::vector<std::string>& frames) 
 
 ScriptedDafkaNode::ScriptedDafkaNode(zmq::context_t& ctx, std::uint16_t tower_port,
                                      const std::vector<char>& subscribed_ids)
-    : address_(random_dafka_address()), pub_(ctx, zmq::socket_type::pub), beacon_(ctx, zmq::socket_type::pub),
+    : address_(random_dafka_address()),
+      pub_(ctx, zmq::socket_type::pub),
+      beacon_(ctx, zmq::socket_type::pub),
       sub_(ctx, zmq::socket_type::sub) {
   for (auto* s : {&pub_, &beacon_, &sub_}) s->set(zmq::sockopt::linger, 0);
   pub_.set(zmq::sockopt::sndhwm, 0);  // a burst of records is not dropped by us

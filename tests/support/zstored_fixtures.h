@@ -29,8 +29,7 @@ struct ZstoredServer {
 
 // Asks server for a whole snapshot, each time on a new connection (each
 // request is a vote to a passive), until one answers or scaled(timeout) passes.
-std::optional<ChpSnapshot> snapshot_from(zmq::context_t& ctx, const Zstored& server,
-                                         std::chrono::milliseconds timeout);
+std::optional<ChpSnapshot> snapshot_from(zmq::context_t& ctx, const Zstored& server, std::chrono::milliseconds timeout);
 
 // A Binary Star pair (make_ha_pair) with 200 ms HA heartbeats and HUGZ and
 // the `common` flags on both, both started.

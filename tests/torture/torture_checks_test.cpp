@@ -159,8 +159,8 @@ BOOST_AUTO_TEST_CASE(ttl_keys_must_be_gone_and_their_expiry_published) {
   published.seen["/t"] = SeenState{3, 0, true, kT0 + 101};
   published.taken.snapshot.sequence = 3;
   BOOST_TEST(published.run(3) == 0u);
-  VerifyStats stats = verify_chp(published.taken, published.seen, 3, published.history, published.ctx,
-                                 published.violations);
+  VerifyStats stats =
+      verify_chp(published.taken, published.seen, 3, published.history, published.ctx, published.violations);
   BOOST_TEST(stats.ttl_published == 1u);
 }
 

@@ -28,4 +28,3 @@ BOOST_AUTO_TEST_CASE(half_a_minute_of_ha_kill_cycles_finds_no_violation) {
   BOOST_TEST(std::stoi(m[1]) >= 3, "too few kill cycles: " << m[1]);
   BOOST_TEST(out.find("snapshot none") == std::string::npos, out);
 }
-

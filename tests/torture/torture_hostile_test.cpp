@@ -29,8 +29,8 @@ int run(const std::vector<std::string>& args, const TempDir& dir, std::string* o
 BOOST_AUTO_TEST_CASE(good_clients_are_answered_beside_hostile_ones) {
   TempDir dir;
   std::string out;
-  int rc = run({"--minutes", "0.25", "--seed", "52", "--hostile", "4", "--hostile-connections", "8",
-                "--hostile-kinds", ZSTORE_HOSTILE_KINDS},
+  int rc = run({"--minutes", "0.25", "--seed", "52", "--hostile", "4", "--hostile-connections", "8", "--hostile-kinds",
+                ZSTORE_HOSTILE_KINDS},
                dir, &out, 120s);
   BOOST_TEST_MESSAGE(out);
   BOOST_TEST(rc == 0, out);
@@ -39,7 +39,8 @@ BOOST_AUTO_TEST_CASE(good_clients_are_answered_beside_hostile_ones) {
   BOOST_TEST(std::stoi(m[1]) >= 1);
   BOOST_TEST(std::stoi(m[2]) == 0);
   BOOST_REQUIRE_MESSAGE(
-      std::regex_search(out, m, std::regex("round trips (\\d+) \\(max \\d+ ms\\), /healthz (\\d+) .*over \\d+ s: (\\d+)")),
+      std::regex_search(out, m,
+                        std::regex("round trips (\\d+) \\(max \\d+ ms\\), /healthz (\\d+) .*over \\d+ s: (\\d+)")),
       out);
   BOOST_TEST(std::stoi(m[1]) >= 5, "too few round trips timed: " << m[1]);
   BOOST_TEST(std::stoi(m[2]) >= 5, "too few /healthz timed: " << m[2]);

@@ -42,12 +42,13 @@ struct Publisher {
 
 // Republishes op (the same op at a higher sequence is allowed with HA) until
 // the reader has seen count KVPUBs: the subscription is live.
-bool until_seen(Publisher& p, ChpReader& r, const std::string& key, const std::string& uuid,
-                const std::string& value) {
-  return zstore::testing::wait_until([&] {
-    p.send(key, uuid, value);
-    return r.kvpubs() > 0;
-  }, std::chrono::seconds(10));
+bool until_seen(Publisher& p, ChpReader& r, const std::string& key, const std::string& uuid, const std::string& value) {
+  return zstore::testing::wait_until(
+      [&] {
+        p.send(key, uuid, value);
+        return r.kvpubs() > 0;
+      },
+      std::chrono::seconds(10));
 }
 
 bool wait_kvpubs(ChpReader& r, std::uint64_t n) {

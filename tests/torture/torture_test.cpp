@@ -46,15 +46,16 @@ BOOST_AUTO_TEST_CASE(one_minute_of_kill_cycles_finds_no_violation) {
 BOOST_AUTO_TEST_CASE(bad_command_lines_exit_2) {
   TempDir dir;
   std::string out;
-  for (const auto& args : std::vector<std::vector<std::string>>{{"--minutes"},
-                                                                {"--minutes", "x"},
-                                                                {"--minutes", "-1"},
-                                                                {"--seed", "1e3"},
-                                                                {"--bogus"},
-                                                                {"--wait-synced"},
-                                                                {"--min-up-ms", "500", "--max-up-ms", "100"},
-                                                                {"--counters", "17"},
-                                                                {"--ha", "--ha-fault", "partition", "--counters", "1"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"--minutes"},
+                                             {"--minutes", "x"},
+                                             {"--minutes", "-1"},
+                                             {"--seed", "1e3"},
+                                             {"--bogus"},
+                                             {"--wait-synced"},
+                                             {"--min-up-ms", "500", "--max-up-ms", "100"},
+                                             {"--counters", "17"},
+                                             {"--ha", "--ha-fault", "partition", "--counters", "1"}}) {
     BOOST_TEST(run(args, dir, &out, 10s) == 2, args.front() << ": " << out);
     BOOST_TEST(out.find("usage:") != std::string::npos, out);
   }

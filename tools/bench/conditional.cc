@@ -15,7 +15,9 @@ namespace chp = protocol::chp;
 class WriteOutlet : public Outlet {
  public:
   WriteOutlet(ConditionalTransport& owner, int writer)
-      : owner_(owner), socket_(owner.context_, zmq::socket_type::dealer), letter_(static_cast<char>('a' + writer % 26)) {
+      : owner_(owner),
+        socket_(owner.context_, zmq::socket_type::dealer),
+        letter_(static_cast<char>('a' + writer % 26)) {
     socket_.set(zmq::sockopt::sndhwm, 0);
     socket_.set(zmq::sockopt::rcvhwm, 0);
     socket_.set(zmq::sockopt::linger, 0);
@@ -92,9 +94,17 @@ class WriteOutlet : public Outlet {
       pending_by_key_.erase(p);
     }
     switch (outcome.kind) {
-      case chp::WriteOutcome::Kind::kApplied: owner_.applied_++; sequences_[key] = outcome.sequence; break;
-      case chp::WriteOutcome::Kind::kRefused: owner_.refused_++; sequences_[key] = outcome.sequence; break;
-      default: owner_.failed_++; break;
+      case chp::WriteOutcome::Kind::kApplied:
+        owner_.applied_++;
+        sequences_[key] = outcome.sequence;
+        break;
+      case chp::WriteOutcome::Kind::kRefused:
+        owner_.refused_++;
+        sequences_[key] = outcome.sequence;
+        break;
+      default:
+        owner_.failed_++;
+        break;
     }
   }
 
@@ -103,7 +113,7 @@ class WriteOutlet : public Outlet {
   char letter_;
   std::uint64_t sends_ = 0;
   std::string partition_;
-  std::unordered_map<std::string, std::uint64_t> sequences_;  // key -> its sequence, as last answered
+  std::unordered_map<std::string, std::uint64_t> sequences_;     // key -> its sequence, as last answered
   std::unordered_map<std::string, std::string> pending_by_key_;  // key -> uuid of its unanswered write
   std::unordered_map<std::string, std::string> key_by_uuid_;     // unanswered writes
 };

@@ -27,7 +27,8 @@ Members start_members(const Options& o, std::ostream& log) {
   Members m;
   m.ha = o.ha;
   auto path = o.zstored.empty() ? default_zstored_path() : std::filesystem::path(o.zstored);
-  for (int i = 0; i < (o.ha ? 2 : 1); ++i) m.servers.push_back(std::make_unique<ServerProcess>(path, o.server_cpu, o.zstored_args));
+  for (int i = 0; i < (o.ha ? 2 : 1); ++i)
+    m.servers.push_back(std::make_unique<ServerProcess>(path, o.server_cpu, o.zstored_args));
   if (!o.ha) {
     m.at(0).start();
     log << "zstored " << m.at(0).pid() << '\n';

@@ -129,7 +129,7 @@ struct Shared {
   std::atomic<std::uint64_t> sent{0};
   std::atomic<bool> halt{false};  // stop sending; the run ends once what was sent arrived
   std::atomic<int> halted{0};     // writers that saw halt (or ran out) and send no more
-  std::string error;  // first writer failure
+  std::string error;              // first writer failure
 };
 
 std::uint64_t share_of(const LoadSpec& spec, int writer) {
@@ -248,25 +248,31 @@ LoadResult run_load(const LoadSpec& given, Transport& transport, const std::atom
   LoadSpec spec = given;
   spec.run = runs.fetch_add(1);
   Board board(spec.writers, spec.window, spec.run);
-  Shared shared{spec, transport, board, {}, std::vector<std::string>(static_cast<std::size_t>(spec.writers)), {}, {},
-                {}, {}, {}, {}, {}};
+  Shared shared{spec, transport, board, {}, std::vector<std::string>(static_cast<std::size_t>(spec.writers)),
+                {},   {},        {},    {}, {},
+                {},   {}};
   std::vector<std::thread> writers;
   for (int w = 0; w < spec.writers; ++w) writers.emplace_back(writer_thread, std::ref(shared), w);
   std::thread receiver;
-  if (wait_for(shared, [&] { return shared.opened == spec.writers; }, external_stop)) {
+  if (wait_for(
+          shared, [&] { return shared.opened == spec.writers; }, external_stop)) {
     receiver = std::thread([&] { transport.receive(board, shared.partitions); });
     shared.go = true;
   }
   LoadResult result;
-  if (wait_for(shared, [&] { return shared.ready == spec.writers; }, external_stop)) {
+  if (wait_for(
+          shared, [&] { return shared.ready == spec.writers; }, external_stop)) {
     auto warmup = static_cast<std::int64_t>(spec.warmup_s * 1e9);
     result.window_start_ns = now_ns() + (spec.total > 0 ? 0 : warmup);
-    result.window_end_ns = spec.total > 0 ? INT64_MAX : result.window_start_ns + static_cast<std::int64_t>(spec.duration_s * 1e9);
+    result.window_end_ns =
+        spec.total > 0 ? INT64_MAX : result.window_start_ns + static_cast<std::int64_t>(spec.duration_s * 1e9);
     board.set_window(result.window_start_ns, result.window_end_ns);
     if (spec.total > 0) {
-      wait_for(shared, [&] { return total_done(board) >= spec.total; }, external_stop);
+      wait_for(
+          shared, [&] { return total_done(board) >= spec.total; }, external_stop);
     } else {
-      wait_for(shared, [&] { return now_ns() >= result.window_end_ns; }, external_stop);
+      wait_for(
+          shared, [&] { return now_ns() >= result.window_end_ns; }, external_stop);
     }
     result.window_end_ns = std::min(result.window_end_ns, now_ns());
   }

@@ -42,29 +42,29 @@ struct LoadSpec {
   Shape shape = Shape::kChp;
   int writers = 2;
   std::size_t value_bytes = 100;
-  double rate = 0;            // total messages/s; 0: as fast as the window allows
+  double rate = 0;              // total messages/s; 0: as fast as the window allows
   std::uint64_t window = 1000;  // per writer
   std::uint64_t key_space = 0;  // CHP keys cycle over this many; 0: every key new
   // Message n of a writer names key index n*writers+writer (mod key_space)
   // or, random, a uniformly scattered index (a fixed mix of it: the same
   // sequence every run, no two writers in step).
   bool random_keys = false;
-  char key_letter = 's';        // first byte of every CHP key
+  char key_letter = 's';  // first byte of every CHP key
   // CHP KVSETs carry a UUID (the tag and n), as a clone client's do: an HA
   // passive matches the active's KVPUBs to the updates it holds by UUID.
   bool chp_uuids = false;
-  double warmup_s = 1.0;        // time before the measurement window
-  double duration_s = 5.0;      // measurement window
-  std::uint64_t total = 0;      // > 0: send exactly this many, then stop
-  std::uint16_t run = 0;        // set by run_load()
+  double warmup_s = 1.0;    // time before the measurement window
+  double duration_s = 5.0;  // measurement window
+  std::uint64_t total = 0;  // > 0: send exactly this many, then stop
+  std::uint16_t run = 0;    // set by run_load()
 };
 
 // The CHP key of message n of a writer (see LoadSpec::random_keys).
 std::string make_key(const LoadSpec& spec, int writer, std::uint64_t n);
 
 struct LoadResult {
-  std::uint64_t sent = 0;           // messages sent, all phases
-  std::uint64_t completed = 0;      // seen by the receiver, all phases
+  std::uint64_t sent = 0;              // messages sent, all phases
+  std::uint64_t completed = 0;         // seen by the receiver, all phases
   std::uint64_t window_completed = 0;  // seen inside the measurement window
   double window_seconds = 0;
   double rate() const { return window_seconds > 0 ? static_cast<double>(window_completed) / window_seconds : 0; }
@@ -117,7 +117,7 @@ class Outlet {
  public:
   virtual ~Outlet() = default;
   virtual void send(const protocol::Frames& frames) = 0;
-  virtual void tick() {}  // called between sends (beacons, ...)
+  virtual void tick() {}                             // called between sends (beacons, ...)
   virtual const std::string& partition() const = 0;  // the writer's Dafka partition (unused by CHP messages)
 };
 

@@ -73,7 +73,6 @@ void report_run(Report& report, const std::string& prefix, const LoadResult& res
   report_latency(report, prefix, result.latencies.window(result.window_start_ns, result.window_end_ns));
 }
 
-
 // A limit zstored is compared with in the same run: the relay (relay.h),
 // or with --vs-floor the floor relay (floor_relay.h). Its fields carry
 // its name: relay_per_s, ratio_vs_relay, relay_paced_p99_ms,

@@ -52,8 +52,8 @@ constexpr std::uint64_t kMaxFetch = 1000000;
 
 struct Partition {
   std::string name;
-  std::uint64_t next = 0;   // first record not received yet
-  std::uint64_t count = 0;  // records to receive
+  std::uint64_t next = 0;      // first record not received yet
+  std::uint64_t count = 0;     // records to receive
   std::uint64_t asked_to = 0;  // end of the last FETCH
 };
 

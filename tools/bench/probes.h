@@ -23,8 +23,8 @@ SnapshotTiming time_snapshot(zmq::context_t& context, const std::string& endpoin
 
 struct ReplayTiming {
   std::uint64_t records = 0;
-  double seconds = 0;  // first FETCH -> last DIRECT-RECORD
-  int refetches = 0;   // rounds of FETCHes sent again after 1 s without progress
+  double seconds = 0;         // first FETCH -> last DIRECT-RECORD
+  int refetches = 0;          // rounds of FETCHes sent again after 1 s without progress
   std::int64_t start_ns = 0;  // now_ns() at the first FETCH
   std::int64_t end_ns = 0;    // and at the last DIRECT-RECORD
 };

@@ -103,8 +103,10 @@ struct Answer {
 class FetchServer {
  public:
   FetchServer(zmq::context_t& context, std::size_t value_bytes)
-      : tower_(context, zmq::socket_type::sub), publisher_(context, zmq::socket_type::xpub),
-        fetches_(context, zmq::socket_type::sub), content_(value_bytes, 'r') {
+      : tower_(context, zmq::socket_type::sub),
+        publisher_(context, zmq::socket_type::xpub),
+        fetches_(context, zmq::socket_type::sub),
+        content_(value_bytes, 'r') {
     for (zmq::socket_t* s : {&tower_, &publisher_, &fetches_}) s->set(zmq::sockopt::linger, 0);
     tower_.set(zmq::sockopt::subscribe, "");
     // As zstored's store: a full pipe pauses the answers instead of losing them.
@@ -198,17 +200,18 @@ class FetchServer {
 }  // namespace
 
 SnapshotSource::SnapshotSource(int cpu, std::uint64_t keys, std::size_t value_bytes)
-    : thread_("snapshot source", cpu, [keys, value_bytes](zmq::context_t& context, const std::atomic<bool>& stop,
-                                       const SourceThread::Ready& ready) {
-        serve_snapshots(context, stop, ready, keys, value_bytes);
-      }) {}
+    : thread_("snapshot source", cpu,
+              [keys, value_bytes](zmq::context_t& context, const std::atomic<bool>& stop,
+                                  const SourceThread::Ready& ready) {
+                serve_snapshots(context, stop, ready, keys, value_bytes);
+              }) {}
 
 FetchSource::FetchSource(int cpu, std::size_t value_bytes)
-    : thread_("fetch source", cpu, [value_bytes](zmq::context_t& context, const std::atomic<bool>& stop,
-                                 const SourceThread::Ready& ready) {
-        FetchServer server(context, value_bytes);
-        ready(server.endpoints());
-        server.serve(stop);
-      }) {}
+    : thread_("fetch source", cpu,
+              [value_bytes](zmq::context_t& context, const std::atomic<bool>& stop, const SourceThread::Ready& ready) {
+                FetchServer server(context, value_bytes);
+                ready(server.endpoints());
+                server.serve(stop);
+              }) {}
 
 }  // namespace zstore::bench

@@ -74,7 +74,8 @@ Report restart_mode(const Options& o, std::ostream& log) {
   timed_restart(server, report, "", log);
   // Killed again right away: what the first restart left to replay.
   timed_restart(server, report, "second_", log);
-  if (auto use = memory_use(server.pid())) report.set("server_rss_mib", static_cast<double>(use->rss_kib) / 1024.0, "MiB");
+  if (auto use = memory_use(server.pid()))
+    report.set("server_rss_mib", static_cast<double>(use->rss_kib) / 1024.0, "MiB");
   return report;
 }
 

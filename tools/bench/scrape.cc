@@ -24,7 +24,8 @@ std::string exchange(const std::string& host, std::uint16_t port, const std::str
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
-  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) throw std::runtime_error("metrics scrape: bad host " + host);
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
+    throw std::runtime_error("metrics scrape: bad host " + host);
   if (::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     throw std::runtime_error("metrics scrape: cannot connect to " + host + ":" + std::to_string(port));
   }

@@ -10,8 +10,8 @@
 namespace zstore::bench {
 
 struct ScrapeTiming {
-  double ms = 0;                   // request sent to the whole reply read
-  double chp_keys = -1;            // zstore_chp_keys in the reply (-1: absent)
+  double ms = 0;         // request sent to the whole reply read
+  double chp_keys = -1;  // zstore_chp_keys in the reply (-1: absent)
 };
 
 // GETs http://host:port/metrics; throws std::runtime_error when the server

@@ -100,12 +100,19 @@ ServerProcess::~ServerProcess() {
 }
 
 void ServerProcess::launch() {
-  std::vector<std::string> args = {zstored_.string(),       "--data-dir",  data_dir().string(),
-                                   "--chp-port",            std::to_string(ports_.chp),
-                                   "--dafka-port",          std::to_string(ports_.dafka),
-                                   "--tower-port",          std::to_string(ports_.tower),
-                                   "--http-port",           std::to_string(ports_.http),
-                                   "--log-level",           log_level_};
+  std::vector<std::string> args = {zstored_.string(),
+                                   "--data-dir",
+                                   data_dir().string(),
+                                   "--chp-port",
+                                   std::to_string(ports_.chp),
+                                   "--dafka-port",
+                                   std::to_string(ports_.dafka),
+                                   "--tower-port",
+                                   std::to_string(ports_.tower),
+                                   "--http-port",
+                                   std::to_string(ports_.http),
+                                   "--log-level",
+                                   log_level_};
   args.insert(args.end(), extra_.begin(), extra_.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());

@@ -21,10 +21,10 @@ namespace zstore::bench {
 struct ServerPorts {
   std::string host = "127.0.0.1";
   security::SocketSecurity security;  // how clients connect (CURVE keys); plain by default
-  std::uint16_t chp = 0;    // CHP base P (P, P+1, P+2)
-  std::uint16_t dafka = 0;  // Dafka store publisher
-  std::uint16_t tower = 0;  // embedded tower (T, T+1)
-  std::uint16_t http = 0;   // --http-port (0: none)
+  std::uint16_t chp = 0;              // CHP base P (P, P+1, P+2)
+  std::uint16_t dafka = 0;            // Dafka store publisher
+  std::uint16_t tower = 0;            // embedded tower (T, T+1)
+  std::uint16_t http = 0;             // --http-port (0: none)
   std::string endpoint(std::uint16_t port) const { return protocol::tcp_endpoint(host, port); }
 };
 

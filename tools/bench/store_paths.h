@@ -35,8 +35,8 @@ namespace zstore::bench {
 struct StoreRun {
   std::uint64_t messages = 0;  // writes applied, keys or records read
   double seconds = 0;
-  double thread_cpu = 0;   // the calling thread's CPU seconds: what a reactor pays
-  double process_cpu = 0;  // with RocksDB's flush and compaction threads meanwhile
+  double thread_cpu = 0;          // the calling thread's CPU seconds: what a reactor pays
+  double process_cpu = 0;         // with RocksDB's flush and compaction threads meanwhile
   std::uint64_t prior_reads = 0;  // chp_writes: writes that read their key's previous entry
 };
 

@@ -263,8 +263,8 @@ Report storm_mode(const Options& o, std::ostream& log) {
       wait_synced(back, synced + 1, seconds(std::max(60, static_cast<int>(o.deadline_s))));
     }
     std::this_thread::sleep_for(seconds(1));  // the writer's updates flow to the clients
-    log << "kill -9 " << m.at(m.active).pid() << ", clients reconnect " << (runs[i] ? "with resume" : "for full snapshots")
-        << "...\n";
+    log << "kill -9 " << m.at(m.active).pid() << ", clients reconnect "
+        << (runs[i] ? "with resume" : "for full snapshots") << "...\n";
     fail_over(m, fleet, o, runs[i], report);
   }
   if (runs.size() == 2) {

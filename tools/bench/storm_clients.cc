@@ -27,7 +27,7 @@ struct Client {
   bool syncing = false;
   bool replied = false;
   std::optional<std::uint64_t> asked_after;  // the sequence the round's request named
-  std::uint64_t pending_max = 0;  // highest KVPUB while the snapshot streams
+  std::uint64_t pending_max = 0;             // highest KVPUB while the snapshot streams
   std::int64_t sent_ns = 0;
   int round = 0;
   std::atomic<int>* answered_round = nullptr;  // the fleet's: the last round any client got a reply in
@@ -202,7 +202,8 @@ void StormFleet::run(int first, int count) {
     Request request = seen > 0 ? current() : Request{};
     for (Client& c : clients) {
       drain(c, frames, 256);
-      if (c.syncing && !c.replied && c.sent_ns < retry_before) send_request(c, context_, request.endpoint, request.resume);
+      if (c.syncing && !c.replied && c.sent_ns < retry_before)
+        send_request(c, context_, request.endpoint, request.resume);
     }
   }
 }

@@ -22,24 +22,24 @@ namespace zstore::bench {
 
 // What the bench thread reads of one client (written by its thread).
 struct StormStatus {
-  std::atomic<int> done_round{0};            // the last round whose KTHXBAI came
-  std::atomic<std::uint64_t> last{0};        // last applied sequence
-  std::atomic<std::uint64_t> keys{0};        // KVSYNCs of the current round
-  std::atomic<bool> resumed{false};          // the round's KTHXBAI said resumed=1
+  std::atomic<int> done_round{0};      // the last round whose KTHXBAI came
+  std::atomic<std::uint64_t> last{0};  // last applied sequence
+  std::atomic<std::uint64_t> keys{0};  // KVSYNCs of the current round
+  std::atomic<bool> resumed{false};    // the round's KTHXBAI said resumed=1
   // Not resumed because its sequence is not a point of the server's history
   // (the KTHXBAI's epochs): it applied updates the new active never had
   // (published by the killed member as it died), so only the map is right.
   std::atomic<bool> ahead{false};
   std::atomic<std::int64_t> first_reply_ns{0};  // first message of the round on the DEALER
-  std::atomic<std::int64_t> done_ns{0};      // its KTHXBAI
-  std::atomic<std::uint64_t> gaps{0};        // KVPUBs not last + 1 while following
+  std::atomic<std::int64_t> done_ns{0};         // its KTHXBAI
+  std::atomic<std::uint64_t> gaps{0};           // KVPUBs not last + 1 while following
 };
 
 // One round's outcome, once every client finished it.
 struct StormRound {
-  std::uint64_t keys = 0;       // KVSYNCs received, all clients
-  int resumed = 0;              // clients answered with resumed=1
-  int ahead = 0;                // clients answered with the map, their sequence unknown to the server
+  std::uint64_t keys = 0;           // KVSYNCs received, all clients
+  int resumed = 0;                  // clients answered with resumed=1
+  int ahead = 0;                    // clients answered with the map, their sequence unknown to the server
   std::int64_t first_reply_ns = 0;  // earliest first reply
   std::int64_t last_done_ns = 0;    // latest KTHXBAI
 };

@@ -162,9 +162,7 @@ DafkaTransport::DafkaTransport(zmq::context_t& context, std::string tower, std::
                                security::SocketSecurity security)
     : context_(context), tower_(std::move(tower)), store_(std::move(store)), security_(std::move(security)) {}
 
-std::unique_ptr<Outlet> DafkaTransport::open(int) {
-  return std::make_unique<NodeOutlet>(context_, tower_, security_);
-}
+std::unique_ptr<Outlet> DafkaTransport::open(int) { return std::make_unique<NodeOutlet>(context_, tower_, security_); }
 
 void DafkaTransport::receive(Board& board, const std::vector<std::string>& partitions) {
   zmq::socket_t sub(context_, zmq::socket_type::sub);

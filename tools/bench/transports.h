@@ -46,8 +46,7 @@ class DafkaTransport : public Transport {
  public:
   // tower: "tcp://host:T" (beacons go to T); store: the store's publisher.
   // security: CURVE for every node and the ACK subscriber (plain by default).
-  DafkaTransport(zmq::context_t& context, std::string tower, std::string store,
-                 security::SocketSecurity security = {});
+  DafkaTransport(zmq::context_t& context, std::string tower, std::string store, security::SocketSecurity security = {});
   std::unique_ptr<Outlet> open(int writer) override;
   void receive(Board& board, const std::vector<std::string>& partitions) override;
 

@@ -16,13 +16,15 @@ nlohmann::ordered_json chp_json(const storage::ChpRecord& r) {
   j["uuid"] = hex(r.entry.uuid);
   put_bytes(j, "props", r.entry.properties);
   put_bytes(j, "value", r.entry.value);
-  j["expires_at"] = r.entry.expires_at_ms == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.entry.expires_at_ms);
+  j["expires_at"] =
+      r.entry.expires_at_ms == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.entry.expires_at_ms);
   return j;
 }
 
 void chp_text(const storage::ChpRecord& r, std::ostream& out) {
   const auto& e = r.entry;
-  std::string expiry = e.expires_at_ms == 0 ? "-" : iso8601_ms(e.expires_at_ms) + " (" + std::to_string(e.expires_at_ms) + ")";
+  std::string expiry =
+      e.expires_at_ms == 0 ? "-" : iso8601_ms(e.expires_at_ms) + " (" + std::to_string(e.expires_at_ms) + ")";
   out << "key         " << text(r.key) << "\n"
       << "seq         " << e.sequence << "\n"
       << "uuid        " << (e.uuid.empty() ? "-" : hex(e.uuid)) << "\n"

@@ -11,15 +11,14 @@ namespace po = boost::program_options;
 
 po::options_description describe() {
   po::options_description d("Options");
-  d.add_options()
-      ("help,h", "print this help")
-      ("data-dir", po::value<std::string>(), "zstore data directory (required; opened read-only)")
-      ("format", po::value<std::string>()->default_value("text"), "text | json (one JSON object per line)")
-      ("prefix", po::value<std::string>(), "chp: only keys starting with P")
-      ("topic", po::value<std::string>(), "dafka: only this subject (exact)")
-      ("partition", po::value<std::string>(), "dafka: only this partition (exact producer address)")
-      ("from", po::value<std::string>(), "dafka: only offsets >= N (per partition)")
-      ("count", po::value<std::string>(), "dafka: at most N records per partition");
+  d.add_options()("help,h", "print this help")("data-dir", po::value<std::string>(),
+                                               "zstore data directory (required; opened read-only)")(
+      "format", po::value<std::string>()->default_value("text"), "text | json (one JSON object per line)")(
+      "prefix", po::value<std::string>(), "chp: only keys starting with P")("topic", po::value<std::string>(),
+                                                                            "dafka: only this subject (exact)")(
+      "partition", po::value<std::string>(), "dafka: only this partition (exact producer address)")(
+      "from", po::value<std::string>(), "dafka: only offsets >= N (per partition)")(
+      "count", po::value<std::string>(), "dafka: at most N records per partition");
   return d;
 }
 
@@ -42,15 +41,21 @@ struct OptionOwner {
   const char* name;
   Command command;
 };
-constexpr OptionOwner kOwners[] = {{"prefix", Command::kChp},     {"topic", Command::kDafka},
-                                   {"partition", Command::kDafka}, {"from", Command::kDafka},
+constexpr OptionOwner kOwners[] = {{"prefix", Command::kChp},
+                                   {"topic", Command::kDafka},
+                                   {"partition", Command::kDafka},
+                                   {"from", Command::kDafka},
                                    {"count", Command::kDafka}};
 
 bool parse_command(const std::string& name, Command* out) {
-  if (name == "chp") *out = Command::kChp;
-  else if (name == "dafka") *out = Command::kDafka;
-  else if (name == "stats") *out = Command::kStats;
-  else return false;
+  if (name == "chp")
+    *out = Command::kChp;
+  else if (name == "dafka")
+    *out = Command::kDafka;
+  else if (name == "stats")
+    *out = Command::kStats;
+  else
+    return false;
   return true;
 }
 
@@ -87,9 +92,12 @@ ParseOutcome fill(const po::variables_map& vm, DumpOptions* out, std::string* er
   }
   out->data_dir = vm["data-dir"].as<std::string>();
   const auto& format = vm["format"].as<std::string>();
-  if (format == "text") out->format = Format::kText;
-  else if (format == "json") out->format = Format::kJson;
-  else return fail(error, "--format must be text or json, not '" + format + "'");
+  if (format == "text")
+    out->format = Format::kText;
+  else if (format == "json")
+    out->format = Format::kJson;
+  else
+    return fail(error, "--format must be text or json, not '" + format + "'");
   for (const auto& owner : kOwners) {
     if (vm.count(owner.name) && owner.command != out->command) {
       return fail(error, std::string("--") + owner.name + " does not apply to '" + command + "'");
@@ -131,7 +139,8 @@ void print_usage(std::ostream& out) {
          "  dafka [--topic T] [--partition ID] [--from N] [--count N]\n"
          "                                      Dafka records: subject, partition, offset, content\n"
          "  stats                               column families, last CHP sequence, Dafka heads, node address\n\n"
-      << describe() << "\nExit status: 0 ok; 1 I/O error or corrupt entry while reading;\n"
+      << describe()
+      << "\nExit status: 0 ok; 1 I/O error or corrupt entry while reading;\n"
          "2 bad flags, missing dir, not a zstore database or unknown layout version.\n";
 }
 

@@ -33,7 +33,7 @@ OpenResult open_read_only(const std::string& dir) {
     if (s.ok()) return result;
     result.db.reset();
     result.error = s.message();
-    result.io_error = s.IsIoError() || s.IsNoSpace();  // RocksDB could not read a file
+    result.io_error = s.IsIoError() || s.IsNoSpace();                                 // RocksDB could not read a file
     if (!std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec)) break;  // nothing to retry
     if (attempt < kAttempts) std::this_thread::sleep_for(kRetryPause);
   }

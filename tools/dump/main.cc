@@ -19,9 +19,12 @@ using namespace zstore::dump;
 
 const char* unit_of(Command command) {
   switch (command) {
-    case Command::kChp: return "keys";
-    case Command::kDafka: return "records";
-    case Command::kStats: return "entries counted";
+    case Command::kChp:
+      return "keys";
+    case Command::kDafka:
+      return "records";
+    case Command::kStats:
+      return "entries counted";
   }
   return "items";
 }
@@ -36,9 +39,15 @@ int run(const DumpOptions& options) {
   }
   int code = kExitOk;
   switch (options.command) {
-    case Command::kChp: code = dump_chp(opened.db.get(), options, std::cout, std::cerr, progress); break;
-    case Command::kDafka: code = dump_dafka(opened.db.get(), options, std::cout, std::cerr, progress); break;
-    case Command::kStats: code = dump_stats(opened.db.get(), options, std::cout, std::cerr, progress); break;
+    case Command::kChp:
+      code = dump_chp(opened.db.get(), options, std::cout, std::cerr, progress);
+      break;
+    case Command::kDafka:
+      code = dump_dafka(opened.db.get(), options, std::cout, std::cerr, progress);
+      break;
+    case Command::kStats:
+      code = dump_stats(opened.db.get(), options, std::cout, std::cerr, progress);
+      break;
   }
   progress.finish();
   std::cout.flush();

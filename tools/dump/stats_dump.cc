@@ -14,10 +14,10 @@
 namespace zstore::dump {
 namespace {
 
-constexpr storage::Column kColumns[] = {storage::Column::kMeta, storage::Column::kChpMap, storage::Column::kChpExpiry,
-                                        storage::Column::kDafkaRecords, storage::Column::kDafkaHeads,
-                                        storage::Column::kChpHistory, storage::Column::kDafkaTimes,
-                                        storage::Column::kChpVersions};
+constexpr storage::Column kColumns[] = {storage::Column::kMeta,       storage::Column::kChpMap,
+                                        storage::Column::kChpExpiry,  storage::Column::kDafkaRecords,
+                                        storage::Column::kDafkaHeads, storage::Column::kChpHistory,
+                                        storage::Column::kDafkaTimes, storage::Column::kChpVersions};
 
 struct Stats {
   std::string layout_version;
@@ -56,14 +56,18 @@ nlohmann::ordered_json head_json(const storage::DafkaPartitionInfo& p) {
 nlohmann::ordered_json stats_json(const Stats& st) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j["layout_version"] = st.layout_version;
-  j["node_address"] = st.node_address.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(st.node_address);
+  j["node_address"] =
+      st.node_address.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(st.node_address);
   j["chp_last_sequence"] = st.chp_last_sequence;
   j["chp_synced"] = st.chp_synced;
   j["columns"] = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < st.columns.size(); ++i) {
     const auto& c = st.columns[i];
-    j["columns"].push_back({{"name", std::string(storage::column_name(kColumns[i]))}, {"keys", c.keys},
-                            {"key_bytes", c.key_bytes}, {"value_bytes", c.value_bytes}, {"sst_bytes", c.sst_bytes},
+    j["columns"].push_back({{"name", std::string(storage::column_name(kColumns[i]))},
+                            {"keys", c.keys},
+                            {"key_bytes", c.key_bytes},
+                            {"value_bytes", c.value_bytes},
+                            {"sst_bytes", c.sst_bytes},
                             {"blob_bytes", c.blob_bytes}});
   }
   j["dafka_partitions"] = nlohmann::ordered_json::array();
@@ -83,8 +87,8 @@ nlohmann::ordered_json stats_json(const Stats& st) {
 
 void columns_text(const Stats& st, std::ostream& out) {
   out << std::left << std::setw(16) << "column family" << std::right << std::setw(12) << "keys" << std::setw(16)
-      << "key bytes" << std::setw(16) << "value bytes" << std::setw(16) << "sst bytes"
-      << std::setw(16) << "blob bytes" << "\n";
+      << "key bytes" << std::setw(16) << "value bytes" << std::setw(16) << "sst bytes" << std::setw(16) << "blob bytes"
+      << "\n";
   for (std::size_t i = 0; i < st.columns.size(); ++i) {
     const auto& c = st.columns[i];
     out << std::left << std::setw(16) << storage::column_name(kColumns[i]) << std::right << std::setw(12) << c.keys
@@ -103,12 +107,13 @@ void partitions_text(const Stats& st, std::ostream& out) {
   if (st.partitions.empty()) return;
   out << std::left << std::setw(static_cast<int>(subject_width) + 2) << "subject"
       << std::setw(static_cast<int>(partition_width) + 2) << "partition" << std::right << std::setw(20) << "head"
-      << std::setw(20) << "floor" << std::setw(14) << "records" << std::setw(16) << "bytes" << "\n";
+      << std::setw(20) << "floor" << std::setw(14) << "records" << std::setw(16) << "bytes"
+      << "\n";
   for (const auto& p : st.partitions) {
     out << std::left << std::setw(static_cast<int>(subject_width) + 2) << text(p.subject)
         << std::setw(static_cast<int>(partition_width) + 2) << text(p.partition) << std::right << std::setw(20)
-        << (p.next == 0 ? std::string("-") : std::to_string(p.next - 1)) << std::setw(20) << p.floor
-        << std::setw(14) << p.records << std::setw(16) << p.bytes << "\n";
+        << (p.next == 0 ? std::string("-") : std::to_string(p.next - 1)) << std::setw(20) << p.floor << std::setw(14)
+        << p.records << std::setw(16) << p.bytes << "\n";
   }
 }
 

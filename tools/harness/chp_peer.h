@@ -20,8 +20,8 @@ namespace zstore::testing {
 struct ChpSnapshot {
   std::map<std::string, protocol::chp::KvMsg> entries;
   std::uint64_t sequence = 0;
-  std::string subtree;  // from KTHXBAI frame 4
-  std::string properties;  // from KTHXBAI frame 5 (zstore's extensions)
+  std::string subtree;                         // from KTHXBAI frame 4
+  std::string properties;                      // from KTHXBAI frame 5 (zstore's extensions)
   std::vector<protocol::chp::KvMsg> in_order;  // every KVSYNC as received
 };
 

@@ -54,8 +54,7 @@ inline std::chrono::milliseconds scaled(std::chrono::milliseconds timeout) { ret
 
 // Polls cond every few milliseconds until it holds or scaled(timeout)
 // passes. Returns whether it held.
-bool wait_until(const std::function<bool()>& cond,
-                std::chrono::milliseconds timeout = std::chrono::seconds(10));
+bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // Path of an executable in build/bin ($ZSTORE_BIN_DIR, else the build's own).
 std::string bin_path(const std::string& name);
@@ -76,8 +75,8 @@ struct Credentials {
 
 class Process {
  public:
-  Process(const std::string& program, std::vector<std::string> args,
-          const std::filesystem::path& log_file, std::optional<Credentials> run_as = std::nullopt);
+  Process(const std::string& program, std::vector<std::string> args, const std::filesystem::path& log_file,
+          std::optional<Credentials> run_as = std::nullopt);
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;

@@ -16,15 +16,14 @@ Zstored::~Zstored() {
   }
 }
 
-std::string Zstored::chp_endpoint(int offset) const {
-  return "tcp://127.0.0.1:" + std::to_string(chp_port_ + offset);
-}
+std::string Zstored::chp_endpoint(int offset) const { return "tcp://127.0.0.1:" + std::to_string(chp_port_ + offset); }
 
 bool Zstored::start(std::chrono::milliseconds timeout) {
-  std::vector<std::string> args = {"--data-dir", data_.str(), "--bind", "127.0.0.1", "--chp-port",
-                                   std::to_string(chp_port_)};
+  std::vector<std::string> args = {"--data-dir", data_.str(),  "--bind",
+                                   "127.0.0.1",  "--chp-port", std::to_string(chp_port_)};
   bool has = [&] {
-    for (const auto& a : extra_) if (a == "--dafka-port") return true;
+    for (const auto& a : extra_)
+      if (a == "--dafka-port") return true;
     return false;
   }();
   if (!has) args.insert(args.end(), {"--dafka-port", "0", "--tower-port", "0"});
@@ -37,8 +36,9 @@ bool Zstored::start(std::chrono::milliseconds timeout) {
     program = launcher_[0];
   }
   process_ = std::make_unique<Process>(program, args, log_file);
-  return wait_until([&] { return !process_->running() || process_->log().find("zstored started") != std::string::npos; },
-                    timeout) &&
+  return wait_until(
+             [&] { return !process_->running() || process_->log().find("zstored started") != std::string::npos; },
+             timeout) &&
          process_->running();
 }
 
@@ -62,10 +62,10 @@ std::string Zstored::log() const {
 void make_ha_pair(Zstored& primary, Zstored& backup, const std::vector<std::string>& common) {
   std::uint16_t ha = free_port_range(2);
   auto ep = [](int port) { return "tcp://127.0.0.1:" + std::to_string(port); };
-  primary.add_args({"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp",
-                    ep(backup.chp_port())});
-  backup.add_args({"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp",
-                   ep(primary.chp_port())});
+  primary.add_args(
+      {"--ha", "primary", "--ha-bind", ep(ha), "--ha-peer", ep(ha + 1), "--ha-peer-chp", ep(backup.chp_port())});
+  backup.add_args(
+      {"--ha", "backup", "--ha-bind", ep(ha + 1), "--ha-peer", ep(ha), "--ha-peer-chp", ep(primary.chp_port())});
   primary.add_args(common);
   backup.add_args(common);
 }

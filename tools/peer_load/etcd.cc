@@ -48,7 +48,10 @@ class Etcd : public Workload {
       std::int64_t t = now_ns();
       auto res = cli.Post("/v3/kv/put", body, "application/json");
       if (!res) throw std::runtime_error("etcd: put: " + httplib::to_string(res.error()));
-      if (res->status == 200) recorder.ack(t); else recorder.fail();
+      if (res->status == 200)
+        recorder.ack(t);
+      else
+        recorder.fail();
     }
   }
 

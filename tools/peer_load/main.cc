@@ -18,16 +18,17 @@ namespace {
 
 Spec parse(int argc, char** argv) {
   Spec s;
-  po::options_description d("Usage: zstore-peer-load redis-pubsub|redis-stream|redis-log|nats-kv|nats-log|etcd --port P");
-  d.add_options()("help,h", "this text")("port", po::value(&s.port)->required(), "the store's port on 127.0.0.1")
-      ("writers", po::value(&s.writers)->default_value(s.writers), "writer connections (threads)")
-      ("window", po::value(&s.window)->default_value(s.window), "per writer: writes not yet acked at most")
-      ("etcd-inflight", po::value(&s.etcd_inflight)->default_value(s.etcd_inflight),
-       "etcd: connections, one put outstanding on each (HTTP/1.1 has no pipelining)")
-      ("warmup", po::value(&s.warmup_s)->default_value(s.warmup_s), "seconds before measuring")
-      ("duration", po::value(&s.duration_s)->default_value(s.duration_s), "seconds measured")
-      ("value-bytes", po::value(&s.value_bytes)->default_value(s.value_bytes), "value size (>= 8)")
-      ("key-space", po::value(&s.key_space)->default_value(s.key_space), "distinct random keys");
+  po::options_description d(
+      "Usage: zstore-peer-load redis-pubsub|redis-stream|redis-log|nats-kv|nats-log|etcd --port P");
+  d.add_options()("help,h", "this text")("port", po::value(&s.port)->required(), "the store's port on 127.0.0.1")(
+      "writers", po::value(&s.writers)->default_value(s.writers), "writer connections (threads)")(
+      "window", po::value(&s.window)->default_value(s.window), "per writer: writes not yet acked at most")(
+      "etcd-inflight", po::value(&s.etcd_inflight)->default_value(s.etcd_inflight),
+      "etcd: connections, one put outstanding on each (HTTP/1.1 has no pipelining)")(
+      "warmup", po::value(&s.warmup_s)->default_value(s.warmup_s), "seconds before measuring")(
+      "duration", po::value(&s.duration_s)->default_value(s.duration_s), "seconds measured")(
+      "value-bytes", po::value(&s.value_bytes)->default_value(s.value_bytes), "value size (>= 8)")(
+      "key-space", po::value(&s.key_space)->default_value(s.key_space), "distinct random keys");
   po::options_description all;
   all.add(d).add_options()("workload", po::value(&s.workload)->required());
   po::positional_options_description pos;
@@ -84,7 +85,11 @@ int run(const Spec& s) {
   for (int i = 0; i < threads; ++i) recorders.push_back(std::make_unique<Recorder>(phases));
   for (int i = 0; i < threads; ++i)
     writers.emplace_back([&, i] {
-      try { w->writer(i, *recorders[i], phases); } catch (const std::exception& e) { errors[i] = e.what(); }
+      try {
+        w->writer(i, *recorders[i], phases);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
     });
   for (auto& t : writers) t.join();
   std::uint64_t acked = 0, window_acked = 0, failed = 0;
@@ -97,10 +102,16 @@ int run(const Spec& s) {
   if (watched) settle(watch, acked);
   watch.stop.store(true);
   watcher.join();
-  nlohmann::json j = {{"workload", s.workload}, {"per_s", window_acked / s.duration_s},
-                      {"p50_ms", quantile_ms(lat, 0.50)}, {"p99_ms", quantile_ms(lat, 0.99)},
-                      {"acked", acked}, {"failed", failed}, {"kept", w->kept(watch)},
-                      {"watched", watched}, {"writers", threads}, {"window", s.workload == "etcd" ? 1 : s.window},
+  nlohmann::json j = {{"workload", s.workload},
+                      {"per_s", window_acked / s.duration_s},
+                      {"p50_ms", quantile_ms(lat, 0.50)},
+                      {"p99_ms", quantile_ms(lat, 0.99)},
+                      {"acked", acked},
+                      {"failed", failed},
+                      {"kept", w->kept(watch)},
+                      {"watched", watched},
+                      {"writers", threads},
+                      {"window", s.workload == "etcd" ? 1 : s.window},
                       {"durability", w->durability()}};
   for (const auto& e : errors)
     if (!e.empty()) j["error"] = e;

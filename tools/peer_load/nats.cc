@@ -24,8 +24,12 @@ void check(natsStatus s, const char* what) {
 void on_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr*, void* closure) {
   auto* recorder = static_cast<Recorder*>(closure);
   std::int64_t sent = 0;
-  if (natsMsg_GetDataLength(msg) >= static_cast<int>(sizeof sent)) std::memcpy(&sent, natsMsg_GetData(msg), sizeof sent);
-  if (pa != nullptr) recorder->ack(sent); else recorder->fail();
+  if (natsMsg_GetDataLength(msg) >= static_cast<int>(sizeof sent))
+    std::memcpy(&sent, natsMsg_GetData(msg), sizeof sent);
+  if (pa != nullptr)
+    recorder->ack(sent);
+  else
+    recorder->fail();
   natsMsg_Destroy(msg);
 }
 
@@ -96,7 +100,10 @@ class Nats : public Workload {
   }
 
   void watcher(Watch& watch) override {
-    if (log_) { watch.ready.store(true); return; }
+    if (log_) {
+      watch.ready.store(true);
+      return;
+    }
     Connection c(spec_.port, nullptr, 1);
     kvStore* kv = nullptr;
     check(js_KeyValue(&kv, c.js, "bench"), "bucket bench");

@@ -15,7 +15,8 @@ namespace {
 
 const char* const kPubsubScript = "redis.call('set',KEYS[1],ARGV[1]); return redis.call('publish','ch',ARGV[1])";
 const char* const kStreamScript =
-    "redis.call('set',KEYS[1],ARGV[1]); return redis.call('xadd','changes','MAXLEN','~','1000000','*','k',KEYS[1],'v',ARGV[1])";
+    "redis.call('set',KEYS[1],ARGV[1]); return "
+    "redis.call('xadd','changes','MAXLEN','~','1000000','*','k',KEYS[1],'v',ARGV[1])";
 
 struct Context {
   explicit Context(int port) : c(redisConnect("127.0.0.1", port)) {
@@ -27,7 +28,9 @@ struct Context {
 
 struct Reply {
   explicit Reply(void* r) : r(static_cast<redisReply*>(r)) {}
-  ~Reply() { if (r) freeReplyObject(r); }
+  ~Reply() {
+    if (r) freeReplyObject(r);
+  }
   redisReply* r;
 };
 
@@ -59,15 +62,24 @@ class Redis : public Workload {
       void* raw = nullptr;
       if (redisGetReply(ctx.c, &raw) != REDIS_OK) throw std::runtime_error("redis: " + std::string(ctx.c->errstr));
       Reply reply(raw);
-      if (reply.r->type == REDIS_REPLY_ERROR) recorder.fail(); else recorder.ack(sent.front());
+      if (reply.r->type == REDIS_REPLY_ERROR)
+        recorder.fail();
+      else
+        recorder.ack(sent.front());
       sent.pop_front();
     }
   }
 
   void watcher(Watch& watch) override {
-    if (spec_.workload == "redis-log") { watch.ready.store(true); return; }
+    if (spec_.workload == "redis-log") {
+      watch.ready.store(true);
+      return;
+    }
     Context ctx(spec_.port);
-    if (spec_.workload == "redis-pubsub") subscribe(ctx.c, watch); else read_stream(ctx.c, watch);
+    if (spec_.workload == "redis-pubsub")
+      subscribe(ctx.c, watch);
+    else
+      read_stream(ctx.c, watch);
   }
 
   std::uint64_t kept(const Watch& watch) override {

@@ -45,8 +45,8 @@ ChpCounters::ChpCounters(std::vector<std::string> servers, int clients, Violatio
     auto outcome = setup.wait_synced(testing::scaled(20s)) ? resolve(setup, setup.write(kCounterKey, "0"), &unknown)
                                                            : client::WriteOutcome{};
     if (outcome.kind != Kind::kApplied) {
-      violations_.add("counter", std::string("its 0 was not applied: ") + client::to_string(outcome.kind) + " " +
-                                     outcome.detail);
+      violations_.add("counter",
+                      std::string("its 0 was not applied: ") + client::to_string(outcome.kind) + " " + outcome.detail);
       return;
     }
   }
@@ -82,8 +82,12 @@ void ChpCounters::run() {
         ++tally_.applied;
         ++tally_.written[next];
         break;
-      case Kind::kRefused: ++tally_.refused; break;  // another client's increment came first
-      case Kind::kFailed: ++tally_.failed; break;    // never applied (e.g. storage refused it)
+      case Kind::kRefused:
+        ++tally_.refused;
+        break;  // another client's increment came first
+      case Kind::kFailed:
+        ++tally_.failed;
+        break;  // never applied (e.g. storage refused it)
       case Kind::kUnknown:
         violations_.add("counter", "the outcome of an increment to " + std::to_string(next) + " stayed unknown");
         break;
@@ -102,11 +106,12 @@ void ChpCounters::verify(std::chrono::milliseconds timeout) {
   std::lock_guard lock(mu_);
   long final_value = std::stol(*value);
   if (final_value != tally_.applied) {
-    violations_.add("counter", "value " + *value + " after " + std::to_string(tally_.applied) +
-                                   " increments reported applied");
+    violations_.add("counter",
+                    "value " + *value + " after " + std::to_string(tally_.applied) + " increments reported applied");
   }
   for (const auto& [v, n] : tally_.written) {
-    if (n > 1) violations_.add("counter", "the value " + std::to_string(v) + " was applied " + std::to_string(n) + " times");
+    if (n > 1)
+      violations_.add("counter", "the value " + std::to_string(v) + " was applied " + std::to_string(n) + " times");
   }
   for (long v = 1; v <= tally_.applied; ++v) {
     if (!tally_.written.contains(v)) {

@@ -20,8 +20,13 @@ std::string seq_text(std::uint64_t seq) { return std::to_string(seq); }
 
 ChpReader::ChpReader(zmq::context_t& ctx, std::vector<std::string> publishers, const ChpHistory& history,
                      Violations& violations, bool ha, Divergence divergence)
-    : ctx_(ctx), publishers_(std::move(publishers)), history_(history), violations_(violations), ha_(ha),
-      divergence_(divergence), max_by_publisher_(publishers_.size(), 0) {
+    : ctx_(ctx),
+      publishers_(std::move(publishers)),
+      history_(history),
+      violations_(violations),
+      ha_(ha),
+      divergence_(divergence),
+      max_by_publisher_(publishers_.size(), 0) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -96,8 +101,8 @@ void ChpReader::on_kvpub(std::size_t from, const std::string& key, std::uint64_t
     return;
   }
   if (state.op && ref->index < *state.op) {
-    violations_.add("reordered KVPUB", key + " op #" + std::to_string(ref->index) + " published after op #" +
-                                           std::to_string(*state.op));
+    violations_.add("reordered KVPUB",
+                    key + " op #" + std::to_string(ref->index) + " published after op #" + std::to_string(*state.op));
   }
   state = SeenState{seq, ref->index, false, now};
 }
@@ -121,8 +126,8 @@ void ChpReader::on_expiry(const std::string& key, std::uint64_t seq, SeenState& 
     }
   });
   if (!expired) {
-    violations_.add("premature expiry", "server deleted " + key + " (seq " + seq_text(seq) +
-                                            ") before any ttl of it could have run out");
+    violations_.add("premature expiry",
+                    "server deleted " + key + " (seq " + seq_text(seq) + ") before any ttl of it could have run out");
   }
   if (divergent && expired && state.op && *expired != *state.op) {
     // Another copy's expiry: an older op a stale member held, or an op

@@ -40,14 +40,14 @@ struct SeenState {
   std::uint64_t sequence = 0;
   std::optional<std::size_t> op;  // index in the key's ops (nullopt: never saw a writer op)
   bool expired = false;           // the last KVPUB was a server-side expiry of op
-  std::int64_t op_seen_ms = 0;     // when op's own KVPUB was seen (0: not seen)
+  std::int64_t op_seen_ms = 0;    // when op's own KVPUB was seen (0: not seen)
 };
 
 class ChpReader {
  public:
   // publishers: "tcp://host:P+1" of every server.
-  ChpReader(zmq::context_t& ctx, std::vector<std::string> publishers, const ChpHistory& history,
-            Violations& violations, bool ha, Divergence divergence = Divergence::kNone);
+  ChpReader(zmq::context_t& ctx, std::vector<std::string> publishers, const ChpHistory& history, Violations& violations,
+            bool ha, Divergence divergence = Divergence::kNone);
   ~ChpReader();
   ChpReader(const ChpReader&) = delete;
   ChpReader& operator=(const ChpReader&) = delete;
@@ -60,7 +60,7 @@ class ChpReader {
  private:
   void run();
   void on_kvpub(std::size_t from, const std::string& key, std::uint64_t seq, const std::string& uuid,
-               const std::string& body);
+                const std::string& body);
   void on_expiry(const std::string& key, std::uint64_t seq, SeenState& state, std::int64_t now);
 
   zmq::context_t& ctx_;

@@ -41,11 +41,11 @@ struct KeyCheck {
     } else if (j == i && seen->expired) {
       violations.add("expired key back", where(j) + " in the snapshot but the reader " + seen_text());
     } else if (j == i && !ctx.partition && (ctx.ha ? kv.sequence < seen->sequence : kv.sequence != seen->sequence)) {
-      violations.add("sequence changed", where(j) + " at seq " + std::to_string(kv.sequence) + " but the reader " +
-                                             seen_text());
+      violations.add("sequence changed",
+                     where(j) + " at seq " + std::to_string(kv.sequence) + " but the reader " + seen_text());
     } else if (j > i && kv.sequence <= seen->sequence) {
-      violations.add("sequence went back", where(j) + " at seq " + std::to_string(kv.sequence) +
-                                               " but the reader " + seen_text());
+      violations.add("sequence went back",
+                     where(j) + " at seq " + std::to_string(kv.sequence) + " but the reader " + seen_text());
     }
   }
 

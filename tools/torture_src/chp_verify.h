@@ -42,9 +42,9 @@ struct VerifyContext {
 };
 
 struct VerifyStats {
-  std::size_t keys = 0;               // keys checked
-  std::size_t ttl_expired = 0;        // absent because a ttl ran out (checked not early)
-  std::size_t ttl_published = 0;      // expiries whose publication was checked
+  std::size_t keys = 0;           // keys checked
+  std::size_t ttl_expired = 0;    // absent because a ttl ran out (checked not early)
+  std::size_t ttl_published = 0;  // expiries whose publication was checked
 };
 
 VerifyStats verify_chp(const SnapshotTaken& taken, const std::map<std::string, SeenState>& seen,

@@ -19,8 +19,8 @@ std::string random_bytes(std::mt19937_64& rng, std::size_t n) {
 
 void send_frames(zmq::socket_t& s, const protocol::Frames& frames) {
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    auto flags = i + 1 < frames.size() ? (zmq::send_flags::sndmore | zmq::send_flags::dontwait)
-                                       : zmq::send_flags::dontwait;
+    auto flags =
+        i + 1 < frames.size() ? (zmq::send_flags::sndmore | zmq::send_flags::dontwait) : zmq::send_flags::dontwait;
     (void)s.send(zmq::buffer(frames[i]), flags);  // PUB never blocks; a full pipe drops
   }
 }
@@ -63,8 +63,8 @@ void ChpWriters::run(int id) {
   pub.set(zmq::sockopt::linger, 0);
   pub.set(zmq::sockopt::immediate, 1);
   for (std::size_t i = 0; i < collectors_.size(); ++i) {
-    bool mine = !options_.one_side || static_cast<std::size_t>(id) >= collectors_.size() ||
-                i == static_cast<std::size_t>(id);
+    bool mine =
+        !options_.one_side || static_cast<std::size_t>(id) >= collectors_.size() || i == static_cast<std::size_t>(id);
     if (mine) pub.connect(collectors_[i]);
   }
   std::uint64_t counter = 0;

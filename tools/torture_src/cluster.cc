@@ -17,10 +17,12 @@ Cluster::Cluster(bool ha, const std::vector<std::string>& extra) {
   for (int i = 0; i < (ha ? 2 : 1); ++i) {
     std::uint16_t tower = testing::free_port_range(3);  // tower XSUB, XPUB, store publisher
     std::uint16_t http = testing::free_port();
-    std::vector<std::string> args{"--tower-port", std::to_string(tower), "--dafka-port", std::to_string(tower + 2),
-                                  "--http-port", std::to_string(http),
-                                  "--beacon-interval-ms", "200", "--beacon-timeout-ms", "2000",
-                                  "--hugz-interval-ms", "200"};
+    std::vector<std::string> args{"--tower-port",         std::to_string(tower),
+                                  "--dafka-port",         std::to_string(tower + 2),
+                                  "--http-port",          std::to_string(http),
+                                  "--beacon-interval-ms", "200",
+                                  "--beacon-timeout-ms",  "2000",
+                                  "--hugz-interval-ms",   "200"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto z = std::make_unique<testing::Zstored>(args);
     members_.push_back(Member{tower, http, std::move(z)});

@@ -20,7 +20,7 @@ class Cluster {
   void cut_ha_link(bool cut);
   int size() const { return static_cast<int>(members_.size()); }
   bool start(int member);
-  void kill(int member);  // SIGKILL, then reaps it
+  void kill(int member);                         // SIGKILL, then reaps it
   std::vector<std::string> chp_servers() const;  // "tcp://127.0.0.1:P" each
   std::vector<std::string> towers() const;       // "tcp://127.0.0.1:T" each
   std::uint16_t chp_port(int member) const { return members_.at(member).zstored->chp_port(); }

@@ -87,8 +87,8 @@ std::uint64_t DafkaLoad::verify(std::uint64_t want, std::chrono::milliseconds ti
     auto r = consumer.poll(std::min(left, 500ms));
     if (!r || r->partition != producer_.address()) continue;
     if (r->offset != next) {
-      violations.add("dafka order", "replayed offset " + std::to_string(r->offset) + " where " +
-                                        std::to_string(next) + " was expected");
+      violations.add("dafka order", "replayed offset " + std::to_string(r->offset) + " where " + std::to_string(next) +
+                                        " was expected");
       return next;
     }
     std::lock_guard lock(mu_);

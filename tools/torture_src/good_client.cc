@@ -61,7 +61,8 @@ bool healthz(std::uint16_t port) {
     std::string req = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
     if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
       char buf[512];
-      for (ssize_t n; reply.size() < 64 && (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) reply.append(buf, static_cast<std::size_t>(n));
+      for (ssize_t n; reply.size() < 64 && (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+        reply.append(buf, static_cast<std::size_t>(n));
     }
   }
   ::close(fd);

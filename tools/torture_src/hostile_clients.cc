@@ -36,8 +36,8 @@ class TcpConn {
     pollfd p{fd_, POLLOUT, 0};
     int err = 0;
     socklen_t len = sizeof err;
-    ok_ = errno == EINPROGRESS && ::poll(&p, 1, 500) == 1 &&
-          ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
+    ok_ = errno == EINPROGRESS && ::poll(&p, 1, 500) == 1 && ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+          err == 0;
   }
   ~TcpConn() {
     if (fd_ >= 0) ::close(fd_);
@@ -66,7 +66,8 @@ struct Step {
   bool running() const { return !stop && Clock::now() < until; }
   void pause(std::chrono::milliseconds d) const {
     auto end = std::min(until, Clock::now() + d);
-    while (!stop && Clock::now() < end) std::this_thread::sleep_for(std::min<Clock::duration>(end - Clock::now(), 50ms));
+    while (!stop && Clock::now() < end)
+      std::this_thread::sleep_for(std::min<Clock::duration>(end - Clock::now(), 50ms));
   }
   void hold() const {
     while (running()) pause(200ms);
@@ -77,7 +78,8 @@ void send_frames(zmq::socket_t& s, const protocol::Frames& frames) {
   for (std::size_t i = 0; i < frames.size(); ++i) {
     auto flags = zmq::send_flags::dontwait | (i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
     try {
-      if (!s.send(zmq::buffer(frames[i]), flags)) return;  // would block: drop the rest (a partial message is discarded)
+      if (!s.send(zmq::buffer(frames[i]), flags))
+        return;  // would block: drop the rest (a partial message is discarded)
     } catch (const zmq::error_t&) {
       return;
     }
@@ -133,7 +135,8 @@ std::uint64_t ask_unread(const Step& step, const std::vector<protocol::Frames>& 
   auto held = stalled_sockets(step, zmq::socket_type::dealer, step.targets.chp_port);
   std::uint64_t asked = 0;
   for (std::size_t round = 0; step.running(); ++round) {
-    for (std::size_t i = 0; i < held.size(); ++i, ++asked) send_frames(held[i], requests[(i + round) % requests.size()]);
+    for (std::size_t i = 0; i < held.size(); ++i, ++asked)
+      send_frames(held[i], requests[(i + round) % requests.size()]);
     step.pause(1000ms);
   }
   return asked;
@@ -215,12 +218,18 @@ std::uint64_t http(const Step& step) {
 
 std::uint64_t act(HostileKind kind, const Step& step) {
   switch (kind) {
-    case HostileKind::kIdle: return idle(step);
-    case HostileKind::kSlowSub: return slow_sub(step);
-    case HostileKind::kSnapshot: return snapshot(step);
-    case HostileKind::kHa: return ha_requests(step);
-    case HostileKind::kMalformed: return malformed(step);
-    case HostileKind::kHttp: return http(step);
+    case HostileKind::kIdle:
+      return idle(step);
+    case HostileKind::kSlowSub:
+      return slow_sub(step);
+    case HostileKind::kSnapshot:
+      return snapshot(step);
+    case HostileKind::kHa:
+      return ha_requests(step);
+    case HostileKind::kMalformed:
+      return malformed(step);
+    case HostileKind::kHttp:
+      return http(step);
   }
   return 0;
 }

@@ -76,12 +76,18 @@ std::variant<std::vector<HostileKind>, std::string> parse_kinds(std::string_view
 
 const char* hostile_kind_name(HostileKind kind) {
   switch (kind) {
-    case HostileKind::kIdle: return "idle";
-    case HostileKind::kSlowSub: return "slowsub";
-    case HostileKind::kSnapshot: return "snapshot";
-    case HostileKind::kHa: return "ha";
-    case HostileKind::kMalformed: return "malformed";
-    case HostileKind::kHttp: return "http";
+    case HostileKind::kIdle:
+      return "idle";
+    case HostileKind::kSlowSub:
+      return "slowsub";
+    case HostileKind::kSnapshot:
+      return "snapshot";
+    case HostileKind::kHa:
+      return "ha";
+    case HostileKind::kMalformed:
+      return "malformed";
+    case HostileKind::kHttp:
+      return "http";
   }
   return "?";
 }
@@ -91,11 +97,16 @@ namespace {
 // --ha-fault, --fault or --sync (flag) set from text.
 std::optional<std::string> set_choice(TortureOptions& o, std::string_view flag, std::string_view text) {
   if (flag == "--ha-fault") {
-    if (text == "one") o.ha_fault = HaFault::kOne;
-    else if (text == "both") o.ha_fault = HaFault::kBoth;
-    else if (text == "staggered") o.ha_fault = HaFault::kStaggered;
-    else if (text == "partition") o.ha_fault = HaFault::kPartition;
-    else return "bad value '" + std::string(text) + "' for --ha-fault (one, both, staggered or partition)";
+    if (text == "one")
+      o.ha_fault = HaFault::kOne;
+    else if (text == "both")
+      o.ha_fault = HaFault::kBoth;
+    else if (text == "staggered")
+      o.ha_fault = HaFault::kStaggered;
+    else if (text == "partition")
+      o.ha_fault = HaFault::kPartition;
+    else
+      return "bad value '" + std::string(text) + "' for --ha-fault (one, both, staggered or partition)";
   } else if (flag == "--fault") {
     if (text != "kill" && text != "power") return "bad value '" + std::string(text) + "' for --fault (kill or power)";
     o.power_cut = text == "power";

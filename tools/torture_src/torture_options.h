@@ -33,18 +33,18 @@ inline constexpr int kHostileKinds = 6;
 const char* hostile_kind_name(HostileKind kind);
 
 struct TortureOptions {
-  double minutes = 1.0;       // how long to run (fractions allowed)
-  bool ha = false;            // a Binary Star pair instead of one server
+  double minutes = 1.0;  // how long to run (fractions allowed)
+  bool ha = false;       // a Binary Star pair instead of one server
   HaFault ha_fault = HaFault::kOne;
-  std::uint64_t seed = 0;     // drives every random choice; 0: from the clock
-  int min_up_ms = 300;        // a kill lands uniformly in [min_up, max_up]
-  int max_up_ms = 3000;       // after the writers resumed
-  bool wait_synced = false;  // --ha: load only while the passive is synced
-  bool power_cut = false;    // --fault power: each SIGKILL also loses what was not synced
-  std::string sync;          // --sync for the servers; empty: their default
-  int hostile = 0;             // hostile clients beside the writers (single server only)
+  std::uint64_t seed = 0;                  // drives every random choice; 0: from the clock
+  int min_up_ms = 300;                     // a kill lands uniformly in [min_up, max_up]
+  int max_up_ms = 3000;                    // after the writers resumed
+  bool wait_synced = false;                // --ha: load only while the passive is synced
+  bool power_cut = false;                  // --fault power: each SIGKILL also loses what was not synced
+  std::string sync;                        // --sync for the servers; empty: their default
+  int hostile = 0;                         // hostile clients beside the writers (single server only)
   std::vector<HostileKind> hostile_kinds;  // empty: every kind
-  int hostile_connections = 16;  // the most connections one hostile client holds at a time
+  int hostile_connections = 16;            // the most connections one hostile client holds at a time
   int counters = -1;  // conditional writers on one counter (chp_counters.h); -1: parse_options' default
   bool help = false;
 };

@@ -132,10 +132,9 @@ int Torture::run() {
   up_since_ms_ = now_ms();
   auto servers = cluster_.chp_servers();
   Divergence divergence = !options_.ha || options_.ha_fault == HaFault::kOne ? Divergence::kNone
-                          : partition()                                    ? Divergence::kPartition
-                                                                           : Divergence::kStale;
-  reader_ = std::make_unique<ChpReader>(ctx_, with_offset(servers, 1), history_, violations_, options_.ha,
-                                       divergence);
+                          : partition()                                      ? Divergence::kPartition
+                                                                             : Divergence::kStale;
+  reader_ = std::make_unique<ChpReader>(ctx_, with_offset(servers, 1), history_, violations_, options_.ha, divergence);
   writers_ = std::make_unique<ChpWriters>(ctx_, with_offset(servers, 2), history_,
                                           WriterOptions{3, 128, 16, options_.seed, partition()});
   dafka_ = std::make_unique<DafkaLoad>(cluster_.towers(), options_.seed);
@@ -225,7 +224,7 @@ bool Torture::fault_staggered(std::string* what, std::int64_t* killed_ms) {
   *killed_ms = now_ms();
   cluster_.kill(first);
   (void)take_snapshot(ctx_, cluster_.chp_servers(), 10s);  // the vote that makes the survivor take over
-  wait_up(std::chrono::milliseconds(serve(rng_)));            // it serves the writers alone
+  wait_up(std::chrono::milliseconds(serve(rng_)));         // it serves the writers alone
   cluster_.kill(1 - first);
   writers_->pause();
   int up = static_cast<int>(rng_() % 2);
@@ -278,10 +277,18 @@ bool Torture::cycle(int n) {
   bool ok = false;
   if (good_) good_->pause();  // a kill is not a slow answer
   switch (options_.ha ? options_.ha_fault : HaFault::kOne) {
-    case HaFault::kOne: ok = fault_one(&what, &killed_ms); break;
-    case HaFault::kBoth: ok = fault_both(&what, &killed_ms); break;
-    case HaFault::kStaggered: ok = fault_staggered(&what, &killed_ms); break;
-    case HaFault::kPartition: ok = fault_partition(&what, &killed_ms); break;
+    case HaFault::kOne:
+      ok = fault_one(&what, &killed_ms);
+      break;
+    case HaFault::kBoth:
+      ok = fault_both(&what, &killed_ms);
+      break;
+    case HaFault::kStaggered:
+      ok = fault_staggered(&what, &killed_ms);
+      break;
+    case HaFault::kPartition:
+      ok = fault_partition(&what, &killed_ms);
+      break;
   }
   if (!ok) {
     out_ << "cycle " << n << ": " << what << ": a member did not restart\n";
@@ -305,8 +312,8 @@ bool Torture::cycle(int n) {
        << (taken ? std::to_string(taken->snapshot.entries.size()) + " keys at seq " +
                        std::to_string(taken->snapshot.sequence)
                  : std::string("none"))
-       << ", ttl " << stats.ttl_expired << "/" << stats.ttl_published << ", dafka replayed " << replayed << "/"
-       << acked << ", new violations " << violations_.count() - before << std::endl;
+       << ", ttl " << stats.ttl_expired << "/" << stats.ttl_published << ", dafka replayed " << replayed << "/" << acked
+       << ", new violations " << violations_.count() - before << std::endl;
   printed_ += violations_.print(out_, printed_);
   if (violations_.count() > before) print_member_logs();
   if (options_.wait_synced) wait_synced(synced_before);  // after a restart one member is the passive
@@ -316,9 +323,8 @@ bool Torture::cycle(int n) {
   return true;
 }
 
-VerifyStats Torture::check_chp(const std::optional<SnapshotTaken>& taken,
-                               const std::map<std::string, SeenState>& seen, std::uint64_t max_seq,
-                               std::int64_t killed_ms) {
+VerifyStats Torture::check_chp(const std::optional<SnapshotTaken>& taken, const std::map<std::string, SeenState>& seen,
+                               std::uint64_t max_seq, std::int64_t killed_ms) {
   if (!taken) {
     violations_.add("no snapshot", "no server answered ICANHAZ? within 30 s after the restart");
     return {};
@@ -333,8 +339,8 @@ VerifyStats Torture::check_chp(const std::optional<SnapshotTaken>& taken,
 
 void Torture::check_follower(client::CloneClient& follower, std::uint64_t sequence) {
   if (!follower.wait_for([&] { return follower.synced() && follower.sequence() >= sequence; }, 30s)) {
-    violations_.add("clone client stuck", "not synced at seq >= " + std::to_string(sequence) +
-                                              " within 30 s (at " + std::to_string(follower.sequence()) + ")");
+    violations_.add("clone client stuck", "not synced at seq >= " + std::to_string(sequence) + " within 30 s (at " +
+                                              std::to_string(follower.sequence()) + ")");
   }
 }
 

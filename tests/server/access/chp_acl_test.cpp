@@ -99,7 +99,9 @@ struct Fixture {
     }));
   }
   double resubscriptions() { return metric(z->metrics(), "zstore_chp_acl_resubscriptions_total"); }
-  double denied(const std::string& kind) { return metric(z->metrics(), "zstore_chp_acl_denied_total{kind=\"" + kind + "\"}"); }
+  double denied(const std::string& kind) {
+    return metric(z->metrics(), "zstore_chp_acl_denied_total{kind=\"" + kind + "\"}");
+  }
 };
 
 }  // namespace
@@ -198,14 +200,16 @@ BOOST_FIXTURE_TEST_CASE(ha_peer_requests_from_clients_are_ignored, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(refused_keys_are_counted_by_port, Fixture) {
-  auto port = [&](const std::string& p) { return metric(z->metrics(), "zstore_auth_failures_total{port=\"" + p + "\"}"); };
+  auto port = [&](const std::string& p) {
+    return metric(z->metrics(), "zstore_auth_failures_total{port=\"" + p + "\"}");
+  };
   BOOST_TEST(port("chp-snapshot") == 0.0);
   zstore::security::SocketSecurity stranger{zstore::security::generate_cert(), keys.server.public_key};
   ChpPeer intruder(ctx, "tcp://127.0.0.1", z->server.chp_port(), stranger);
   BOOST_TEST(!intruder.snapshot("", 1s).has_value());
   // The DEALER, SUB and PUB each tried (and retry) to connect.
-  BOOST_TEST(wait_until([&] { return port("chp-snapshot") >= 1.0 && port("chp-updates") >= 1.0 &&
-                                     port("chp-collector") >= 1.0; }));
+  BOOST_TEST(wait_until(
+      [&] { return port("chp-snapshot") >= 1.0 && port("chp-updates") >= 1.0 && port("chp-collector") >= 1.0; }));
   BOOST_TEST(port("http") == 0.0);
 }
 
@@ -285,8 +289,8 @@ BOOST_AUTO_TEST_CASE(acl_needs_curve_and_a_valid_file) {
   std::string acl = (keys.dir.path() / "acl").string();
   std::ofstream(acl) << "alice rw /a\nalice zz /b\n";
   auto start = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args{"--data-dir", data.str(), "--chp-port", std::to_string(free_port_range(3)),
-                                  "--dafka-port", "0", "--tower-port", "0"};
+    std::vector<std::string> args{"--data-dir",   data.str(), "--chp-port",   std::to_string(free_port_range(3)),
+                                  "--dafka-port", "0",        "--tower-port", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     Process p(bin_path("zstored"), args, data.path() / "log");
     int code = p.wait(20s);

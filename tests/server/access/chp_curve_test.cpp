@@ -112,7 +112,8 @@ BOOST_FIXTURE_TEST_CASE(unknown_key_gets_nothing_and_is_logged, Fixture) {
   auto alice = peer(keys.as("alice"));
   auto mallory = peer(keys.as("mallory"));
   expect_nothing(*mallory, *alice, "mallory");
-  BOOST_TEST(server.log().find("refused unknown client key " + keys.clients.at("mallory").public_key) != std::string::npos);
+  BOOST_TEST(server.log().find("refused unknown client key " + keys.clients.at("mallory").public_key) !=
+             std::string::npos);
 }
 
 BOOST_FIXTURE_TEST_CASE(sighup_rereads_the_allow_list, Fixture) {
@@ -241,16 +242,19 @@ BOOST_FIXTURE_TEST_CASE(cli_needs_the_right_keys, Fixture) {
     int code = p.wait(20s);
     return std::pair{code, p.log()};
   };
-  auto ok = cli({"--curve-cert", keys.file("alice.key_secret"), "--server-key", keys.file("server.key"), "set", "/c", "v"});
+  auto ok =
+      cli({"--curve-cert", keys.file("alice.key_secret"), "--server-key", keys.file("server.key"), "set", "/c", "v"});
   BOOST_TEST(ok.first == 0, ok.second);
-  auto wrong = cli({"--curve-cert", keys.file("alice.key_secret"), "--server-key", keys.file("mallory.key"), "get", "/c"});
+  auto wrong =
+      cli({"--curve-cert", keys.file("alice.key_secret"), "--server-key", keys.file("mallory.key"), "get", "/c"});
   BOOST_TEST(wrong.first == 1, wrong.second);
   BOOST_TEST(wrong.second.find("server key mismatch") != std::string::npos, wrong.second);
   auto plain = cli({"get", "/c"}, "2000");
   BOOST_TEST(plain.first == 1, plain.second);
   auto half = cli({"--curve-cert", keys.file("alice.key_secret"), "get", "/c"});
   BOOST_TEST(half.first == 2, half.second);
-  auto public_only = cli({"--curve-cert", keys.file("alice.key"), "--server-key", keys.file("server.key"), "get", "/c"});
+  auto public_only =
+      cli({"--curve-cert", keys.file("alice.key"), "--server-key", keys.file("server.key"), "get", "/c"});
   BOOST_TEST(public_only.first == 2, public_only.second);
   BOOST_TEST(public_only.second.find("no secret-key") != std::string::npos, public_only.second);
 }
@@ -259,7 +263,8 @@ BOOST_AUTO_TEST_CASE(bad_security_flags_stop_startup) {
   CurveKeys keys{{"alice", "bob", "mallory"}, {"alice"}};
   TempDir data;
   auto start = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args{"--data-dir", data.str(), "--chp-port", "0", "--dafka-port", "0", "--tower-port", "0"};
+    std::vector<std::string> args{"--data-dir",   data.str(), "--chp-port",   "0",
+                                  "--dafka-port", "0",        "--tower-port", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     Process p(zstore::testing::bin_path("zstored"), args, data.path() / "log");
     int code = p.wait(20s);

@@ -260,13 +260,13 @@ BOOST_FIXTURE_TEST_CASE(cli_consumes_with_keys_and_fails_clearly_without_the_rig
     int code = p.wait(30s);
     return std::tuple{code, p.log(), std::chrono::steady_clock::now() - start};
   };
-  auto [ok, ok_log, ok_time] = consume({"--timeout-ms", "15000", "--curve-cert", keys.file("bob.key_secret"),
-                                        "--server-key", keys.file("server.key")});
+  auto [ok, ok_log, ok_time] = consume(
+      {"--timeout-ms", "15000", "--curve-cert", keys.file("bob.key_secret"), "--server-key", keys.file("server.key")});
   BOOST_TEST(ok == 0, ok_log);
   BOOST_TEST(ok_log.find("payload-7f3a") != std::string::npos, ok_log);
 
-  auto [wrong, wrong_log, wrong_time] = consume({"--timeout-ms", "15000", "--curve-cert", keys.file("bob.key_secret"),
-                                                 "--server-key", keys.file("mallory.key")});
+  auto [wrong, wrong_log, wrong_time] = consume(
+      {"--timeout-ms", "15000", "--curve-cert", keys.file("bob.key_secret"), "--server-key", keys.file("mallory.key")});
   BOOST_TEST(wrong == 1, wrong_log);
   BOOST_TEST(wrong_log.find("server key mismatch") != std::string::npos, wrong_log);
   BOOST_TEST(wrong_time < 15s);  // the error, not the time-out

@@ -219,17 +219,17 @@ BOOST_AUTO_TEST_CASE(malformed_input_is_dropped_and_server_keeps_serving) {
   auto p = s.peer();
   std::string seq8 = chp::encode_sequence(0);
   std::string uuid(16, 'u');
-  p->send_snapshot_port({"ICANHAZ?"});                          // 1-frame ICANHAZ?
-  p->send_snapshot_port({"GIMME", ""});                         // unknown command
-  p->send_collector({"k", seq8, uuid});                         // 3 frames
-  p->send_collector({"k", "1234567", uuid, "", "v"});           // 7-byte sequence
-  p->send_collector({"k", seq8, std::string(15, 'u'), "", "v"});  // 15-byte uuid
-  p->send_collector({"", seq8, uuid, "", "v"});                 // empty key
-  p->send_collector({"k", seq8, uuid, "ttl=soon\n", "v"});      // bad ttl
-  p->send_collector({"k", seq8, uuid, "novalue\n", "v"});       // bad properties
-  p->send_collector({"HUGZ", seq8, uuid, "", "v"});             // reserved key
+  p->send_snapshot_port({"ICANHAZ?"});                               // 1-frame ICANHAZ?
+  p->send_snapshot_port({"GIMME", ""});                              // unknown command
+  p->send_collector({"k", seq8, uuid});                              // 3 frames
+  p->send_collector({"k", "1234567", uuid, "", "v"});                // 7-byte sequence
+  p->send_collector({"k", seq8, std::string(15, 'u'), "", "v"});     // 15-byte uuid
+  p->send_collector({"", seq8, uuid, "", "v"});                      // empty key
+  p->send_collector({"k", seq8, uuid, "ttl=soon\n", "v"});           // bad ttl
+  p->send_collector({"k", seq8, uuid, "novalue\n", "v"});            // bad properties
+  p->send_collector({"HUGZ", seq8, uuid, "", "v"});                  // reserved key
   p->send_collector({"k", seq8, uuid, "", std::string(5000, 'x')});  // oversized
-  p->send_collector({"k", seq8, uuid, "", "v", "extra"});       // 6 frames
+  p->send_collector({"k", seq8, uuid, "", "v", "extra"});            // 6 frames
 
   p->set("good", "still works");
   auto kv = p->wait_kvpub("good", 5s);
@@ -239,7 +239,8 @@ BOOST_AUTO_TEST_CASE(malformed_input_is_dropped_and_server_keeps_serving) {
   BOOST_CHECK_EQUAL(snap->entries.count("k"), 0u);
   BOOST_CHECK_EQUAL(snap->entries.count("HUGZ"), 0u);
   BOOST_CHECK(s.zstored.process()->running());
-  BOOST_CHECK(zstore::testing::wait_until([&] { return s.zstored.log().find("dropped malformed") != std::string::npos; }));
+  BOOST_CHECK(
+      zstore::testing::wait_until([&] { return s.zstored.log().find("dropped malformed") != std::string::npos; }));
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_shuts_down_cleanly_with_exit_zero) {
@@ -308,9 +309,13 @@ BOOST_AUTO_TEST_CASE(a_snapshot_reader_stalled_past_the_stall_time_is_dropped) {
 
   zmq::socket_t stalled = ask_and_never_read(s, 1, 4096);
 
-  BOOST_TEST(zstore::testing::wait_until([&] {
-    return s.zstored.log().find("dropped 1 snapshot(s) whose client read nothing for 500 ms") != std::string::npos;
-  }, 20s), s.zstored.log());
+  BOOST_TEST(zstore::testing::wait_until(
+                 [&] {
+                   return s.zstored.log().find("dropped 1 snapshot(s) whose client read nothing for 500 ms") !=
+                          std::string::npos;
+                 },
+                 20s),
+             s.zstored.log());
   auto snap = s.peer()->snapshot("big/1", 20s);
   BOOST_REQUIRE(snap);
   BOOST_TEST(snap->entries.count("big/1") == 1u);

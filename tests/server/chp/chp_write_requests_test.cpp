@@ -8,7 +8,6 @@
 
 using zstore::server::ChpWriteRequests;
 
-
 namespace {
 
 std::string uuid(char c) { return std::string(16, c); }

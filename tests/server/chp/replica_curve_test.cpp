@@ -37,7 +37,8 @@ struct Fixture {
   Fixture() {
     std::filesystem::create_directories(replica_allow);
     for (const char* n : {"alice", "bob"}) {
-      std::filesystem::copy_file(keys.dir.path() / (std::string(n) + ".key"), replica_allow / (std::string(n) + ".key"));
+      std::filesystem::copy_file(keys.dir.path() / (std::string(n) + ".key"),
+                                 replica_allow / (std::string(n) + ".key"));
     }
     write("upstream.acl", kUpstreamRules);
     write("replica.acl", kReplicaRules);
@@ -50,10 +51,20 @@ struct Fixture {
 
   // A replica of the upstream authenticating as `name`.
   std::unique_ptr<Zstored> replica(const std::string& name) {
-    std::vector<std::string> args = {"--replica-of", upstream->chp_endpoint(), "--hugz-interval-ms", "200",
-                                     "--replica-silence-ms", "1000", "--curve-cert", keys.file(name + ".key_secret"),
-                                     "--curve-allow", replica_allow.string(), "--acl", keys.file("replica.acl"),
-                                     "--replica-server-key", keys.file("server.key")};
+    std::vector<std::string> args = {"--replica-of",
+                                     upstream->chp_endpoint(),
+                                     "--hugz-interval-ms",
+                                     "200",
+                                     "--replica-silence-ms",
+                                     "1000",
+                                     "--curve-cert",
+                                     keys.file(name + ".key_secret"),
+                                     "--curve-allow",
+                                     replica_allow.string(),
+                                     "--acl",
+                                     keys.file("replica.acl"),
+                                     "--replica-server-key",
+                                     keys.file("server.key")};
     return std::make_unique<Zstored>(args);
   }
   // A CURVE client of the replica (whose server key is the replica's own).

@@ -32,8 +32,8 @@ namespace {
 const std::vector<std::string> kFast = {"--hugz-interval-ms", "200"};
 
 std::vector<std::string> replica_of(const std::string& upstreams, std::vector<std::string> more = {}) {
-  std::vector<std::string> args = {"--replica-of", upstreams, "--hugz-interval-ms", "200", "--replica-silence-ms",
-                                   "1000"};
+  std::vector<std::string> args = {"--replica-of",         upstreams, "--hugz-interval-ms", "200",
+                                   "--replica-silence-ms", "1000"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
@@ -102,27 +102,29 @@ void expect_converged(zmq::context_t& ctx, const Zstored& source, const std::vec
                       const std::optional<std::pair<std::string, std::string>>& last = std::nullopt) {
   std::optional<ChpSnapshot> snap;
   std::string why;
-  bool same = wait_until([&] {
-    snap = zstore::testing::snapshot_from(ctx, source, 2s);
-    if (!snap) {
-      why = "no snapshot from the upstream";
-      return false;
-    }
-    auto want = values_of(*snap);
-    if (last && (!want.count(last->first) || want.at(last->first) != last->second)) {
-      why = "the upstream does not have the last write " + last->first + "=" + last->second + " yet";
-      return false;
-    }
-    for (std::size_t i = 0; i < clients.size(); ++i) {
-      if (clients[i]->snapshot_map() != want || clients[i]->sequence() != snap->sequence) {
-        why = "client " + std::to_string(i) + " at sequence " + std::to_string(clients[i]->sequence()) + " with " +
-              std::to_string(clients[i]->snapshot_map().size()) + " keys, the upstream at " +
-              std::to_string(snap->sequence) + " with " + std::to_string(want.size());
-        return false;
-      }
-    }
-    return true;
-  }, 30s);
+  bool same = wait_until(
+      [&] {
+        snap = zstore::testing::snapshot_from(ctx, source, 2s);
+        if (!snap) {
+          why = "no snapshot from the upstream";
+          return false;
+        }
+        auto want = values_of(*snap);
+        if (last && (!want.count(last->first) || want.at(last->first) != last->second)) {
+          why = "the upstream does not have the last write " + last->first + "=" + last->second + " yet";
+          return false;
+        }
+        for (std::size_t i = 0; i < clients.size(); ++i) {
+          if (clients[i]->snapshot_map() != want || clients[i]->sequence() != snap->sequence) {
+            why = "client " + std::to_string(i) + " at sequence " + std::to_string(clients[i]->sequence()) + " with " +
+                  std::to_string(clients[i]->snapshot_map().size()) + " keys, the upstream at " +
+                  std::to_string(snap->sequence) + " with " + std::to_string(want.size());
+            return false;
+          }
+        }
+        return true;
+      },
+      30s);
   BOOST_REQUIRE_MESSAGE(same, why);
   BOOST_TEST(snap->entries.size() > 0u);
 }
@@ -150,12 +152,14 @@ struct Chain {
   }
   std::vector<CloneClient*> clients() { return {c0.get(), c1.get(), c2.get()}; }
   bool everyone_has(const std::string& key, const std::string& value) {
-    return wait_until([&] {
-      for (auto* c : clients()) {
-        if (c->get(key) != value) return false;
-      }
-      return true;
-    }, 20s);
+    return wait_until(
+        [&] {
+          for (auto* c : clients()) {
+            if (c->get(key) != value) return false;
+          }
+          return true;
+        },
+        20s);
   }
 };
 
@@ -170,12 +174,14 @@ BOOST_AUTO_TEST_CASE(sets_through_any_replica_reach_every_client_with_the_upstre
   chain.c0->set("from/top", "c");
   BOOST_TEST(chain.everyone_has("from/top", "c"));
   chain.c2->erase("from/r1");
-  BOOST_TEST(wait_until([&] {
-    for (auto* c : chain.clients()) {
-      if (c->get("from/r1")) return false;
-    }
-    return true;
-  }, 20s));
+  BOOST_TEST(wait_until(
+      [&] {
+        for (auto* c : chain.clients()) {
+          if (c->get("from/r1")) return false;
+        }
+        return true;
+      },
+      20s));
   // A confirmed write through the leaf: applied upstream, answered with the
   // upstream's sequence, published down the chain; a failed precondition too.
   zstore::client::Options via_r2;
@@ -184,8 +190,8 @@ BOOST_AUTO_TEST_CASE(sets_through_any_replica_reach_every_client_with_the_upstre
   BOOST_TEST(std::string(to_string(w.result)) == "applied", w.detail);
   BOOST_TEST(chain.everyone_has("confirmed", "yes"));
   BOOST_TEST(chain.c0->sequence() >= w.sequence);
-  auto refused = zstore::client::confirmed_write(via_r2, "confirmed", "no", 0,
-                                                 {chp::Precondition::Kind::kAbsent, 0}, 10s);
+  auto refused =
+      zstore::client::confirmed_write(via_r2, "confirmed", "no", 0, {chp::Precondition::Kind::kAbsent, 0}, 10s);
   BOOST_TEST(std::string(to_string(refused.result)) == "refused", refused.detail);
   BOOST_TEST(refused.sequence == w.sequence);
   expect_converged(chain.ctx, chain.top, chain.clients());
@@ -285,10 +291,12 @@ BOOST_AUTO_TEST_CASE(a_replica_that_lost_its_upstream_says_its_map_is_stale) {
   top.kill(SIGKILL);
   top.wait_exit();
   std::optional<ChpSnapshot> stale;
-  BOOST_TEST(wait_until([&] {
-    stale = zstore::testing::snapshot_from(ctx, r1, 2s);
-    return stale && stale_said(*stale);
-  }, 20s));
+  BOOST_TEST(wait_until(
+      [&] {
+        stale = zstore::testing::snapshot_from(ctx, r1, 2s);
+        return stale && stale_said(*stale);
+      },
+      20s));
   // Still served, with the last map it had.
   BOOST_REQUIRE(stale);
   BOOST_TEST(stale->entries.at("key").body == "value");
@@ -338,45 +346,48 @@ BOOST_AUTO_TEST_CASE(a_subtree_replica_holds_serves_and_resumes_only_its_subtree
   CloneClient* mirror = reader.get();  // the client whose map is compared
   auto expect_same = [&] {
     std::string why;
-    bool same = wait_until([&] {
-      auto want = subtree_of(ctx, top, "/a/");
-      auto got = subtree_of(ctx, r1, "/a/");
-      if (!want || !got) {
-        why = "no /a/ snapshot from the upstream or the replica";
-        return false;
-      }
-      auto last = want->entries.find("/a/last");
-      if (last == want->entries.end() || last->second.body != std::to_string(n)) {
-        why = "the upstream does not have the last write yet";
-        return false;
-      }
-      if (values_of(*got) != values_of(*want) || got->sequence != want->sequence) {
-        why = "the replica has " + std::to_string(got->entries.size()) + " keys at " + std::to_string(got->sequence) +
-              ", the upstream " + std::to_string(want->entries.size()) + " at " + std::to_string(want->sequence);
-        return false;
-      }
-      if (mirror->snapshot_map() != values_of(*want)) {
-        why = "the replica's client has " + std::to_string(mirror->snapshot_map().size()) + " keys at " +
-              std::to_string(mirror->sequence()) + ", the upstream " + std::to_string(want->sequence);
-        auto mine = mirror->snapshot_map();
-        auto theirs = values_of(*want);
-        for (const auto& [k, v] : theirs) {
-          if (mine[k] != v) {
-            why += "; " + k + ": " + mine[k] + " vs " + v;
-            break;
+    bool same = wait_until(
+        [&] {
+          auto want = subtree_of(ctx, top, "/a/");
+          auto got = subtree_of(ctx, r1, "/a/");
+          if (!want || !got) {
+            why = "no /a/ snapshot from the upstream or the replica";
+            return false;
           }
-        }
-        return false;
-      }
-      return true;
-    }, 30s);
+          auto last = want->entries.find("/a/last");
+          if (last == want->entries.end() || last->second.body != std::to_string(n)) {
+            why = "the upstream does not have the last write yet";
+            return false;
+          }
+          if (values_of(*got) != values_of(*want) || got->sequence != want->sequence) {
+            why = "the replica has " + std::to_string(got->entries.size()) + " keys at " +
+                  std::to_string(got->sequence) + ", the upstream " + std::to_string(want->entries.size()) + " at " +
+                  std::to_string(want->sequence);
+            return false;
+          }
+          if (mirror->snapshot_map() != values_of(*want)) {
+            why = "the replica's client has " + std::to_string(mirror->snapshot_map().size()) + " keys at " +
+                  std::to_string(mirror->sequence()) + ", the upstream " + std::to_string(want->sequence);
+            auto mine = mirror->snapshot_map();
+            auto theirs = values_of(*want);
+            for (const auto& [k, v] : theirs) {
+              if (mine[k] != v) {
+                why += "; " + k + ": " + mine[k] + " vs " + v;
+                break;
+              }
+            }
+            return false;
+          }
+          return true;
+        },
+        30s);
     BOOST_REQUIRE_MESSAGE(same, why);
   };
   expect_same();
   // Only /a/ is there, and nothing wider is served.
   auto a = subtree_of(ctx, r1, "/a/");
   BOOST_REQUIRE(a);
-  BOOST_TEST(a->entries.size() == 41u);  // /a/0../a/39 and /a/last
+  BOOST_TEST(a->entries.size() == 41u);   // /a/0../a/39 and /a/last
   auto a1 = subtree_of(ctx, r1, "/a/1");  // narrower: served
   BOOST_REQUIRE(a1);
   BOOST_TEST(a1->entries.size() == 11u);  // /a/1, /a/10../a/19
@@ -386,10 +397,12 @@ BOOST_AUTO_TEST_CASE(a_subtree_replica_holds_serves_and_resumes_only_its_subtree
   BOOST_TEST(r1.log().find("holds only '/a/'") != std::string::npos, r1.log());
   // A write outside its subtree goes upstream all the same.
   zstore::testing::ChpPeer outside(ctx, "tcp://127.0.0.1", r1.chp_port());
-  BOOST_TEST(wait_until([&] {
-    outside.set("/b/via-replica", "x");  // again until the forwarding connection carries it
-    return writer->wait_for([&] { return writer->get("/b/via-replica").has_value(); }, 200ms);
-  }, 20s));
+  BOOST_TEST(wait_until(
+      [&] {
+        outside.set("/b/via-replica", "x");  // again until the forwarding connection carries it
+        return writer->wait_for([&] { return writer->get("/b/via-replica").has_value(); }, 200ms);
+      },
+      20s));
 
   r1.kill(SIGKILL);
   r1.wait_exit();

@@ -23,8 +23,8 @@ struct Env {
   std::uint16_t base = free_port_range(3);  // tower T, T+1; store at T+2
   Zstored zstored;
   explicit Env(const std::string& peers)
-      : zstored({"--tower-port", std::to_string(base), "--dafka-port", std::to_string(base + 2),
-                 "--beacon-interval-ms", "100", "--dafka-peers", peers}) {
+      : zstored({"--tower-port", std::to_string(base), "--dafka-port", std::to_string(base + 2), "--beacon-interval-ms",
+                 "100", "--dafka-peers", peers}) {
     BOOST_REQUIRE_MESSAGE(zstored.start(), zstored.log());
   }
   // A producer beaconing 127.0.0.1 that sends records 0..2 until ACKed or

@@ -67,8 +67,8 @@ struct Store {
     return a;
   }
   static std::vector<std::string> args(std::uint16_t base, std::optional<std::uint16_t> tower) {
-    std::vector<std::string> a = {"--dafka-port", std::to_string(base + 2), "--beacon-interval-ms", "100",
-                                  "--beacon-timeout-ms", "3000"};
+    std::vector<std::string> a = {"--dafka-port", std::to_string(base + 2), "--beacon-interval-ms",
+                                  "100",          "--beacon-timeout-ms",    "3000"};
     if (tower) {
       a.insert(a.end(), {"--tower-port", "0", "--towers", "tcp://127.0.0.1:" + std::to_string(*tower)});
     } else {
@@ -240,7 +240,9 @@ BOOST_AUTO_TEST_CASE(store_hello_then_consumer_hello_gets_direct_heads) {
   BOOST_CHECK_EQUAL(store, env.store.address);
   auto head = c->wait_for(
       is<dafka::DirectHead>([&](const dafka::DirectHead& h) { return h.partition == p->address() && h.sequence == 1; }),
-      10s, [&] { c->send(dafka::ConsumerHello{store, c->address(), {kTopic, "other"}}); });
+      10s, [&] {
+        c->send(dafka::ConsumerHello{store, c->address(), {kTopic, "other"}});
+      });
   BOOST_CHECK(head);
 }
 
@@ -248,8 +250,9 @@ BOOST_AUTO_TEST_CASE(every_acked_record_survives_sigkill_byte_exact) {
   Env env;
   auto p = env.producer();
   auto content = [](std::uint64_t i) { return std::string("\0\xff", 2) + std::string(i % 300, char('a' + i % 26)); };
-  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }), 15s,
-                            [&] { p->send(dafka::Record{kTopic, p->address(), kTopic, 0, content(0)}); }));
+  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }), 15s, [&] {
+    p->send(dafka::Record{kTopic, p->address(), kTopic, 0, content(0)});
+  }));
   for (std::uint64_t i = 1; i < 2000; ++i) p->send(dafka::Record{kTopic, p->address(), kTopic, i, content(i)});
   std::uint64_t acked = 0;
   p->wait_for(is<dafka::Ack>([&](const dafka::Ack& a) {
@@ -260,16 +263,18 @@ BOOST_AUTO_TEST_CASE(every_acked_record_survives_sigkill_byte_exact) {
   env.store.zstored.wait_exit();
   // Every ACK that reached us came from the dead process; it counts too.
   while (auto m = p->wait_for(is<dafka::Ack>([&](const dafka::Ack& a) {
-           acked = std::max(acked, a.sequence);
-           return true;
-         }), 50ms)) {
+                                acked = std::max(acked, a.sequence);
+                                return true;
+                              }),
+                              50ms)) {
   }
   BOOST_REQUIRE_GE(acked, 500u);
   BOOST_REQUIRE(env.store.zstored.restart());
   BOOST_CHECK_EQUAL(env.store.node_address(), env.store.address);  // the same node
   auto c = env.consumer();
-  c->wait_for(is<dafka::DirectHead>([&](const dafka::DirectHead& h) { return h.sequence >= acked; }), 15s,
-              [&] { c->send(dafka::GetHeads{kTopic, c->address()}); });
+  c->wait_for(is<dafka::DirectHead>([&](const dafka::DirectHead& h) { return h.sequence >= acked; }), 15s, [&] {
+    c->send(dafka::GetHeads{kTopic, c->address()});
+  });
   c->send(dafka::Fetch{p->address(), c->address(), kTopic, 0, static_cast<std::uint32_t>(acked + 1)});
   auto got = collect(*c, acked + 1, 100ms);
   BOOST_REQUIRE_EQUAL(got.size(), acked + 1);
@@ -334,8 +339,9 @@ BOOST_AUTO_TEST_CASE(malformed_input_is_dropped_and_the_store_keeps_serving) {
 BOOST_AUTO_TEST_CASE(head_of_an_unknown_partition_fetches_from_zero) {
   Env env;
   auto p = env.producer();
-  auto m = p->wait_for(is<dafka::Fetch>([&](const dafka::Fetch& f) { return f.topic == p->address(); }), 15s,
-                       [&] { p->send(dafka::Head{kTopic, p->address(), kTopic, 4}); });
+  auto m = p->wait_for(is<dafka::Fetch>([&](const dafka::Fetch& f) { return f.topic == p->address(); }), 15s, [&] {
+    p->send(dafka::Head{kTopic, p->address(), kTopic, 4});
+  });
   BOOST_REQUIRE(m);
   auto fetch = std::get<dafka::Fetch>(*m);
   BOOST_CHECK_EQUAL(fetch.sequence, 0u);
@@ -394,8 +400,9 @@ BOOST_AUTO_TEST_CASE(a_huge_fetch_to_a_slow_reader_does_not_stall_the_store) {
   auto p = env.producer();
   constexpr std::uint64_t kRecords = 20000;
   const std::string big(1000, 'x');
-  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }), 15s,
-                            [&] { p->send(dafka::Record{kTopic, p->address(), kTopic, 0, big}); }));
+  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }), 15s, [&] {
+    p->send(dafka::Record{kTopic, p->address(), kTopic, 0, big});
+  }));
   for (std::uint64_t i = 1; i < kRecords; ++i) p->send(dafka::Record{kTopic, p->address(), kTopic, i, big});
   BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([&](const dafka::Ack& a) { return a.sequence == kRecords - 1; }), 30s));
   auto c = env.consumer();
@@ -420,8 +427,10 @@ BOOST_AUTO_TEST_CASE(silent_peers_are_dropped_and_our_own_beacon_is_ignored) {
   BOOST_CHECK(env.store.zstored.log().find("Dafka peer " + p->address() + " at") != std::string::npos);
   // p stops beaconing (nobody calls tick() any more): dropped after 3 s.
   BOOST_CHECK(zstore::testing::wait_until(
-      [&] { return env.store.zstored.log().find(p->address() + " at tcp://127.0.0.1") != std::string::npos &&
-                   env.store.zstored.log().find("timed out") != std::string::npos; },
+      [&] {
+        return env.store.zstored.log().find(p->address() + " at tcp://127.0.0.1") != std::string::npos &&
+               env.store.zstored.log().find("timed out") != std::string::npos;
+      },
       10s));
   BOOST_CHECK(env.store.zstored.log().find("Dafka peer " + env.store.address) == std::string::npos);
 }
@@ -459,8 +468,9 @@ static int io_policy_while_fetches_are_answered(Env& env) {
   auto p = env.producer();
   constexpr std::uint64_t kRecords = 20000;  // 20 MB: more than the pipes and socket buffers hold
   const std::string content(1000, 'c');
-  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }), 15s,
-                            [&] { p->send(dafka::Record{kTopic, p->address(), kTopic, 0, content}); }));
+  BOOST_REQUIRE(p->wait_for(is<dafka::Ack>([](const dafka::Ack&) { return true; }), 15s, [&] {
+    p->send(dafka::Record{kTopic, p->address(), kTopic, 0, content});
+  }));
   for (std::uint64_t i = 1; i < kRecords; ++i) p->send(dafka::Record{kTopic, p->address(), kTopic, i, content});
   BOOST_REQUIRE(produce_until_acked(*p, {kRecords - 1}, kRecords - 1));
   auto c = env.consumer();
@@ -522,8 +532,9 @@ BOOST_AUTO_TEST_CASE(a_new_peer_gets_our_beacon_at_once) {
   FakeNode node(env.ctx, env.store.tower(), {'K'});
   auto started = Clock::now();
   BOOST_REQUIRE_MESSAGE(heard(is_store_beacon, 3s, [&] { node.tick(); }), env.store.zstored.log());
-  BOOST_TEST_MESSAGE("store beacon heard " << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()
-                                           << " ms after the new node's first beacon");
+  BOOST_TEST_MESSAGE("store beacon heard "
+                     << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()
+                     << " ms after the new node's first beacon");
 }
 
 // A producer whose ACK went out before it was connected to us (it learnt
@@ -534,15 +545,17 @@ BOOST_AUTO_TEST_CASE(a_producer_that_connects_after_its_records_were_stored_is_a
   // Beacons (so the store connects to its publisher) but hears nothing yet.
   FakeNode p(env.ctx, env.store.tower(), {'K', 'F'});
   auto c = env.consumer();
-  BOOST_REQUIRE_MESSAGE(wait_head(*c, p.address(), 2, [&] {
-                          p.tick();
-                          for (std::uint64_t s = 0; s <= 2; ++s) p.send(record(p, s));
-                        }),
+  BOOST_REQUIRE_MESSAGE(wait_head(*c, p.address(), 2,
+                                  [&] {
+                                    p.tick();
+                                    for (std::uint64_t s = 0; s <= 2; ++s) p.send(record(p, s));
+                                  }),
                         env.store.zstored.log());
   p.connect(env.store.endpoint());
   auto connected = Clock::now();
-  auto ack = p.wait_for(is<dafka::Ack>([&](const dafka::Ack& a) { return a.topic == p.address(); }), 1s,
-                        [&] { p.send(dafka::Head{kTopic, p.address(), kTopic, 2}); });
+  auto ack = p.wait_for(is<dafka::Ack>([&](const dafka::Ack& a) { return a.topic == p.address(); }), 1s, [&] {
+    p.send(dafka::Head{kTopic, p.address(), kTopic, 2});
+  });
   BOOST_REQUIRE_MESSAGE(ack, env.store.zstored.log());
   BOOST_CHECK_EQUAL(std::get<dafka::Ack>(*ack).subject, kTopic);
   BOOST_CHECK_EQUAL(std::get<dafka::Ack>(*ack).sequence, 2u);
@@ -611,7 +624,8 @@ BOOST_AUTO_TEST_CASE(gaps_given_up_on_many_partitions_log_a_bounded_number_of_li
                         "gaps skipped: " << skipped());
   std::string log = env.store.zstored.log();
   std::size_t lines = 0;
-  for (auto at = log.find("still missing after"); at != std::string::npos; at = log.find("still missing after", at + 1)) {
+  for (auto at = log.find("still missing after"); at != std::string::npos;
+       at = log.find("still missing after", at + 1)) {
     ++lines;
   }
   BOOST_TEST_MESSAGE(lines << " line(s) for " << kPartitions << " gaps skipped");
@@ -665,7 +679,8 @@ BOOST_AUTO_TEST_CASE(records_past_the_partition_and_topic_limits_are_refused_cou
                         }),
                         env.store.zstored.log());
   auto m = scrape();
-  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_refused_by_limit_total{limit=\"partitions_per_topic\"}"), 2);
+  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_refused_by_limit_total{limit=\"partitions_per_topic\"}"),
+                    2);
   BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_refused_by_limit_total{limit=\"topics\"}"), 1);
   BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_partitions"), 4);  // 3 of kTopic, 1 of "second"
   BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_topics"), 2);
@@ -682,7 +697,9 @@ BOOST_AUTO_TEST_CASE(records_past_the_partition_and_topic_limits_are_refused_cou
                 if (h.topic == c->address() && h.subject == kTopic) heads[h.partition] = h.sequence;
                 return false;
               }),
-              2s, [&] { c->send(dafka::GetHeads{kTopic, c->address()}); });
+              2s, [&] {
+                c->send(dafka::GetHeads{kTopic, c->address()});
+              });
   BOOST_CHECK_EQUAL(heads.size(), 3u);
   BOOST_CHECK_EQUAL(count_of(env.store.zstored.log(), "Dafka: refused partition"), 1u);  // once per interval
   BOOST_CHECK(produce_until_acked(*p, {1}, 1));  // a partition held is not limited
@@ -692,7 +709,8 @@ BOOST_AUTO_TEST_CASE(records_past_the_partition_and_topic_limits_are_refused_cou
 // all producers together: the rest are refused until the next interval.
 BOOST_AUTO_TEST_CASE(new_partitions_past_the_rate_limit_are_refused) {
   const std::uint16_t http = zstore::testing::free_port();
-  Env env({"--dafka-max-new-partitions", "3", "--dafka-limits-interval-ms", "60000", "--http-port", std::to_string(http)});
+  Env env(
+      {"--dafka-max-new-partitions", "3", "--dafka-limits-interval-ms", "60000", "--http-port", std::to_string(http)});
   auto p = env.producer();
   BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // 1 of 3
   for (int i = 0; i < 5; ++i) p->send(dafka::Record{kTopic, zstore::testing::random_dafka_address(), kTopic, 0, "x"});
@@ -746,14 +764,16 @@ BOOST_AUTO_TEST_CASE(metrics_keep_a_bounded_number_of_topic_series) {
 // DIRECT-RECORDs that answer the FETCH are stored.
 BOOST_AUTO_TEST_CASE(the_answer_to_a_fetch_of_a_partition_admitted_by_its_head_is_stored) {
   const std::uint16_t http = zstore::testing::free_port();
-  Env env({"--dafka-max-new-partitions", "2", "--dafka-limits-interval-ms", "60000", "--http-port", std::to_string(http)});
+  Env env(
+      {"--dafka-max-new-partitions", "2", "--dafka-limits-interval-ms", "60000", "--http-port", std::to_string(http)});
   auto p = env.producer();
   BOOST_REQUIRE(produce_until_acked(*p, {0}, 0));  // 1 of 2
   // q's records went elsewhere; it announces its head.
   FakeNode q(env.ctx, env.store.tower(), {'K', 'F'});
   q.connect(env.store.endpoint());
-  auto m = q.wait_for(is<dafka::Fetch>([&](const dafka::Fetch& f) { return f.topic == q.address(); }), 15s,
-                      [&] { q.send(dafka::Head{kTopic, q.address(), kTopic, 4}); });  // 2 of 2
+  auto m = q.wait_for(is<dafka::Fetch>([&](const dafka::Fetch& f) { return f.topic == q.address(); }), 15s, [&] {
+    q.send(dafka::Head{kTopic, q.address(), kTopic, 4});
+  });  // 2 of 2
   BOOST_REQUIRE_MESSAGE(m, env.store.zstored.log());
   auto fetch = std::get<dafka::Fetch>(*m);
   BOOST_REQUIRE_EQUAL(fetch.sequence, 0u);
@@ -841,7 +861,7 @@ BOOST_AUTO_TEST_CASE(a_flood_of_new_topics_and_partitions_keeps_memory_metrics_a
     refused += zstore::testing::metric(m, std::string("zstore_dafka_refused_by_limit_total{limit=\"") + limit + "\"}");
   }
   const double stored = zstore::testing::metric(m, "zstore_dafka_records_stored_total");
-  BOOST_CHECK_EQUAL(stored + refused, kTopics + kPartitions + 2);  // each either stored or refused
+  BOOST_CHECK_EQUAL(stored + refused, kTopics + kPartitions + 2);            // each either stored or refused
   BOOST_CHECK_LE(zstore::testing::metric(m, "zstore_dafka_topics"), 10000);  // --dafka-max-topics
   const std::size_t scrape = zstore::testing::http_request(http, "GET", "/metrics").body.size();
   const std::uint64_t rss_after = rss_kib(env.store.zstored.process()->pid());

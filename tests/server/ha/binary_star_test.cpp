@@ -117,13 +117,11 @@ BOOST_AUTO_TEST_CASE(unsynced_passive_never_takes_over_from_a_restarted_peer) {
   BOOST_CHECK(backup.on_peer_state(HaState::kPrimary, MapFacts{true, 10}, MapFacts{false, 5}, t0 + 5s) ==
               HaState::kPassive);
   BinaryStar primary(HaState::kPrimary, 2s, t0);
-  BOOST_CHECK(primary.on_peer_state(HaState::kPassive, MapFacts{false, 5}, MapFacts{true, 10}, t0) ==
-              HaState::kActive);
+  BOOST_CHECK(primary.on_peer_state(HaState::kPassive, MapFacts{false, 5}, MapFacts{true, 10}, t0) == HaState::kActive);
   // A synced passive takes over; the restarted primary then follows it.
   BinaryStar b2(HaState::kBackup, 2s, t0);
   b2.on_peer_state(HaState::kActive, {}, {}, t0);
-  BOOST_CHECK(b2.on_peer_state(HaState::kPrimary, MapFacts{true, 10}, MapFacts{true, 5}, t0 + 5s) ==
-              HaState::kActive);
+  BOOST_CHECK(b2.on_peer_state(HaState::kPrimary, MapFacts{true, 10}, MapFacts{true, 5}, t0 + 5s) == HaState::kActive);
   BinaryStar p2(HaState::kPrimary, 2s, t0);
   BOOST_CHECK(p2.on_peer_state(HaState::kPassive, MapFacts{true, 5}, MapFacts{true, 10}, t0) == HaState::kPrimary);
 }
@@ -136,8 +134,7 @@ BOOST_AUTO_TEST_CASE(dual_passives_elect_the_newer_complete_map) {
   backup.on_peer_state(HaState::kActive, {}, {}, t0);
   BOOST_CHECK(primary.on_peer_state(HaState::kPassive, MapFacts{true, 50}, MapFacts{true, 40}, t0) ==
               HaState::kPassive);
-  BOOST_CHECK(backup.on_peer_state(HaState::kPassive, MapFacts{true, 40}, MapFacts{true, 50}, t0) ==
-              HaState::kActive);
+  BOOST_CHECK(backup.on_peer_state(HaState::kPassive, MapFacts{true, 40}, MapFacts{true, 50}, t0) == HaState::kActive);
 }
 
 BOOST_AUTO_TEST_CASE(primary_alone_with_an_incomplete_map_refuses_votes) {

@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(nothing_received_before_the_snapshot_completed_stays_pendin
   PendingList pending;
   ChpFollower follower(ctx, *store, pending, "tcp://127.0.0.1:" + std::to_string(port), {}, [] { return 0; });
   follower.start();
-  pending.add(kvset("k", std::string(16, '\x01'), ""));   // the delete, after our request
+  pending.add(kvset("k", std::string(16, '\x01'), ""));     // the delete, after our request
   pending.add(kvset("j", std::string(16, '\x02'), "old"));  // overwritten in the leader since
 
   ReceivedMessage request;
@@ -110,8 +110,9 @@ struct Bounded {
     router.bind("tcp://127.0.0.1:" + std::to_string(port));
     pub.set(zmq::sockopt::sndhwm, 1);
     pub.bind("tcp://127.0.0.1:" + std::to_string(port + 1));
-    follower = std::make_unique<ChpFollower>(ctx, *store, pending, "tcp://127.0.0.1:" + std::to_string(port),
-                                             chp::Limits{}, [] { return 0; }, zstore::security::SocketSecurity{}, budget);
+    follower = std::make_unique<ChpFollower>(
+        ctx, *store, pending, "tcp://127.0.0.1:" + std::to_string(port), chp::Limits{}, [] { return 0; },
+        zstore::security::SocketSecurity{}, budget);
     follower->start();
   }
 
@@ -136,8 +137,8 @@ struct Bounded {
   }
 
   void publish(std::uint64_t sequence, std::size_t value_bytes) {
-    (void)zstore::server::try_send(pub, chp::encode_kvmsg({"k", sequence, std::string(16, '\x05'), "",
-                                                           std::string(value_bytes, 'v')}));
+    (void)zstore::server::try_send(
+        pub, chp::encode_kvmsg({"k", sequence, std::string(16, '\x05'), "", std::string(value_bytes, 'v')}));
   }
 };
 
@@ -198,11 +199,13 @@ BOOST_AUTO_TEST_CASE(updates_lost_to_a_bounded_queue_are_caught_up_from_the_hist
     (void)zstore::server::try_send(b.router, chp::encode_kvmsg({key, s, std::string(16, '\x06'), "", "v"}), b.identity);
   }
   (void)zstore::server::try_send(b.router, chp::encode_kthxbai({399, "", "resumed=1\n"}), b.identity);
-  zstore::testing::wait_until([&] {
-    BOOST_CHECK(b.store->synced());
-    b.follower->on_snapshot_socket();
-    return b.follower->following();
-  }, 10s);
+  zstore::testing::wait_until(
+      [&] {
+        BOOST_CHECK(b.store->synced());
+        b.follower->on_snapshot_socket();
+        return b.follower->following();
+      },
+      10s);
   BOOST_REQUIRE(b.follower->following());
   BOOST_CHECK_EQUAL(b.store->last_sequence(), 399u);
   zstore::storage::ChpEntry entry;
@@ -267,11 +270,14 @@ struct Replica {
     router.bind("tcp://127.0.0.1:" + std::to_string(port));
     pub.bind("tcp://127.0.0.1:" + std::to_string(port + 1));
     std::string upstream = "tcp://127.0.0.1:" + std::to_string(port);
-    follower = std::make_unique<ChpFollower>(ctx, *store, pending, upstream, chp::Limits{}, [] { return 0; },
-                                             zstore::security::SocketSecurity{}, budget);
-    follower->as_replica({{upstream}, std::chrono::milliseconds(60000), [this](auto applied) {
+    follower = std::make_unique<ChpFollower>(
+        ctx, *store, pending, upstream, chp::Limits{}, [] { return 0; }, zstore::security::SocketSecurity{}, budget);
+    follower->as_replica({{upstream},
+                          std::chrono::milliseconds(60000),
+                          [this](auto applied) {
                             for (const auto& w : applied) republished.push_back(w.sequence);
-                          }, {}});
+                          },
+                          {}});
     follower->start();
     BOOST_REQUIRE(next_request());
     BOOST_REQUIRE_EQUAL(request.size(), 2u);  // a whole snapshot
@@ -309,10 +315,12 @@ struct Replica {
   }
 
   bool until_following() {
-    return zstore::testing::wait_until([&] {
-      pump();
-      return follower->following();
-    }, 10s);
+    return zstore::testing::wait_until(
+        [&] {
+          pump();
+          return follower->following();
+        },
+        10s);
   }
 
   // A HUGZ above our sequence (sent until the subscription carries it)
@@ -395,10 +403,12 @@ BOOST_AUTO_TEST_CASE(a_gap_among_the_updates_buffered_during_a_resume_resumes_ag
   Replica r;
   r.resume_asked(20, 10);
   (void)zstore::server::try_send(r.pub, chp::encode_kvmsg({"e", 22, std::string(16, '\x07'), "", "e22"}));
-  BOOST_REQUIRE(zstore::testing::wait_until([&] {  // held: the resume is not answered yet
-    r.follower->on_update_socket();
-    return r.follower->buffered() != 0;
-  }, 10s));
+  BOOST_REQUIRE(zstore::testing::wait_until(
+      [&] {  // held: the resume is not answered yet
+        r.follower->on_update_socket();
+        return r.follower->buffered() != 0;
+      },
+      10s));
   r.send(chp::encode_kthxbai({20, "", "resumed=1\n"}));
   BOOST_REQUIRE(r.next_request());
   BOOST_REQUIRE_EQUAL(r.request.size(), 3u);
@@ -415,10 +425,12 @@ BOOST_AUTO_TEST_CASE(updates_past_the_budget_during_a_resume_are_resumed_not_a_n
   Replica r(10'000);
   r.resume_asked(20, 10);
   std::uint64_t next = 21;
-  BOOST_CHECK(!r.next_request([&] {
-    (void)zstore::server::try_send(r.pub, chp::encode_kvmsg({"f", next++, std::string(16, '\x08'), "",
-                                                             std::string(1000, 'v')}));
-  }, 500ms));
+  BOOST_CHECK(!r.next_request(
+      [&] {
+        (void)zstore::server::try_send(
+            r.pub, chp::encode_kvmsg({"f", next++, std::string(16, '\x08'), "", std::string(1000, 'v')}));
+      },
+      500ms));
   BOOST_REQUIRE_GT(next, 40u);  // more than 10,000 bytes of them were sent
   r.send(chp::encode_kthxbai({20, "", "resumed=1\n"}));
   BOOST_REQUIRE(r.next_request());

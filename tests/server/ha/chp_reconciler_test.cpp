@@ -199,11 +199,13 @@ BOOST_FIXTURE_TEST_CASE(the_peers_side_of_a_hand_over_is_bounded_in_bytes, Fixtu
   for (int i = 0; i < 1000; ++i) updates.push_back({key_of(i), 10u + i, uuid_of(i), "", std::string(1024, 'v')});
   {
     // About 1.2 MiB held.
-    ChpReconciler fits(ctx, endpoint, 0, {}, [] { return 0; }, {}, 4u << 20);
+    ChpReconciler fits(
+        ctx, endpoint, 0, {}, [] { return 0; }, {}, 4u << 20);
     fits.start();
     BOOST_CHECK(send_answer(fits, updates, 1009) == ChpReconciler::Progress::kDone);
   }
-  ChpReconciler r(ctx, endpoint, 0, {}, [] { return 0; }, {}, 512u << 10);
+  ChpReconciler r(
+      ctx, endpoint, 0, {}, [] { return 0; }, {}, 512u << 10);
   r.start();
   BOOST_REQUIRE(send_answer(r, updates, 1009) == ChpReconciler::Progress::kFailed);
   BOOST_CHECK_NE(r.why().find("--receive-buffer-bytes (524288 bytes)"), std::string::npos);

@@ -98,12 +98,18 @@ void increment(const std::vector<std::string>& servers, Clock::time_point stop_a
           ++tally.failed;
           tally.errors.push_back("failed: " + outcome.detail);
           break;
-        case Kind::kUnknown: tally.errors.push_back("an outcome stayed unknown for 30 s"); break;
+        case Kind::kUnknown:
+          tally.errors.push_back("an outcome stayed unknown for 30 s");
+          break;
       }
     }
     if (outcome.kind == Kind::kRefused) {  // read the winner's value before trying again
-      client.wait_for([&] { auto now = client.get_with_sequence(kKey); return now && now->second >= outcome.sequence; },
-                      1s);
+      client.wait_for(
+          [&] {
+            auto now = client.get_with_sequence(kKey);
+            return now && now->second >= outcome.sequence;
+          },
+          1s);
     }
   }
 }
@@ -138,7 +144,10 @@ BOOST_AUTO_TEST_CASE(counter_loses_no_applied_increment_through_a_failover) {
   // Mid-run: the passive lags (stopped, the active's stream piling up in
   // front of it), then the active dies.
   std::this_thread::sleep_until(start + 5s);  // the scenario's timeline (clients increment throughout), not a wait
-  const long applied_before = [&] { std::lock_guard l(tally.mu); return tally.applied; }();
+  const long applied_before = [&] {
+    std::lock_guard l(tally.mu);
+    return tally.applied;
+  }();
   backup.kill(SIGSTOP);
   {
     zstore::testing::ChpPeer bulk(ctx, "tcp://127.0.0.1", primary.chp_port());
@@ -177,12 +186,11 @@ BOOST_AUTO_TEST_CASE(counter_loses_no_applied_increment_through_a_failover) {
                                          << tally.refused << ", unknown " << tally.unknown << " (resolved: "
                                          << tally.unknown_applied << " applied, " << tally.unknown_refused
                                          << " refused), failed " << tally.failed << "; final value " << value
-                                         << "; values written twice " << twice << ", values never written "
-                                         << missing);
+                                         << "; values written twice " << twice << ", values never written " << missing);
   std::cout << "counter: applied " << tally.applied << " (" << applied_before << " before the kill), refused "
-            << tally.refused << ", unknown " << tally.unknown << " (resolved: " << tally.unknown_applied
-            << " applied, " << tally.unknown_refused << " refused), failed " << tally.failed << "; final value "
-            << value << "; values written twice " << twice << ", values never written " << missing << std::endl;
+            << tally.refused << ", unknown " << tally.unknown << " (resolved: " << tally.unknown_applied << " applied, "
+            << tally.unknown_refused << " refused), failed " << tally.failed << "; final value " << value
+            << "; values written twice " << twice << ", values never written " << missing << std::endl;
   for (const auto& e : tally.errors) BOOST_ERROR(e);
   BOOST_CHECK_GT(tally.applied - applied_before, 0);  // increments went on after the failover
   BOOST_CHECK_EQUAL(value, tally.applied);

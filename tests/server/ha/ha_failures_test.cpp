@@ -68,15 +68,18 @@ struct Pair : CutFile, zstore::testing::HaPair {
   // (an empty value: the key is absent); returns that snapshot.
   std::optional<ChpSnapshot> wait_for(Zstored& server, const std::map<std::string, std::string>& want) {
     std::optional<ChpSnapshot> last;
-    bool ok = wait_until([&] {
-      last = snapshot_from(server, 1s);
-      if (!last) return false;
-      for (const auto& [k, v] : want) {
-        auto it = last->entries.find(k);
-        if (v.empty() ? it != last->entries.end() : (it == last->entries.end() || it->second.body != v)) return false;
-      }
-      return true;
-    }, 20s);
+    bool ok = wait_until(
+        [&] {
+          last = snapshot_from(server, 1s);
+          if (!last) return false;
+          for (const auto& [k, v] : want) {
+            auto it = last->entries.find(k);
+            if (v.empty() ? it != last->entries.end() : (it == last->entries.end() || it->second.body != v))
+              return false;
+          }
+          return true;
+        },
+        20s);
     if (!ok && last) {
       std::string got;
       for (const auto& [k, kv] : last->entries) got += k + "=" + kv.body + " ";
@@ -168,9 +171,7 @@ BOOST_AUTO_TEST_CASE(both_killed_primary_restarted_first_loses_nothing) {
   both_fail_then_restart(Order::kPrimaryFirst);
 }
 
-BOOST_AUTO_TEST_CASE(both_killed_backup_restarted_first_loses_nothing) {
-  both_fail_then_restart(Order::kBackupFirst);
-}
+BOOST_AUTO_TEST_CASE(both_killed_backup_restarted_first_loses_nothing) { both_fail_then_restart(Order::kBackupFirst); }
 
 BOOST_AUTO_TEST_CASE(both_killed_restarted_together_loses_nothing) { both_fail_then_restart(Order::kTogether); }
 
@@ -196,8 +197,8 @@ BOOST_AUTO_TEST_CASE(partition_with_both_active_then_healed_loses_nothing) {
   std::uint64_t published = std::max({max_seq(before), max_seq(p_side), max_seq(b_side)});
   pair.cut(false);
 
-  std::map<std::string, std::string> want = {
-      {"/p/0", "x"}, {"/p/a1", "P"}, {"/p/a2", "P"}, {"/p/b1", "B"}, {"/p/b2", "B"}, {"/p/gone", ""}};
+  std::map<std::string, std::string> want = {{"/p/0", "x"},  {"/p/a1", "P"}, {"/p/a2", "P"},
+                                             {"/p/b1", "B"}, {"/p/b2", "B"}, {"/p/gone", ""}};
   auto snap = pair.wait_for(pair.primary, want);
   BOOST_REQUIRE_MESSAGE(snap, "an update of the partition was lost");
   BOOST_CHECK_GT(snap->sequence, published);
@@ -238,7 +239,7 @@ BOOST_AUTO_TEST_CASE(a_hand_over_over_the_memory_budget_fails_and_the_peer_keeps
   BOOST_REQUIRE_MESSAGE(wait_until(hand_over_refused, 20s), "the hand-over did not fail: " + pair.primary.log());
   std::this_thread::sleep_for(scaled(2500ms));   // a window of retries (every second) that must change nothing
   BOOST_CHECK_EQUAL(follows(), follows_before);  // the backup did not resync
-  std::string log = pair.primary.log();  // logged once a minute, not at every retry
+  std::string log = pair.primary.log();          // logged once a minute, not at every retry
   BOOST_CHECK_EQUAL(log.find(refused), log.rfind(refused));
 
   pair.primary.kill(SIGKILL);

@@ -161,10 +161,12 @@ BOOST_AUTO_TEST_CASE(ttl_keys_survive_failover_with_their_expiry) {
   BOOST_CHECK(snap->entries.at("lease").properties.find("ttl=") != std::string::npos);
   // It expires on the new active about when it would have on the old one.
   ChpPeer reader(pair.ctx, "tcp://127.0.0.1", pair.backup.chp_port());
-  BOOST_REQUIRE(wait_until([&] {
-    auto s = reader.snapshot("", 500ms);
-    return s && !s->entries.count("lease");
-  }, 10s));
+  BOOST_REQUIRE(wait_until(
+      [&] {
+        auto s = reader.snapshot("", 500ms);
+        return s && !s->entries.count("lease");
+      },
+      10s));
   BOOST_CHECK_LT(Clock::now() - set_at, 8s);
   auto final_snap = reader.snapshot("", 2s);
   BOOST_REQUIRE(final_snap);

@@ -109,7 +109,8 @@ BOOST_AUTO_TEST_CASE(syncing_waits_while_writes_fail_and_resumes_with_the_next_g
   auto faults = std::make_shared<zstore::storage::WriteFaults>();
   auto db = open(dir, SyncPolicy::kBatch, faults);
   put(*db, "k");  // unsynced
-  faults->arm(zstore::storage::FaultFiles::kAll, zstore::storage::FaultOps::kWrites, zstore::storage::FaultError::kNoSpace);
+  faults->arm(zstore::storage::FaultFiles::kAll, zstore::storage::FaultOps::kWrites,
+              zstore::storage::FaultError::kNoSpace);
   rocksdb::WriteBatch failing;
   failing.Put(db->handle(Column::kChpMap), "k1", "value");
   BOOST_REQUIRE(!db->write(failing).ok());

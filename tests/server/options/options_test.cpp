@@ -95,8 +95,8 @@ BOOST_AUTO_TEST_CASE(rocksdb_memory_flags) {
   BOOST_REQUIRE(d.options);
   BOOST_TEST(d.options->memtable_budget_bytes == (256ull << 20));
   BOOST_TEST(d.options->block_cache_bytes == (64ull << 20));
-  auto o = parse({"--memtable-budget-bytes", "33554432", "--max-batch-bytes", "16777216", "--block-cache-bytes",
-                  "4194304"});
+  auto o =
+      parse({"--memtable-budget-bytes", "33554432", "--max-batch-bytes", "16777216", "--block-cache-bytes", "4194304"});
   BOOST_REQUIRE(o.options);
   BOOST_TEST(o.options->memtable_budget_bytes == (32ull << 20));
   BOOST_TEST(o.options->block_cache_bytes == (4ull << 20));
@@ -169,8 +169,8 @@ BOOST_AUTO_TEST_CASE(towers_are_tcp_endpoints_with_room_for_the_xpub_port) {
 }
 
 BOOST_AUTO_TEST_CASE(the_ha_peer_chp_base_leaves_room_for_its_three_ports) {
-  std::vector<std::string> ha = {"--ha", "primary", "--ha-bind", "tcp://127.0.0.1:5003", "--ha-peer",
-                                 "tcp://127.0.0.1:5004", "--ha-peer-chp"};
+  std::vector<std::string> ha = {
+      "--ha", "primary", "--ha-bind", "tcp://127.0.0.1:5003", "--ha-peer", "tcp://127.0.0.1:5004", "--ha-peer-chp"};
   auto with_peer = [&](const char* peer) {
     auto args = ha;
     args.push_back(peer);

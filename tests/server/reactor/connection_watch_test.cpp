@@ -48,10 +48,12 @@ int greeted_connect(std::uint16_t port) {
 
 // Whether the server ended fd's connection (EOF within the deadline).
 bool ended(int fd) {
-  return wait_until([&] {
-    char b;
-    return ::recv(fd, &b, 1, MSG_DONTWAIT) == 0;
-  }, 5s);
+  return wait_until(
+      [&] {
+        char b;
+        return ::recv(fd, &b, 1, MSG_DONTWAIT) == 0;
+      },
+      5s);
 }
 
 struct Bound {

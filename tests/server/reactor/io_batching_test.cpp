@@ -50,7 +50,8 @@ struct Context {
   zmq::socket_t socket{ctx, zmq::socket_type::pub};
   pid_t io = 0;
   Context() {
-    BOOST_REQUIRE(zstore::testing::wait_until([&] { return (io = thread_named(batching.io_thread_prefix() + "0")) != 0; }));
+    BOOST_REQUIRE(
+        zstore::testing::wait_until([&] { return (io = thread_named(batching.io_thread_prefix() + "0")) != 0; }));
   }
   int policy() const { return sched_getscheduler(io); }
 };
@@ -227,9 +228,9 @@ class HeldClock {
         cv_.notify_all();
         cv_.wait(lock, [&] { return !held_; });
       }
-      return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            std::chrono::system_clock::now().time_since_epoch())
-                                            .count());
+      return static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count());
     };
   }
   void hold() {
@@ -269,8 +270,8 @@ BOOST_AUTO_TEST_CASE(chp_server_batches_while_behind_on_updates) {
   zmq::context_t client_ctx(1);
   zstore::testing::ChpPeer peer(client_ctx, "tcp://127.0.0.1", f.config.port);
   BOOST_REQUIRE(peer.wait_connected());
-  const std::uint64_t burst = 4 * static_cast<std::uint64_t>(
-                                      zstore::server::receive_hwm(f.config.receive_budget_bytes, f.config.limits));
+  const std::uint64_t burst =
+      4 * static_cast<std::uint64_t>(zstore::server::receive_hwm(f.config.receive_budget_bytes, f.config.limits));
   auto hold_for = 50ms;
   for (int attempt = 0; attempt < 5 && f.c.batching.batch_periods() == 0; ++attempt, hold_for *= 2) {
     std::uint64_t before = f.metrics.updates_applied.load();
@@ -280,8 +281,8 @@ BOOST_AUTO_TEST_CASE(chp_server_batches_while_behind_on_updates) {
     for (std::uint64_t i = 0; i < burst; ++i) peer.set("burst/" + std::to_string(i), std::string(100, 'b'));
     std::this_thread::sleep_for(hold_for);  // the hold is the subject: loopback fills the queue meanwhile
     clock.release();
-    BOOST_TEST_REQUIRE(zstore::testing::wait_until(
-        [&] { return f.metrics.updates_applied.load() >= before + burst + 1; }, 60s));
+    BOOST_TEST_REQUIRE(
+        zstore::testing::wait_until([&] { return f.metrics.updates_applied.load() >= before + burst + 1; }, 60s));
   }
   BOOST_TEST(f.c.batching.batch_periods() >= 1u);
   // One update at a time: each turn drains fewer than off().

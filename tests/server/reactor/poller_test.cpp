@@ -48,7 +48,11 @@ BOOST_AUTO_TEST_CASE(handlers_run_for_ready_sockets_only) {
   Pairs p(3);
   Poller poller;
   std::vector<int> called;
-  for (int i = 0; i < 3; ++i) poller.add(p.in[i], [&, i] { called.push_back(i); p.drain(i); });
+  for (int i = 0; i < 3; ++i)
+    poller.add(p.in[i], [&, i] {
+      called.push_back(i);
+      p.drain(i);
+    });
   p.send(1);
   BOOST_TEST(poller.wait(kWait) == 1u);
   BOOST_TEST(called == std::vector<int>{1});
@@ -65,9 +69,27 @@ BOOST_AUTO_TEST_CASE(handlers_run_by_rank_then_by_addition) {
   Pairs p(3);
   Poller poller;
   std::vector<int> called;
-  poller.add(p.in[0], [&] { called.push_back(0); p.drain(0); }, 5);
-  poller.add(p.in[1], [&] { called.push_back(1); p.drain(1); }, 1);
-  poller.add(p.in[2], [&] { called.push_back(2); p.drain(2); }, 5);
+  poller.add(
+      p.in[0],
+      [&] {
+        called.push_back(0);
+        p.drain(0);
+      },
+      5);
+  poller.add(
+      p.in[1],
+      [&] {
+        called.push_back(1);
+        p.drain(1);
+      },
+      1);
+  poller.add(
+      p.in[2],
+      [&] {
+        called.push_back(2);
+        p.drain(2);
+      },
+      5);
   for (int i = 0; i < 3; ++i) p.send(i);
   while (poller.poll(kWait) < 3) {
   }
@@ -86,7 +108,10 @@ BOOST_AUTO_TEST_CASE(an_item_removed_during_dispatch_is_not_called) {
     poller.remove(p.in[0]);
   });
   poller.add(p.in[1], [&] { called.push_back(1); });
-  poller.add(p.in[2], [&] { called.push_back(2); p.drain(2); });
+  poller.add(p.in[2], [&] {
+    called.push_back(2);
+    p.drain(2);
+  });
   for (int i = 0; i < 3; ++i) p.send(i);
   while (poller.poll(kWait) < 3) {
   }
@@ -109,9 +134,15 @@ BOOST_AUTO_TEST_CASE(an_item_replaced_during_dispatch_runs_its_new_handler_from_
     called.push_back("a");
     p.drain(0);
     poller.remove(p.in[1]);
-    poller.add(p.in[1], [&] { called.push_back("new"); p.drain(1); });
+    poller.add(p.in[1], [&] {
+      called.push_back("new");
+      p.drain(1);
+    });
   });
-  poller.add(p.in[1], [&] { called.push_back("old"); p.drain(1); });
+  poller.add(p.in[1], [&] {
+    called.push_back("old");
+    p.drain(1);
+  });
   p.send(0);
   p.send(1);
   while (poller.poll(kWait) < 2) {
@@ -131,7 +162,14 @@ BOOST_AUTO_TEST_CASE(an_item_added_during_dispatch_is_polled_from_the_next_poll)
   poller.add(p.in[0], [&] {
     called.push_back(0);
     p.drain(0);
-    if (!added) poller.add(p.in[1], [&] { called.push_back(1); p.drain(1); }, -1);
+    if (!added)
+      poller.add(
+          p.in[1],
+          [&] {
+            called.push_back(1);
+            p.drain(1);
+          },
+          -1);
     added = true;
   });
   p.send(1);  // ready before it is added: not called in this dispatch
@@ -146,7 +184,10 @@ BOOST_AUTO_TEST_CASE(a_socket_given_a_new_socket_is_polled_as_the_new_one) {
   Pairs p(1);
   Poller poller;
   int called = 0;
-  poller.add(p.in[0], [&] { ++called; p.drain(0); });
+  poller.add(p.in[0], [&] {
+    ++called;
+    p.drain(0);
+  });
   p.in[0] = zmq::socket_t(p.ctx, zmq::socket_type::pair);  // as a follower's fresh socket
   p.in[0].bind("inproc://poller-test-new");
   zmq::socket_t sender(p.ctx, zmq::socket_type::pair);
@@ -193,8 +234,14 @@ BOOST_AUTO_TEST_CASE(adding_a_socket_twice_keeps_the_first_handler) {
   Pairs p(1);
   Poller poller;
   std::vector<int> called;
-  poller.add(p.in[0], [&] { called.push_back(1); p.drain(0); });
-  poller.add(p.in[0], [&] { called.push_back(2); p.drain(0); });
+  poller.add(p.in[0], [&] {
+    called.push_back(1);
+    p.drain(0);
+  });
+  poller.add(p.in[0], [&] {
+    called.push_back(2);
+    p.drain(0);
+  });
   BOOST_TEST(poller.size() == 1u);
   p.send(0);
   poller.wait(kWait);

@@ -33,5 +33,5 @@ BOOST_AUTO_TEST_CASE(the_high_water_mark_is_the_budget_over_the_largest_message_
   BOOST_CHECK_EQUAL(receive_hwm(4ull << 30, largest_dafka_message(store_limits(1u << 20))), 2047);
   BOOST_CHECK_EQUAL(receive_hwm(4ull << 30, largest_dafka_message(store_limits(64u << 20))), 31);
   BOOST_CHECK_EQUAL(receive_hwm(1024, largest_dafka_message(store_limits(64u << 10))), 1);  // at least 1
-  BOOST_CHECK_EQUAL(receive_hwm(4ull << 30, 100), 100000);  // at most kMaxReceiveHwm
+  BOOST_CHECK_EQUAL(receive_hwm(4ull << 30, 100), 100000);                                  // at most kMaxReceiveHwm
 }

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-using zstore::storage::ChpEntry;
 using zstore::storage::chp_entry_expiry;
+using zstore::storage::ChpEntry;
 using zstore::storage::decode_chp_entry;
 using zstore::storage::decode_expiry_key;
 using zstore::storage::encode_chp_entry;
@@ -39,8 +39,8 @@ ChpEntry round_trip(const ChpEntry& entry) {
 }
 
 bool bytewise_less(std::string_view a, std::string_view b) {
-  return rocksdb::BytewiseComparator()->Compare(rocksdb::Slice(a.data(), a.size()), rocksdb::Slice(b.data(), b.size())) <
-         0;
+  return rocksdb::BytewiseComparator()->Compare(rocksdb::Slice(a.data(), a.size()),
+                                                rocksdb::Slice(b.data(), b.size())) < 0;
 }
 
 }  // namespace
@@ -92,11 +92,12 @@ BOOST_AUTO_TEST_CASE(entry_round_trips_a_16_mib_value) {
 
 BOOST_AUTO_TEST_CASE(entry_fields_are_big_endian_at_fixed_offsets) {
   std::string bytes = encode_chp_entry({0x0102030405060708ull, 0x1112131415161718ull, "U", "PP", "VVV"});
-  BOOST_CHECK_EQUAL(bytes, "\x01\x02\x03\x04\x05\x06\x07\x08"
-                           "\x11\x12\x13\x14\x15\x16\x17\x18"
-                           "\x01U"
-                           "\x00\x00\x00\x02PP"
-                           "VVV"s);
+  BOOST_CHECK_EQUAL(bytes,
+                    "\x01\x02\x03\x04\x05\x06\x07\x08"
+                    "\x11\x12\x13\x14\x15\x16\x17\x18"
+                    "\x01U"
+                    "\x00\x00\x00\x02PP"
+                    "VVV"s);
 }
 
 BOOST_AUTO_TEST_CASE(decode_rejects_every_truncation_before_the_value) {
@@ -178,9 +179,9 @@ BOOST_AUTO_TEST_CASE(same_expiry_sorts_by_key_bytewise) {
 }
 
 BOOST_AUTO_TEST_CASE(entry_pieces_joined_are_the_encoded_entry) {
-  for (const ChpEntry& entry : {ChpEntry{0x0102030405060708ull, 0x1112131415161718ull, "U", "PP", "VVV"},
-                                ChpEntry{0, 0, "", "", ""},
-                                ChpEntry{~0ull, 1, std::string(16, '\xee'), all_bytes(), all_bytes()}}) {
+  for (const ChpEntry& entry :
+       {ChpEntry{0x0102030405060708ull, 0x1112131415161718ull, "U", "PP", "VVV"}, ChpEntry{0, 0, "", "", ""},
+        ChpEntry{~0ull, 1, std::string(16, '\xee'), all_bytes(), all_bytes()}}) {
     zstore::storage::ChpEntryPieces pieces(entry.sequence, entry.expires_at_ms, entry.uuid, entry.properties,
                                            entry.value);
     std::string joined;

@@ -13,8 +13,8 @@ BOOST_AUTO_TEST_CASE(epochs_round_trip_and_reject_garbage) {
   BOOST_CHECK_EQUAL(format_epochs(e), "0:10,100:140,200:200");
   BOOST_CHECK(parse_epochs("0:10,100:140,200:200") == e);
   BOOST_CHECK(parse_epochs("") == ChpEpochs{});
-  BOOST_CHECK(!parse_epochs("5:4"));            // last below base
-  BOOST_CHECK(!parse_epochs("100:140,0:10"));   // not increasing
+  BOOST_CHECK(!parse_epochs("5:4"));           // last below base
+  BOOST_CHECK(!parse_epochs("100:140,0:10"));  // not increasing
   BOOST_CHECK(!parse_epochs("1:2,"));
   BOOST_CHECK(!parse_epochs("1:x"));
   BOOST_CHECK(!parse_epochs("99999999999999999999999:1"));

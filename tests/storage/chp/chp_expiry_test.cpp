@@ -96,8 +96,8 @@ BOOST_AUTO_TEST_CASE(index_entries_of_keys_rewritten_after_a_reopen_are_removed)
 BOOST_AUTO_TEST_CASE(due_expiries_skips_and_removes_stale_index_entries) {
   TempDir dir;
   auto s = open_store(dir.str());
-  apply(*s, {put("same_ttl", "v", 100), put("earlier_ttl", "v", 120), put("live", "v", 150),
-             put("later_ttl", "v", 400)});
+  apply(*s,
+        {put("same_ttl", "v", 100), put("earlier_ttl", "v", 120), put("live", "v", 150), put("later_ttl", "v", 400)});
   put_stale_index_entry(*s.db, 100, "no_ttl_now");
   put_stale_index_entry(*s.db, 100, "later_ttl");
   put_stale_index_entry(*s.db, 100, "deleted");
@@ -107,12 +107,12 @@ BOOST_AUTO_TEST_CASE(due_expiries_skips_and_removes_stale_index_entries) {
   // The stale entries at 100 come first but do not use up the limit.
   BOOST_CHECK(due(*s, 200, 2) == (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}}));
   BOOST_CHECK(due(*s, 200) == (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}, {"live", 150}}));
-  BOOST_CHECK(expiry_index(*s.db) == (Index{{100, "same_ttl"}, {120, "earlier_ttl"}, {150, "live"},
-                                            {400, "later_ttl"}, {500, "earlier_ttl"}}));
+  BOOST_CHECK(
+      expiry_index(*s.db) ==
+      (Index{{100, "same_ttl"}, {120, "earlier_ttl"}, {150, "live"}, {400, "later_ttl"}, {500, "earlier_ttl"}}));
 
   // The stale, later entry of earlier_ttl goes once its own time comes.
-  BOOST_CHECK(due(*s, 1000) ==
-              (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}, {"live", 150}, {"later_ttl", 400}}));
+  BOOST_CHECK(due(*s, 1000) == (Dues{{"same_ttl", 100}, {"earlier_ttl", 120}, {"live", 150}, {"later_ttl", 400}}));
   BOOST_CHECK_EQUAL(expiry_index(*s.db).size(), 4u);
 }
 

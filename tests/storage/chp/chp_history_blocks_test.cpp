@@ -121,7 +121,7 @@ BOOST_AUTO_TEST_CASE(count_trim_drops_whole_blocks_within_the_bound_and_its_slac
   TempDir dir;
   auto o = open_with_history(dir.str(), 160);  // slack 10
   apply(*o, puts(0, 25));
-  BOOST_CHECK_EQUAL(entries(*o.db).size(), 3u);  // 10, 10 and 5 updates
+  BOOST_CHECK_EQUAL(entries(*o.db).size(), 3u);                                 // 10, 10 and 5 updates
   for (int b = 0; b < 25; ++b) apply(*o, puts(25 + b * 11, 25 + b * 11 + 11));  // 10 and 1 each
   std::uint64_t from = o->history_from();
   std::uint64_t kept = 300 - from;
@@ -243,7 +243,7 @@ BOOST_AUTO_TEST_CASE(a_trim_removes_entries_left_below_history_from) {
   BOOST_REQUIRE(o.db->db()->Put(rocksdb::WriteOptions(), o.db->handle(Column::kChpHistory), stale, written).ok());
   apply(*o, puts(5, 6, 1, 4000));  // sequence 6
   BOOST_REQUIRE(o->trim_history_older_than(3500).ok());
-  BOOST_CHECK_EQUAL(o->history_from(), 5u);  // only sequence 5 was walked and dropped
+  BOOST_CHECK_EQUAL(o->history_from(), 5u);      // only sequence 5 was walked and dropped
   BOOST_CHECK_EQUAL(entries(*o.db).size(), 1u);  // the stale entry went with it
   std::string count;
   BOOST_REQUIRE(o.db->get_meta(zstore::storage::kMetaChpHistoryCount, &count).ok());

@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(sets_keep_their_values_in_the_map_only_and_come_back_whole)
 BOOST_AUTO_TEST_CASE(a_set_overwritten_since_is_left_out_and_the_later_one_follows) {
   TempDir dir;
   auto o = open_store(dir.str());
-  apply(*o, {set("a", "v1", "u1")});            // 1
+  apply(*o, {set("a", "v1", "u1")});                       // 1
   apply(*o, {set("b", "x", "u2"), set("a", "v2", "u3")});  // 2, 3
   apply(*o, {set("c", "y", "u4"), set("c", "z", "u5")});   // 4, 5: one key twice in one batch
   std::vector<Seen> all{{"b", 2, "u2", "x"}, {"a", 3, "u3", "v2"}, {"c", 5, "u5", "z"}};
@@ -168,14 +168,15 @@ BOOST_AUTO_TEST_CASE(a_cursor_reads_the_values_of_its_point_in_time) {
   auto cursor = o->history_after(0);
   apply(*o, {set("a", "v2", "u3"), remove("b", "u4")});  // 3, 4: after the cursor was taken
   BOOST_CHECK(seen(std::move(cursor)) == std::vector<Seen>({{"a", 1, "u1", "v1"}, {"b", 2, "u2", "w1"}}));
-  BOOST_CHECK(seen(o->history_after(0)) == std::vector<Seen>({{"b", 2, "", ""}, {"a", 3, "u3", "v2"}, {"b", 4, "u4", ""}}));
+  BOOST_CHECK(seen(o->history_after(0)) ==
+              std::vector<Seen>({{"b", 2, "", ""}, {"a", 3, "u3", "v2"}, {"b", 4, "u4", ""}}));
 }
 
 BOOST_AUTO_TEST_CASE(an_updates_only_cursor_gives_every_update_without_values) {
   TempDir dir;
   auto o = open_store(dir.str());
   apply(*o, {set("a", "v1", "u1", 100), set("a", "v2", "u2", 200)});  // 1, 2
-  apply(*o, {remove("a", "u3", 300), set("b", "w", "u4", 400)});     // 3, 4
+  apply(*o, {remove("a", "u3", 300), set("b", "w", "u4", 400)});      // 3, 4
   auto cursor = o->history_updates_after(1);
   BOOST_REQUIRE(cursor);
   auto records = drain(*cursor);
@@ -207,7 +208,7 @@ BOOST_AUTO_TEST_CASE(an_updates_only_cursor_gives_every_update_without_values) {
 BOOST_AUTO_TEST_CASE(entries_of_older_layouts_are_read_beside_references) {
   TempDir dir;
   auto o = open_store(dir.str());
-  apply(*o, {set("a", "map-a", "u1")});                         // 1
+  apply(*o, {set("a", "map-a", "u1")});                           // 1
   apply(*o, {set("b", "map-b", "u2"), set("c", "map-c", "u3")});  // 2, 3
   apply(*o, {set("d", "map-d", "u4", 1500)});                     // 4
   // Replace them with what layouts 1, 2 and 3 wrote: values of their own
@@ -220,8 +221,11 @@ BOOST_AUTO_TEST_CASE(entries_of_older_layouts_are_read_beside_references) {
               packed({old_update(1000, "b", {2, 0, "u2", "", "old-b"}), old_update(1000, "c", {3, 0, "u3", "", ""})}));
   put_history(*o.db, history_key(4, zstore::storage::kHistoryRefBlockTag), packed({reference(1500, "d", 4, "u4")}));
   apply(*o, {set("b", "new-b", "u5", 5000)});  // 5
-  std::vector<Seen> expected{{"a", 1, "u1", "old-a"}, {"b", 2, "u2", "old-b"}, {"c", 3, "u3", ""},
-                             {"d", 4, "u4", "map-d"}, {"b", 5, "u5", "new-b"}};
+  std::vector<Seen> expected{{"a", 1, "u1", "old-a"},
+                             {"b", 2, "u2", "old-b"},
+                             {"c", 3, "u3", ""},
+                             {"d", 4, "u4", "map-d"},
+                             {"b", 5, "u5", "new-b"}};
   BOOST_CHECK(seen(o->history_after(0)) == expected);
   // Whole entries as stored; references without values, with the uuid in
   // layout 3 and none in layout 4.

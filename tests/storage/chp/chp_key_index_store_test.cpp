@@ -32,7 +32,8 @@ constexpr std::size_t kTinyIndex = 16 << 10;  // 1024 slots: at most 768 keys
 // mirrored in model; check_exact after every batch.
 class Workload {
  public:
-  Workload(std::uint64_t seed, int n_keys, std::size_t max_batch) : rng_(seed), n_keys_(n_keys), max_batch_(max_batch) {}
+  Workload(std::uint64_t seed, int n_keys, std::size_t max_batch)
+      : rng_(seed), n_keys_(n_keys), max_batch_(max_batch) {}
 
   void run(Opened& o, Model& model, int ops) {
     int done = 0;
@@ -183,7 +184,7 @@ BOOST_AUTO_TEST_CASE(tiny_index_keeps_counts_exact) {
     auto o = open_indexed(dir.str(), kTinyIndex);
     Workload w(2, 3000, 50);
     w.run(o, model, 20'000);
-    BOOST_CHECK_GT(model.size(), 1000u);  // more keys than the index holds
+    BOOST_CHECK_GT(model.size(), 1000u);   // more keys than the index holds
     BOOST_CHECK_GT(o->prior_reads(), 0u);  // it filled up and had to read
     BOOST_CHECK_LE(o->key_index_bytes(), kTinyIndex);
     BOOST_CHECK_GT(o->key_index_bytes(), 0u);

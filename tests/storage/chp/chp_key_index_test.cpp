@@ -23,8 +23,8 @@ using zstore::storage::ChpKeyIndex;
 
 namespace {
 
-constexpr std::size_t kSlotBytes = 16;            // one slot: fingerprint and expiry
-constexpr std::size_t kSmallBytes = 16 << 10;     // the smallest index: 1024 slots
+constexpr std::size_t kSlotBytes = 16;         // one slot: fingerprint and expiry
+constexpr std::size_t kSmallBytes = 16 << 10;  // the smallest index: 1024 slots
 constexpr std::size_t kSmallSlots = 1024;
 constexpr std::size_t kSmallKeys = kSmallSlots * 3 / 4;  // its most keys (3/4 load)
 
@@ -67,11 +67,11 @@ std::vector<std::uint64_t> mixed_fingerprints(std::mt19937_64& rng, std::size_t 
   };
   add(0);
   add(1);
-  for (std::uint64_t k = 1; k <= 300; ++k) add(k << 20);                      // home 0
-  for (std::uint64_t k = 0; k < 300; ++k) add((k << 20) | 0xfffff);           // home: the last slot
-  for (std::uint64_t k = 0; k < 100; ++k) add((k << 20) | 0xffffe);           // the one before it
-  for (std::uint64_t k = 0; k < 100; ++k) add((k << 20) | 1);                 // home 1 (0 and 1's run)
-  while (fps.size() < n) add(rng() | 2);  // never 0 or 1 by chance
+  for (std::uint64_t k = 1; k <= 300; ++k) add(k << 20);             // home 0
+  for (std::uint64_t k = 0; k < 300; ++k) add((k << 20) | 0xfffff);  // home: the last slot
+  for (std::uint64_t k = 0; k < 100; ++k) add((k << 20) | 0xffffe);  // the one before it
+  for (std::uint64_t k = 0; k < 100; ++k) add((k << 20) | 1);        // home 1 (0 and 1's run)
+  while (fps.size() < n) add(rng() | 2);                             // never 0 or 1 by chance
   std::shuffle(fps.begin(), fps.end(), rng);
   return fps;
 }
@@ -280,7 +280,7 @@ BOOST_AUTO_TEST_CASE(growth_moves_entries_a_few_per_change) {
     check_one(index, fp, it == model.end() ? nullptr : &it->second, "while growing");
     BOOST_REQUIRE_EQUAL(index.size(), model.size());
   }
-  BOOST_CHECK_EQUAL(changes, 32768 / ChpKeyIndex::kMovesPerChange);  // each change moved its share, no more
+  BOOST_CHECK_EQUAL(changes, 32768 / ChpKeyIndex::kMovesPerChange);   // each change moved its share, no more
   BOOST_CHECK_EQUAL(index.bytes(), std::size_t{65536} * kSlotBytes);  // the previous table is freed
   check_model(index, model, fps, "grown");
   while (next < fps.size()) put_new();

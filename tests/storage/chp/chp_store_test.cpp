@@ -356,8 +356,8 @@ BOOST_AUTO_TEST_CASE(snapshot_empty_prefix_yields_every_key_in_bytewise_order) {
   // Applied out of order; bytewise order treats bytes as unsigned.
   apply(*s, {put("\xff", "1"), put("\x80", "1"), put("\x7f", "1"), put("a", "1"), put("A", "1"), put("\0"s, "1"),
              put("", "1"), put("\0\0"s, "1"), put("\xff\xff\xff", "1")});
-  BOOST_CHECK(keys_under(*s, "") == (std::vector<std::string>{"", "\0"s, "\0\0"s, "A", "a", "\x7f", "\x80", "\xff",
-                                                              "\xff\xff\xff"}));
+  BOOST_CHECK(keys_under(*s, "") ==
+              (std::vector<std::string>{"", "\0"s, "\0\0"s, "A", "a", "\x7f", "\x80", "\xff", "\xff\xff\xff"}));
 }
 
 BOOST_AUTO_TEST_CASE(snapshot_prefix_of_ff_bytes_has_no_upper_bound_problem) {
@@ -369,7 +369,7 @@ BOOST_AUTO_TEST_CASE(snapshot_prefix_of_ff_bytes_has_no_upper_bound_problem) {
   BOOST_CHECK(keys_under(*s, "\xff\xff") ==
               (std::vector<std::string>{"\xff\xff", "\xff\xff\x00"s, "\xff\xff\xff", "\xff\xff\xff\xff"}));
   BOOST_CHECK(keys_under(*s, "\xff") == (std::vector<std::string>{"\xff", "\xff\x00"s, "\xff\xff", "\xff\xff\x00"s,
-                                                                   "\xff\xff\xff", "\xff\xff\xff\xff"}));
+                                                                  "\xff\xff\xff", "\xff\xff\xff\xff"}));
   BOOST_CHECK(keys_under(*s, "a\xff") == (std::vector<std::string>{"a\xff", "a\xff\x01"}));
   BOOST_CHECK(keys_under(*s, "\xfe") == std::vector<std::string>{"\xfe\xff"});
   BOOST_CHECK(keys_under(*s, "\xff\xff\xff\xff\xff").empty());
@@ -490,10 +490,8 @@ BOOST_AUTO_TEST_CASE(reset_sequence_and_begin_epoch_persist) {
   auto s = open_store(dir.str());
   BOOST_CHECK_EQUAL(s->last_sequence(), base2 + 1);
   BOOST_CHECK(apply(*s, {put("c", "1")}) == std::vector<std::uint64_t>{base2 + 2});
-  zstore::storage::ChpEpochs expected = {{41, 42},
-                                         {epoch_clock_base(now, 0), epoch_clock_base(now, 0) + 1},
-                                         {base2, base2},
-                                         {base2 + 1, base2 + 2}};
+  zstore::storage::ChpEpochs expected = {
+      {41, 42}, {epoch_clock_base(now, 0), epoch_clock_base(now, 0) + 1}, {base2, base2}, {base2 + 1, base2 + 2}};
   BOOST_CHECK(s->epochs() == expected);
 }
 
@@ -582,7 +580,7 @@ BOOST_AUTO_TEST_CASE(resume_after_covers_our_epochs_and_filters_the_subtree) {
   for (int i = 0; i < 5000; ++i) apply(*s, {put("/y/" + std::to_string(i), "v")});
   apply(*s, {put("/x/b", "2"), del("/x/a")});
   BOOST_CHECK(!s->resume_after(s->last_sequence() + 1, ""));  // beyond us
-  BOOST_CHECK(!s->resume_after(base - 5, ""));               // not a point of our history
+  BOOST_CHECK(!s->resume_after(base - 5, ""));                // not a point of our history
   BOOST_CHECK(s->resume_after(s->last_sequence(), ""));       // current: nothing to send
 
   auto cursor = s->resume_after(base + 1, "/x/");
@@ -723,10 +721,12 @@ BOOST_AUTO_TEST_CASE(an_idle_trim_reader_is_released_and_unpins_the_history) {
   };
   BOOST_REQUIRE(o.db->db()->Flush(rocksdb::FlushOptions(), history).ok());
   BOOST_CHECK_EQUAL(versions(), 2u);  // the trims' iterator holds the version before the flush
-  zstore::testing::wait_until([&] {
-    o->release_idle_trim_reader();
-    return versions() <= 1;
-  }, std::chrono::seconds(10));
+  zstore::testing::wait_until(
+      [&] {
+        o->release_idle_trim_reader();
+        return versions() <= 1;
+      },
+      std::chrono::seconds(10));
   BOOST_CHECK_EQUAL(versions(), 1u);
 }
 
@@ -815,7 +815,7 @@ BOOST_AUTO_TEST_CASE(map_side_of_a_batch_is_in_key_order_with_last_writes_only) 
   auto s = open_store(dir.str());
   auto* map = s.db->handle(Column::kChpMap);
   std::vector<ChpWrite> writes = {put("c", "1", 0, 1), put("a", "2", 0, 2), put("c", "3", 77, 3),
-                                  del("b", 4), put("a", "", 0, 5), put("d", "6", 0, 6)};
+                                  del("b", 4),         put("a", "", 0, 5),  put("d", "6", 0, 6)};
   rocksdb::WriteBatch batch;
   zstore::storage::put_map_in_key_order(batch, map, writes);
   Recorder recorder;

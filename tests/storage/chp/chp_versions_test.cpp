@@ -51,8 +51,8 @@ std::set<std::pair<std::string, std::uint64_t>> all_versions(Database& db) {
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     std::string_view key;
     std::uint64_t sequence = 0;
-    BOOST_REQUIRE(zstore::storage::decode_version_key(std::string_view(it->key().data(), it->key().size()), &key,
-                                                      &sequence));
+    BOOST_REQUIRE(
+        zstore::storage::decode_version_key(std::string_view(it->key().data(), it->key().size()), &key, &sequence));
     out.emplace(std::string(key), sequence);
   }
   BOOST_REQUIRE(it->status().ok());
@@ -80,8 +80,8 @@ BOOST_AUTO_TEST_CASE(versions_come_newest_first_with_the_values_of_older_sets) {
   }
   seqs.push_back(apply(*o, {set("/k", "", 1006)})[0]);  // a client's delete (it has a uuid)
   auto got = history(*o, "/k");
-  std::vector<std::pair<std::uint64_t, std::string>> want = {
-      {seqs[5], ""}, {seqs[4], "v5"}, {seqs[3], "v4"}, {seqs[2], "v3"}, {seqs[1], "v2"}, {seqs[0], "v1"}};
+  std::vector<std::pair<std::uint64_t, std::string>> want = {{seqs[5], ""},   {seqs[4], "v5"}, {seqs[3], "v4"},
+                                                             {seqs[2], "v3"}, {seqs[1], "v2"}, {seqs[0], "v1"}};
   BOOST_TEST((seen(got) == want));
   BOOST_REQUIRE(got.size() == 6u);
   BOOST_TEST(got[0].written_ms == 1006u);
@@ -199,7 +199,9 @@ BOOST_AUTO_TEST_CASE(a_database_without_versions_opens_and_keeps_them_from_then_
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (names[i] == "chp_versions") BOOST_REQUIRE(plain->DropColumnFamily(handles[i]).ok());
       if (names[i] == "meta") {
-        BOOST_REQUIRE(plain->Delete(rocksdb::WriteOptions(), handles[i], std::string(zstore::storage::kMetaChpVersionsFrom)).ok());
+        BOOST_REQUIRE(
+            plain->Delete(rocksdb::WriteOptions(), handles[i], std::string(zstore::storage::kMetaChpVersionsFrom))
+                .ok());
       }
     }
     for (auto* h : handles) BOOST_REQUIRE(plain->DestroyColumnFamilyHandle(h).ok());
@@ -230,8 +232,8 @@ namespace {
 // in these small tests).
 std::uint64_t written_to_versions(Database& db) {
   std::uint64_t entries = 0;
-  BOOST_REQUIRE(db.db()->GetIntProperty(db.handle(Column::kChpVersions), "rocksdb.num-entries-active-mem-table",
-                                        &entries));
+  BOOST_REQUIRE(
+      db.db()->GetIntProperty(db.handle(Column::kChpVersions), "rocksdb.num-entries-active-mem-table", &entries));
   return entries;
 }
 

@@ -67,8 +67,8 @@ class GatedFile final : public rocksdb::FSWritableFileOwnerWrapper {
     gate_->pass();
     return FSWritableFileOwnerWrapper::Append(d, o, g);
   }
-  rocksdb::IOStatus Append(const rocksdb::Slice& d, const rocksdb::IOOptions& o,
-                           const rocksdb::DataVerificationInfo& v, rocksdb::IODebugContext* g) override {
+  rocksdb::IOStatus Append(const rocksdb::Slice& d, const rocksdb::IOOptions& o, const rocksdb::DataVerificationInfo& v,
+                           rocksdb::IODebugContext* g) override {
     gate_->pass();
     return FSWritableFileOwnerWrapper::Append(d, o, v, g);
   }

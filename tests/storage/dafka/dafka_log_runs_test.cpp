@@ -75,7 +75,8 @@ struct Fixture {
   // The raw dafka_records entries: their value sizes.
   std::vector<std::size_t> entries() {
     std::vector<std::size_t> out;
-    std::unique_ptr<rocksdb::Iterator> it(db->db()->NewIterator(rocksdb::ReadOptions(), db->handle(Column::kDafkaRecords)));
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->db()->NewIterator(rocksdb::ReadOptions(), db->handle(Column::kDafkaRecords)));
     for (it->SeekToFirst(); it->Valid(); it->Next()) out.push_back(it->value().size());
     BOOST_REQUIRE(it->status().ok());
     return out;
@@ -160,9 +161,9 @@ BOOST_AUTO_TEST_CASE(a_trim_inside_a_run_keeps_every_record_at_or_above_the_floo
   f.append(recs(0, 100));
   f.append(recs(100, 200));
   f.trim_to(50);
-  BOOST_CHECK_EQUAL(f.entries().size(), 2u);  // the run 0-99 holds 50-99: kept whole
+  BOOST_CHECK_EQUAL(f.entries().size(), 2u);       // the run 0-99 holds 50-99: kept whole
   BOOST_CHECK(f.read(0, 1000) == range(50, 200));  // nothing below the floor is returned
-  BOOST_CHECK(f.read(10, 45) == range(50, 55));   // [10, 55) from the floor on
+  BOOST_CHECK(f.read(10, 45) == range(50, 55));    // [10, 55) from the floor on
   BOOST_CHECK_EQUAL(f.log->partitions_after(nullptr, 1).at(0).records, 150u);
   f.open();
   BOOST_CHECK(f.read(0, 1000) == range(50, 200));
@@ -186,8 +187,10 @@ BOOST_AUTO_TEST_CASE(records_written_before_runs_read_together_with_runs) {
   for (std::uint64_t i = 0; i < 5; ++i) f.put_raw(zstore::storage::dafka_record_key("hello", kP, i), rec(i).content);
   std::string next;
   zstore::protocol::put_be<std::uint64_t>(next, 5);
-  BOOST_REQUIRE(f.db->db()->Put(rocksdb::WriteOptions(), f.db->handle(Column::kDafkaHeads),
-                                zstore::storage::dafka_partition_prefix("hello", kP), next).ok());
+  BOOST_REQUIRE(f.db->db()
+                    ->Put(rocksdb::WriteOptions(), f.db->handle(Column::kDafkaHeads),
+                          zstore::storage::dafka_partition_prefix("hello", kP), next)
+                    .ok());
   f.open();
   BOOST_CHECK_EQUAL(*f.log->head("hello", kP), 4u);
   BOOST_CHECK_EQUAL(f.log->partitions_after(nullptr, 1).at(0).records, 5u);

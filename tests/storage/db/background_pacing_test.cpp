@@ -58,9 +58,8 @@ BOOST_AUTO_TEST_CASE(database_options_do_not_pace_by_default) {
   rocksdb::DBOptions o = zstore::storage::db_options(DatabaseOptions{}, true);
   BOOST_TEST(o.rate_limiter == nullptr);
   BOOST_TEST(o.writable_file_max_buffer_size == rocksdb::DBOptions().writable_file_max_buffer_size);
-  bool listens = std::any_of(o.listeners.begin(), o.listeners.end(), [&](const auto& l) {
-    return std::string(l->Name()) == "ZstoreBackgroundPacing";
-  });
+  bool listens = std::any_of(o.listeners.begin(), o.listeners.end(),
+                             [&](const auto& l) { return std::string(l->Name()) == "ZstoreBackgroundPacing"; });
   BOOST_TEST(listens);
   TempDir dir;
   std::unique_ptr<Database> db;
@@ -78,9 +77,8 @@ BOOST_AUTO_TEST_CASE(database_options_pace_background_writes_in_small_pieces) {
   BOOST_TEST(o.rate_limiter->GetSingleBurstBytes() <= 64 * 1024);
   BOOST_TEST(o.writable_file_max_buffer_size <= kBackgroundWriteBufferBytes);
   BOOST_TEST(kBackgroundWriteBufferBytes <= 64u * 1024);
-  bool listens = std::any_of(o.listeners.begin(), o.listeners.end(), [&](const auto& l) {
-    return std::string(l->Name()) == "ZstoreBackgroundPacing";
-  });
+  bool listens = std::any_of(o.listeners.begin(), o.listeners.end(),
+                             [&](const auto& l) { return std::string(l->Name()) == "ZstoreBackgroundPacing"; });
   BOOST_TEST(listens);
 }
 
@@ -146,7 +144,8 @@ BOOST_AUTO_TEST_CASE(a_flush_writes_through_the_limiter) {
   Status s = Database::Open((dir.path() / "data").string(), shared_core(), &db);
   BOOST_REQUIRE_MESSAGE(s.ok(), s.message());
   rocksdb::WriteBatch batch;
-  for (int i = 0; i < 1000; ++i) batch.Put(db->handle(Column::kChpMap), "key" + std::to_string(i), std::string(100, 'v'));
+  for (int i = 0; i < 1000; ++i)
+    batch.Put(db->handle(Column::kChpMap), "key" + std::to_string(i), std::string(100, 'v'));
   BOOST_REQUIRE(db->write(batch).ok());
   const auto& limiter = db->db()->GetDBOptions().rate_limiter;
   BOOST_REQUIRE(limiter != nullptr);

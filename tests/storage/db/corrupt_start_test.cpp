@@ -98,8 +98,11 @@ fs::path first_with(const fs::path& dir, const std::string& prefix, const std::s
 }
 
 std::vector<std::string> zstored_args(const fs::path& dir) {
-  return {"--data-dir", dir.string(), "--bind", "127.0.0.1", "--chp-port",
-          std::to_string(zstore::testing::free_port_range(3)), "--dafka-port", "0", "--tower-port", "0"};
+  return {"--data-dir",   dir.string(),
+          "--bind",       "127.0.0.1",
+          "--chp-port",   std::to_string(zstore::testing::free_port_range(3)),
+          "--dafka-port", "0",
+          "--tower-port", "0"};
 }
 
 // What a refused start may change in the data dir.
@@ -217,8 +220,8 @@ std::optional<Credentials> unprivileged_owner_of(const Populated& p) {
 std::string zstored_reachable_from(const Populated& p) {
   fs::path copy = p.tmp.path() / "zstored";
   fs::copy_file(zstore::testing::bin_path("zstored"), copy, fs::copy_options::overwrite_existing);
-  fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                            fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                            fs::perms::others_exec);
   return copy.string();
 }
 

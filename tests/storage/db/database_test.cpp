@@ -149,7 +149,6 @@ void expect_corruption_refused(const std::string& what, const std::function<void
   }
 }
 
-
 // Opens copies of the database in orig with its MANIFEST cut at about 32
 // points spread over the file (every byte would take seconds). Each open
 // must fail or give a non-empty CHP map (see the test below for the limit).
@@ -256,15 +255,18 @@ BOOST_AUTO_TEST_CASE(chp_map_memtables_are_small_and_flushed_several_together) {
   BOOST_TEST(meta.file_count == 0u);  // not flushed one by one
 
   write_scattered(*db, std::size_t{36} << 20, &counter);  // past sixteen memtables
-  zstore::testing::wait_until([&] {
-    db->db()->GetColumnFamilyMetaData(db->handle(Column::kChpMap), &meta);
-    return !meta.levels[0].files.empty() || !meta.levels[1].files.empty();
-  }, std::chrono::seconds(60));
+  zstore::testing::wait_until(
+      [&] {
+        db->db()->GetColumnFamilyMetaData(db->handle(Column::kChpMap), &meta);
+        return !meta.levels[0].files.empty() || !meta.levels[1].files.empty();
+      },
+      std::chrono::seconds(60));
   std::vector<rocksdb::SstFileMetaData> tables = meta.levels[0].files;
   tables.insert(tables.end(), meta.levels[1].files.begin(), meta.levels[1].files.end());
   BOOST_REQUIRE(!tables.empty());
   for (const auto& t : tables) BOOST_TEST(t.size > 3 * o.write_buffer_size, t.name << ": " << t.size << " bytes");
-  BOOST_TEST(int_property(*db, Column::kChpMap, "rocksdb.size-all-mem-tables") <= (std::uint64_t{32} << 20) + (2u << 20));
+  BOOST_TEST(int_property(*db, Column::kChpMap, "rocksdb.size-all-mem-tables") <=
+             (std::uint64_t{32} << 20) + (2u << 20));
   BOOST_REQUIRE(db->close().ok());
 }
 
@@ -418,9 +420,8 @@ BOOST_AUTO_TEST_CASE(corrupted_data_dir_is_refused_never_opened_empty) {
     fs::remove(dir / "CURRENT");
     fs::remove(only_file_starting_with(dir, "MANIFEST-"));
   });
-  expect_corruption_refused("MANIFEST truncated to nothing", [](const fs::path& dir) {
-    fs::resize_file(only_file_starting_with(dir, "MANIFEST-"), 0);
-  });
+  expect_corruption_refused("MANIFEST truncated to nothing",
+                            [](const fs::path& dir) { fs::resize_file(only_file_starting_with(dir, "MANIFEST-"), 0); });
   expect_corruption_refused("MANIFEST bytes garbled", [](const fs::path& dir) {
     fs::path manifest = only_file_starting_with(dir, "MANIFEST-");
     std::string bytes = read_file(manifest);
@@ -428,9 +429,8 @@ BOOST_AUTO_TEST_CASE(corrupted_data_dir_is_refused_never_opened_empty) {
     for (std::size_t i = 16; i < bytes.size(); i += 7) bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);
     overwrite_file(manifest, bytes);
   });
-  expect_corruption_refused("MANIFEST deleted", [](const fs::path& dir) {
-    fs::remove(only_file_starting_with(dir, "MANIFEST-"));
-  });
+  expect_corruption_refused("MANIFEST deleted",
+                            [](const fs::path& dir) { fs::remove(only_file_starting_with(dir, "MANIFEST-")); });
 }
 
 BOOST_AUTO_TEST_CASE(manifest_cut_anywhere_is_refused_or_opens_with_a_non_empty_map) {

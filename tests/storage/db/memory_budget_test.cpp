@@ -77,8 +77,8 @@ BOOST_AUTO_TEST_CASE(memory_use_reports_the_budget_and_one_shared_block_cache) {
   // Every family's tables read through the same cache.
   for (auto column : {Column::kMeta, Column::kChpMap, Column::kDafkaRecords, Column::kChpHistory}) {
     std::uint64_t capacity = 0;
-    BOOST_REQUIRE(
-        store.db->db()->GetIntProperty(store.db->handle(column), rocksdb::DB::Properties::kBlockCacheCapacity, &capacity));
+    BOOST_REQUIRE(store.db->db()->GetIntProperty(store.db->handle(column), rocksdb::DB::Properties::kBlockCacheCapacity,
+                                                 &capacity));
     BOOST_TEST(capacity == (8ull << 20));
   }
   close_store(store);

@@ -171,4 +171,3 @@ BOOST_AUTO_TEST_CASE(the_write_ahead_log_stays_bounded_while_a_small_family_is_w
   }));
   BOOST_TEST_MESSAGE("largest WAL seen " << worst << " bytes; back under the bound after " << more << " writes");
 }
-

@@ -62,7 +62,8 @@ class Gate {
 
 class GatedFs final : public rocksdb::FileSystemWrapper {
  public:
-  GatedFs(std::shared_ptr<rocksdb::FileSystem> target, Gate* gate) : FileSystemWrapper(std::move(target)), gate_(gate) {}
+  GatedFs(std::shared_ptr<rocksdb::FileSystem> target, Gate* gate)
+      : FileSystemWrapper(std::move(target)), gate_(gate) {}
   const char* Name() const override { return "GatedFs"; }
   rocksdb::IOStatus NewWritableFile(const std::string& f, const rocksdb::FileOptions& fo,
                                     std::unique_ptr<rocksdb::FSWritableFile>* r, rocksdb::IODebugContext* g) override {

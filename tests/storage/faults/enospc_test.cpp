@@ -51,7 +51,8 @@ class SmallFs {
 void write_filler(const std::filesystem::path& file, std::size_t bytes) {
   std::ofstream out(file, std::ios::binary);
   std::string chunk(64 << 10, 'f');
-  for (std::size_t n = 0; n < bytes; n += chunk.size()) out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+  for (std::size_t n = 0; n < bytes; n += chunk.size())
+    out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
 }
 
 // A CHP store on an 8 MiB tmpfs that holds 2 MiB of filler (removing it
@@ -138,8 +139,8 @@ BOOST_AUTO_TEST_CASE(full_disk_refuses_then_resumes) {
       if (line.find("rror") != std::string::npos || line.find("esum") != std::string::npos) BOOST_TEST_MESSAGE(line);
     }
   }
-  BOOST_CHECK_MESSAGE(resumed, "writes did not resume after space was freed: " << last
-                                                                              << (disk.db->write_unrecoverable() ? " (unrecoverable)" : ""));
+  BOOST_CHECK_MESSAGE(resumed, "writes did not resume after space was freed: "
+                                   << last << (disk.db->write_unrecoverable() ? " (unrecoverable)" : ""));
   if (!resumed) return;
   BOOST_CHECK_EQUAL(chp->last_sequence(), applied + 1);
   disk.reopen();

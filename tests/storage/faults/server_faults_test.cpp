@@ -355,8 +355,8 @@ BOOST_AUTO_TEST_CASE(dafka_store_acks_nothing_unpersisted_and_resumes) {
   config.beacon_interval = 100ms;
   config.fetch_retry = 200ms;
   server::DafkaMetrics metrics;
-  auto dafka_store = std::make_unique<server::DafkaStore>(ctx, *store.log, testing::random_dafka_address(), config,
-                                                          metrics);
+  auto dafka_store =
+      std::make_unique<server::DafkaStore>(ctx, *store.log, testing::random_dafka_address(), config, metrics);
   dafka_store->start();
   FakeNode node(ctx, base, dafka_store->endpoint());
   BOOST_REQUIRE(node.produce_until_acked(0, 2, 15s));
