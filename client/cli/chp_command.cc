@@ -304,7 +304,8 @@ std::string history_line(const protocol::chp::KeyVersion& v) {
   std::string what = v.state == State::kSet       ? printable(v.body)
                      : v.state == State::kDeleted ? std::string("(deleted)")
                                                   : std::string("(expired)");
-  return std::to_string(v.sequence) + " " + utc_time(v.written_ms) + " " + what;
+  std::string when = v.written_ms == 0 ? std::string("-") : utc_time(v.written_ms);  // 0: unknown
+  return std::to_string(v.sequence) + " " + when + " " + what;
 }
 
 // One HISTORY? (client/key_history.h), printed newest first.

@@ -83,9 +83,7 @@ std::string escape(std::string_view bytes) {
 
 std::string printable(std::string_view bytes) { return is_printable(bytes) ? std::string(bytes) : escape(bytes); }
 
-// ms since the Unix epoch as 2026-12-02T09:11:44.123Z; "-" for 0 (unknown).
 std::string utc_time(std::uint64_t ms) {
-  if (ms == 0) return "-";
   std::time_t seconds = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);

@@ -20,7 +20,7 @@ std::string escape(std::string_view bytes);
 // is_printable(bytes) ? bytes : escape(bytes)
 std::string printable(std::string_view bytes);
 
-// ms since the Unix epoch as 2026-12-02T09:11:44.123Z; "-" for 0 (unknown).
+// ms since the Unix epoch as 2026-12-02T09:11:44.123Z (UTC).
 std::string utc_time(std::uint64_t ms);
 
 }  // namespace zstore::cli

@@ -1,7 +1,5 @@
 #include "tools/dump/bytes_format.h"
 
-#include <ctime>
-
 #include "client/cli/printable.h"
 
 namespace zstore::dump {
@@ -52,14 +50,6 @@ void put_bytes(nlohmann::ordered_json& object, const std::string& name, std::str
 
 std::string text(std::string_view bytes) { return cli::printable(bytes); }
 
-std::string iso8601_ms(std::uint64_t ms) {
-  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[64];
-  std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(buf + n, sizeof buf - n, ".%03uZ", static_cast<unsigned>(ms % 1000));
-  return buf;
-}
+std::string iso8601_ms(std::uint64_t ms) { return cli::utc_time(ms); }
 
 }  // namespace zstore::dump
