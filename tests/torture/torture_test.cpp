@@ -1,6 +1,6 @@
 // zstore-torture as a test: a one-minute run of SIGKILL/restart cycles of a
-// real zstored under CHP and Dafka load (and conditional writers on a
-// counter) must report cycles and no violation; bad command lines exit 2. (The Binary Star run is torture_ha_test.)
+// real zstored under CHP and Dafka load must report cycles and no violation;
+// bad command lines exit 2. (The Binary Star run is torture_ha_test.)
 #include <boost/test/unit_test.hpp>
 
 #include <regex>
@@ -38,9 +38,6 @@ BOOST_AUTO_TEST_CASE(one_minute_of_kill_cycles_finds_no_violation) {
   // Every cycle checked a non-empty snapshot and replayed ACKed Dafka records.
   BOOST_TEST(out.find("snapshot none") == std::string::npos, out);
   BOOST_TEST(std::regex_search(out, std::regex("dafka replayed [1-9]\\d*/")), out);
-  // The conditional writers' counter (its invariant checked at the end)
-  // moved through the kill cycles.
-  BOOST_TEST(std::regex_search(out, std::regex("counter: applied [1-9]\\d*,")), out);
 }
 
 BOOST_AUTO_TEST_CASE(bad_command_lines_exit_2) {
