@@ -72,17 +72,18 @@ struct ConnectionWatch::Connection {
   std::uint64_t base_written = 0;    // bytes handed to the kernel then
 };
 
+struct ConnectionWatch::Unconfirmed {
+  int fd;
+  Identity id;
+  std::chrono::steady_clock::time_point accepted_at;
+};
+
 struct ConnectionWatch::Port {
   WatchedPort* stats = nullptr;
   zmq::socket_t monitor;  // PAIR: the monitored socket's events
   std::unordered_map<int, Connection> connections;
   // Connections not yet seen to have sent a greeting, oldest first, with
   // their accept time; verify() drops those gone or greeted since.
-  struct Unconfirmed {
-    int fd;
-    Identity id;
-    std::chrono::steady_clock::time_point accepted_at;
-  };
   std::deque<Unconfirmed> unconfirmed;
   std::chrono::steady_clock::time_point verified{};
   RateLimiter refused_log{1, std::chrono::seconds(10)};
@@ -217,21 +218,27 @@ void ConnectionWatch::accepted(Port& port, int fd) {
   port.unconfirmed.push_back({fd, c.id, std::chrono::steady_clock::now()});
 }
 
+// Whether u is still the connection accepted (not a reused fd) and has
+// not sent a whole greeting.
+bool ConnectionWatch::still_silent(const Port& port, const Unconfirmed& u) {
+  auto it = port.connections.find(u.fd);
+  Identity current;
+  std::uint64_t received = 0;
+  return it != port.connections.end() && same(it->second.id, u.id) && identify(u.fd, &current) && same(current, u.id) &&
+         tcp_received(u.fd, &received) && received < kGreetingBytes;
+}
+
 bool ConnectionWatch::evict_silent(Port& port) {
   const auto now = std::chrono::steady_clock::now();
   while (!port.unconfirmed.empty()) {
-    const Port::Unconfirmed& u = port.unconfirmed.front();
-    auto it = port.connections.find(u.fd);
-    std::uint64_t received = 0;
-    Identity current;
-    if (it == port.connections.end() || !same(it->second.id, u.id) || !identify(u.fd, &current) ||
-        !same(current, u.id) || !tcp_received(u.fd, &received) || received >= kGreetingBytes) {
+    const Unconfirmed& u = port.unconfirmed.front();
+    if (!still_silent(port, u)) {
       port.unconfirmed.pop_front();  // gone, or a ZeroMQ peer: never a candidate again
       continue;
     }
     if (now - u.accepted_at < kSilentGrace) return false;  // the rest are younger
     ::shutdown(u.fd, SHUT_RDWR);
-    port.connections.erase(it);  // its DISCONNECTED finds nothing
+    port.connections.erase(u.fd);  // its DISCONNECTED finds nothing
     --total_;
     port.unconfirmed.pop_front();
     port.stats->evicted.fetch_add(1, std::memory_order_relaxed);
@@ -271,12 +278,7 @@ void ConnectionWatch::verify(Port& port) {
   }
   port.stats->connections.store(port.connections.size(), std::memory_order_relaxed);
   // At most one entry per connection still silent: the others leave.
-  std::erase_if(port.unconfirmed, [&](const Port::Unconfirmed& u) {
-    auto c = port.connections.find(u.fd);
-    std::uint64_t received = 0;
-    return c == port.connections.end() || !same(c->second.id, u.id) || !tcp_received(u.fd, &received) ||
-           received >= kGreetingBytes;
-  });
+  std::erase_if(port.unconfirmed, [&](const Unconfirmed& u) { return !still_silent(port, u); });
 }
 
 void ConnectionWatch::check_budgets(Port& port) {

@@ -81,6 +81,7 @@ class ConnectionWatch {
  private:
   struct Connection;
   struct Port;
+  struct Unconfirmed;
   void run();
   void on_event(Port& port);
   void accepted(Port& port, int fd);
@@ -92,6 +93,7 @@ class ConnectionWatch {
   // accept; false when there is none.
   bool evict_silent(Port& port);
   bool make_room(Port& port);
+  static bool still_silent(const Port& port, const Unconfirmed& u);
 
   zmq::context_t& ctx_;
   ConnectionLimits limits_;
