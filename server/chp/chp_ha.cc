@@ -195,6 +195,7 @@ void ChpHa::start_following() {
   follower_->on_applied([this](std::span<const storage::ChpWrite> applied) {
     for (const auto& w : applied) host_.remember_applied(w);
   });
+  store_.remember_every_outcome(true);  // and after a restart of ours
   ack_sent_ = 0;
   ChpFollower* f = follower_.get();
   poller_.add(
@@ -211,6 +212,7 @@ void ChpHa::stop_following() {
   poller_.remove(follower_->snapshot_socket());
   poller_.remove(follower_->update_socket());
   follower_.reset();
+  store_.remember_every_outcome(false);
 }
 
 void ChpHa::maybe_reconcile() {

@@ -38,6 +38,9 @@ ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerCon
                     static_cast<std::size_t>(receive_hwm(config_.receive_budget_bytes, config_.limits))),
       replica_seen_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
+  // Outcomes of confirmed writes (and of a passive's updates) from before a
+  // restart: a retry of one is answered applied, not judged again.
+  for (const auto& o : store_.take_remembered_outcomes()) write_requests_.remember_applied(o.uuid_view(), o.sequence);
 }
 
 ChpServer::~ChpServer() { stop(); }

@@ -48,6 +48,7 @@ void ChpServer::take_write(const std::string& identity, const ReceivedMessage& m
   w.value.assign(req->body);
   w.expires_at_ms = (req->ttl_seconds > 0 && !req->body.empty()) ? now + req->ttl_seconds * 1000 : 0;
   w.written_ms = now;
+  w.remember_outcome = true;
   write_requests_.add(identity, std::move(w), req->precondition);
 }
 

@@ -219,8 +219,10 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   put_map_in_key_order(batch, map, writes);
   std::uint64_t count = history_max_ > 0 ? history_count_ + writes.size() : 0;
   put_apply_meta(batch, seq, count, keys);
+  outcomes_.put(batch, db_, writes, remember_every_outcome_);
   Status s = db_->write(batch);
   if (!s.ok()) return refuse(s);
+  outcomes_.committed();
   last_sequence_ = seq;
   epochs_.back().last = seq;
   history_count_ = count;

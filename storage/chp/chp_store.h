@@ -21,6 +21,7 @@
 #include "storage/chp/chp_epochs.h"
 #include "storage/chp/chp_key_index.h"
 #include "storage/chp/chp_key_scan.h"
+#include "storage/chp/chp_outcomes.h"
 #include "storage/chp/chp_versions.h"
 #include "storage/db/database.h"
 #include "storage/db/kept_iterator.h"
@@ -54,6 +55,9 @@ struct ChpWrite {
   std::uint64_t expires_at_ms = 0;  // absolute; 0 = no expiry
   std::uint64_t sequence = 0;       // in: 0 = assign next; out: the sequence used
   std::uint64_t written_ms = 0;     // wall clock when the update reached the pair (history only; 0 = unknown)
+  // Keep its uuid and sequence in the batch that applies it (chp_outcomes.h):
+  // a confirmed write, whose retry after a restart must learn it was applied.
+  bool remember_outcome = false;
 };
 
 // Adds the chp_map side of writes (already sequenced) to batch: in key
@@ -159,6 +163,14 @@ class ChpStore {
   // and increasing. On failure nothing is applied, the counter is unchanged
   // and every write has the sequence it came with.
   Status apply(std::span<ChpWrite> writes);
+
+  // The outcomes remembered by earlier runs (ChpWrite::remember_outcome),
+  // oldest first, read at Open: once, they are moved out.
+  std::vector<ChpOutcomes::Outcome> take_remembered_outcomes() { return outcomes_.take_loaded(); }
+  // Whether apply() remembers the outcome of every write with a uuid (an
+  // HA passive storing its active's updates, any of which a client may
+  // retry here after a failover), not only those that ask.
+  void remember_every_outcome(bool every) { remember_every_outcome_ = every; }
 
   // Reads one key; *found tells whether it exists.
   Status get(std::string_view key, ChpEntry* entry, bool* found);
@@ -310,6 +322,8 @@ class ChpStore {
   std::atomic<bool> key_index_complete_{false};
   std::uint64_t prior_reads_ = 0;
   KeptIterator trim_reader_;  // the history trims' walks (drop_oldest_history)
+  ChpOutcomes outcomes_;
+  bool remember_every_outcome_ = false;
   // apply()'s batch, cleared and reused: a new one grew its buffer by
   // doubling, a reallocation and a copy each time, in every apply. Dropped
   // after a batch over kMaxKeptBatchBytes, so one large batch does not

@@ -24,6 +24,7 @@ Status ChpStore::Open(Database* db, std::unique_ptr<ChpStore>* out, std::uint64_
   if (s.ok()) s = store->count_keys_once();
   if (s.ok()) s = store->load_versions_from();
   if (s.ok()) s = store->start_key_index();
+  if (s.ok()) s = store->outcomes_.load(db);
   if (!s.ok()) return s;
   *out = std::move(store);
   return Status::Ok();

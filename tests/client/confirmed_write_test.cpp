@@ -7,6 +7,7 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <csignal>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,6 +118,38 @@ BOOST_AUTO_TEST_CASE(a_retry_of_the_same_uuid_is_applied_once) {
   write("/w/other", "x");  // moves the map on; the retry still finds its outcome
   BOOST_TEST((ask("v") == one));
   BOOST_TEST(get("/w/retry").sequence == one.sequence);
+}
+
+// A retry after a crash of an applied write that another write has since
+// overwritten: the restarted server remembers its outcome (it is kept in
+// the batch that applied it, storage/chp/chp_outcomes.h) and answers
+// applied at its sequence, not refused against the newer value.
+BOOST_AUTO_TEST_CASE(a_retry_after_a_crash_learns_its_write_was_applied) {
+  const std::string uuid(16, 'k');
+  auto ask = [&](const std::string& value) {
+    zmq::context_t ctx;
+    zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+    dealer.set(zmq::sockopt::linger, 0);
+    dealer.connect(server.zstored.chp_endpoint());
+    zstore::transport::send(dealer, chp::encode_write("/w/crash", uuid, "", value, {Pre::Kind::kAbsent, 0}));
+    zstore::transport::Message msg;
+    zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+    BOOST_REQUIRE(zmq::poll(&item, 1, zstore::testing::scaled(10s)) == 1);
+    BOOST_REQUIRE(zstore::transport::try_recv(dealer, &msg));
+    auto outcome = chp::decode_written(msg.views);
+    BOOST_REQUIRE(outcome.ok());
+    return *outcome;
+  };
+  auto first = ask("mine");
+  BOOST_REQUIRE_EQUAL(chp::to_string(first.kind), "applied");
+  auto next = write("/w/crash", "theirs", {Pre::Kind::kSequence, first.sequence});
+  BOOST_REQUIRE_EQUAL(zstore::client::to_string(next.result), "applied");
+  server.zstored.kill(SIGKILL);
+  BOOST_REQUIRE(server.zstored.restart());
+  auto retry = ask("mine");
+  BOOST_TEST(chp::to_string(retry.kind) == "applied");
+  BOOST_TEST(retry.sequence == first.sequence);
+  BOOST_TEST(get("/w/crash").value == "theirs");
 }
 
 // Jepsen's counter: writers each read the key and write value+1 only at
