@@ -256,10 +256,14 @@ void ChpHa::step_reconcile() {
   std::vector<storage::ChpWrite> writes;
   auto progress = reconciler_->step(store_, &writes);
   if (progress == ChpReconciler::Progress::kFailed) return drop_reconcile(reconciler_->why());
+  // A client whose confirmed write the peer applied and never answered
+  // retries it here: answered applied at the sequence it gets now.
+  for (auto& w : writes) w.remember_outcome = true;
   for (std::size_t i = 0; i < writes.size(); i += settings_.max_batch) {
     auto first = writes.begin() + static_cast<std::ptrdiff_t>(i);
     auto end = writes.begin() + static_cast<std::ptrdiff_t>(std::min(writes.size(), i + settings_.max_batch));
     if (!host_.commit_and_publish(std::span<storage::ChpWrite>(first, end))) return drop_reconcile("not fully written");
+    for (auto it = first; it != end; ++it) host_.remember_applied(*it);
   }
   metrics_.handed_over.fetch_add(writes.size(), std::memory_order_relaxed);
   host_.sweep_expiries_now();  // what ran out while the peer held it (snapshots leave it out meanwhile)

@@ -126,6 +126,8 @@ class ChpFollower {
   void finish_sync(const protocol::chp::Kthxbai& done);
   bool buffer(protocol::chp::KvMsg& kv);
   storage::ChpWrite write_of(protocol::chp::KvMsg& kv) const;
+  static storage::ChpWrite outcome_of(const protocol::chp::KvMsg& kv);
+  bool remember_covered(std::vector<storage::ChpWrite>& covered);
   std::uint64_t expiry_of(const std::string& properties) const;
 
   zmq::context_t& ctx_;

@@ -98,12 +98,15 @@ void ChpFollower::apply_buffered() {
   buffered.swap(buffered_);
   buffered_bytes_ = 0;
   std::vector<storage::ChpWrite> batch;  // sequences last_sequence()+1, +2, ... (a subtree's: ascending)
+  std::vector<storage::ChpWrite> covered;
   for (auto& kv : buffered) {
     std::uint64_t last = batch.empty() ? store_.last_sequence() : batch.back().sequence;
     if (kv.sequence <= last) {
       pending_.seen_from_active(kv.uuid);  // published; its effect is in the map
+      if (applied_ && batch.empty()) covered.push_back(outcome_of(kv));
       continue;
     }
+    if (!covered.empty() && !remember_covered(covered)) return;
     if (kv.sequence != last + 1 && !gapped()) {
       std::string why = "sequence gap: " + std::to_string(last) + " -> " + std::to_string(kv.sequence);
       if (!apply_batch(batch)) return;
@@ -118,7 +121,31 @@ void ChpFollower::apply_buffered() {
       batch.clear();
     }
   }
-  apply_batch(batch);
+  if (remember_covered(covered)) apply_batch(batch);
+}
+
+// A buffered KVPUB the loaded snapshot or catch-up already covered: its
+// effect is in the map (perhaps overwritten), its uuid not yet remembered.
+storage::ChpWrite ChpFollower::outcome_of(const chp::KvMsg& kv) {
+  storage::ChpWrite w;
+  w.uuid = kv.uuid;
+  w.sequence = kv.sequence;
+  return w;
+}
+
+// Remembers the covered updates as applied (the store keeps them, and
+// applied_ hands them to the server's outcomes), so a client's retry of
+// one after a failover is answered applied; false (and a new sync) when
+// the store fails. Empties covered.
+bool ChpFollower::remember_covered(std::vector<storage::ChpWrite>& covered) {
+  if (covered.empty()) return true;
+  if (auto s = store_.remember_outcomes(covered); !s.ok()) {
+    restart(s.message());
+    return false;
+  }
+  applied_(covered);
+  covered.clear();
+  return true;
 }
 
 // One update of a catch-up: the next sequence, applied in batches.

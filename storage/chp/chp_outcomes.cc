@@ -41,6 +41,7 @@ Status ChpOutcomes::load(Database* db) {
   entries_.clear();
   loaded_.clear();
   kept_ = 0;
+  next_number_ = 1;
   std::string upper(kMetaChpOutcomesPrefix);
   upper.back() += 1;  // the first key past the prefix
   rocksdb::Slice upper_slice(upper);
@@ -52,7 +53,11 @@ Status ChpOutcomes::load(Database* db) {
     if (!decode_entry(std::string_view(it->value().data(), it->value().size()), &loaded_)) {
       return Status::Corruption("corrupt remembered CHP write outcomes");
     }
-    entries_.push_back({it->key().ToString(), loaded_.size() - before});
+    std::string_view key(it->key().data(), it->key().size());
+    if (key.size() != kMetaChpOutcomesPrefix.size() + 8)
+      return Status::Corruption("corrupt remembered CHP outcome key");
+    next_number_ = protocol::get_be<std::uint64_t>(key.substr(kMetaChpOutcomesPrefix.size())) + 1;
+    entries_.push_back({std::string(key), loaded_.size() - before});
     kept_ += loaded_.size() - before;
   }
   if (!it->status().ok()) return from_rocks(it->status(), "reading the remembered CHP write outcomes");
@@ -67,7 +72,7 @@ void ChpOutcomes::put(rocksdb::WriteBatch& batch, Database* db, std::span<const 
     if (!remembered(w, all)) continue;
     if (staged_.count++ == 0) {
       staged_.key.assign(kMetaChpOutcomesPrefix);
-      protocol::put_be<std::uint64_t>(staged_.key, w.sequence);
+      protocol::put_be<std::uint64_t>(staged_.key, next_number_);
     }
     protocol::put_be<std::uint64_t>(value_, w.sequence);
     value_.append(w.uuid);
@@ -91,6 +96,7 @@ void ChpOutcomes::committed() {
     entries_.pop_front();
   }
   kept_ += staged_.count;
+  ++next_number_;
   entries_.push_back(std::move(staged_));
   staged_ = {{}, 0};
 }

@@ -6,8 +6,8 @@
 // answered "applied" at its sequence instead of being judged again (and
 // refused, or applied twice). The last `capacity` outcomes, and at most one
 // batch's more, are kept; older ones are deleted in later batches.
-//   meta key: "chp_outcomes/" | first sequence u64 BE
-//   value:    (sequence u64 BE | uuid, 16 bytes)*  in sequence order
+//   meta key: "chp_outcomes/" | entry number u64 BE (one more than the last)
+//   value:    (sequence u64 BE | uuid, 16 bytes)*
 // Not thread-safe: the store's owner.
 #pragma once
 
@@ -69,6 +69,7 @@ class ChpOutcomes {
   std::deque<Entry> entries_;  // oldest first
   std::size_t kept_ = 0;
   std::vector<Outcome> loaded_;
+  std::uint64_t next_number_ = 1;  // the next entry's
   // put()'s, until committed()
   Entry staged_{{}, 0};
   std::size_t staged_drops_ = 0;

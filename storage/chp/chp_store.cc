@@ -235,6 +235,15 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   return Status::Ok();
 }
 
+Status ChpStore::remember_outcomes(std::span<const ChpWrite> writes) {
+  rocksdb::WriteBatch batch;
+  outcomes_.put(batch, db_, writes, true);
+  if (batch.Count() == 0) return Status::Ok();
+  if (Status s = db_->write(batch); !s.ok()) return s;
+  outcomes_.committed();
+  return Status::Ok();
+}
+
 Status ChpStore::get(std::string_view key, ChpEntry* entry, bool* found) {
   std::string bytes;
   rocksdb::Status s = db_->db()->Get(rocksdb::ReadOptions(), db_->handle(Column::kChpMap), slice(key), &bytes);

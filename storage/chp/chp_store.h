@@ -171,6 +171,11 @@ class ChpStore {
   // HA passive storing its active's updates, any of which a client may
   // retry here after a failover), not only those that ask.
   void remember_every_outcome(bool every) { remember_every_outcome_ = every; }
+  // Remembers the outcomes of updates whose effect is already in the map
+  // (a passive's KVPUBs that a snapshot or catch-up it loaded covered),
+  // in a batch of their own: a retry of one after a failover is answered
+  // applied. Writes without a 16-byte uuid or a sequence are skipped.
+  Status remember_outcomes(std::span<const ChpWrite> writes);
 
   // Reads one key; *found tells whether it exists.
   Status get(std::string_view key, ChpEntry* entry, bool* found);

@@ -64,10 +64,15 @@ void ChpCounters::stop() {
 
 void ChpCounters::run() {
   client::CloneClient c(counter_client(servers_));
+  std::uint64_t refused_at = 0;  // the sequence a refusal named: read no older one (up to 1 s)
   while (!stop_) {
     std::optional<std::pair<std::string, std::uint64_t>> seen;
-    if (!c.wait_for([&] { return (seen = c.get_with_sequence(kCounterKey)).has_value() || stop_.load(); }, 1s) ||
-        !seen) {
+    auto current = [&] {
+      seen = c.get_with_sequence(kCounterKey);
+      return (seen && seen->second >= refused_at) || stop_.load();
+    };
+    if (!c.wait_for(current, 1s)) refused_at = 0;  // not seen in time (a resync): read what the map has
+    if (!seen || stop_) {
       continue;  // resyncing (a restart): wait for the map
     }
     long next = std::stol(seen->first) + 1;
@@ -84,6 +89,7 @@ void ChpCounters::run() {
         break;
       case Kind::kRefused:
         ++tally_.refused;
+        refused_at = outcome.sequence;
         break;  // another client's increment came first
       case Kind::kFailed:
         ++tally_.failed;

@@ -19,14 +19,17 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "client/clone_client.h"
+#include "protocol/chp_writes.h"
 #include "tests/support/zstored_fixtures.h"
 #include "tools/harness/chp_peer.h"
 #include "tools/harness/harness.h"
+#include "transport/zmq_frames.h"
 
 using namespace std::chrono_literals;
 using zstore::client::CloneClient;
@@ -196,4 +199,58 @@ BOOST_AUTO_TEST_CASE(counter_loses_no_applied_increment_through_a_failover) {
   BOOST_CHECK_EQUAL(value, tally.applied);
   BOOST_CHECK_EQUAL(twice, 0);
   BOOST_CHECK_EQUAL(missing, 0);
+}
+
+namespace {
+
+namespace chp = zstore::protocol::chp;
+
+// One WRITE? of key with uuid to server, on a connection of its own; the
+// answer, or none within 2 s (the server was not listening, or voting).
+std::optional<chp::WriteOutcome> ask_write(const Zstored& server, const std::string& key, const std::string& uuid,
+                                           const std::string& value, chp::Precondition pre) {
+  zmq::context_t ctx;
+  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(server.chp_endpoint());
+  zstore::transport::send(dealer, chp::encode_write(key, uuid, "", value, pre));
+  zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+  zstore::transport::Message msg;
+  if (zmq::poll(&item, 1, 2000ms) != 1 || !zstore::transport::try_recv(dealer, &msg)) return std::nullopt;
+  auto outcome = chp::decode_written(msg.views);
+  if (!outcome.ok()) return std::nullopt;
+  return *outcome;
+}
+
+}  // namespace
+
+// The passive stores each update's uuid with it (storage/chp/chp_outcomes.h):
+// restarted, it still knows that a write it stored from the active was
+// applied, so after a failover a retry of that write, overwritten since, is
+// answered applied at its sequence, not refused against the newer value.
+BOOST_AUTO_TEST_CASE(a_restarted_passive_answers_a_retry_after_the_failover_applied) {
+  zstore::testing::HaPair pair;
+  pair.wait_active_and_synced();
+  const std::string uuid(16, 'p');
+  const chp::Precondition absent{chp::Precondition::Kind::kAbsent, 0};
+  auto first = ask_write(pair.primary, "/c/retry", uuid, "mine", absent);
+  BOOST_REQUIRE(first && first->kind == chp::WriteOutcome::Kind::kApplied);  // the backup stored it: acknowledged
+  auto next = ask_write(pair.primary, "/c/retry", std::string(16, 'q'), "theirs",
+                        {chp::Precondition::Kind::kSequence, first->sequence});
+  BOOST_REQUIRE(next && next->kind == chp::WriteOutcome::Kind::kApplied);
+  pair.backup.kill(SIGKILL);
+  BOOST_REQUIRE(pair.backup.restart());
+  BOOST_REQUIRE_MESSAGE(wait_until([&] { return count(pair.backup.log(), "HA: following the active") >= 2; }, 20s),
+                        "the restarted backup did not follow again: " + pair.backup.log());
+  pair.primary.kill(SIGKILL);
+  BOOST_REQUIRE_MESSAGE(pair.snapshot_from(pair.backup, 20s), "the backup did not take over");  // a client's vote
+  std::optional<chp::WriteOutcome> retry;
+  BOOST_REQUIRE(wait_until(
+      [&] {
+        retry = ask_write(pair.backup, "/c/retry", uuid, "mine", absent);
+        return retry && retry->kind != chp::WriteOutcome::Kind::kNotActive;
+      },
+      20s));
+  BOOST_TEST(chp::to_string(retry->kind) == "applied");
+  BOOST_TEST(retry->sequence == first->sequence);
 }
