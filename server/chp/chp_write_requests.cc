@@ -41,19 +41,25 @@ std::vector<ChpWriteRequests::Reply> ChpWriteRequests::decide(storage::ChpStore&
   std::vector<Reply> replies;
   writes->clear();
   deciding_.clear();
-  for (auto& r : requests_) {
-    storage::ChpEntry entry;
-    bool found = false;
-    storage::Status s = store.get(r.write.key, &entry, &found);
-    if (!s.ok()) {
-      replies.push_back({std::move(r.identity), {Kind::kFailed, r.write.uuid, 0, "reading the key: " + s.message()}});
+  std::vector<std::string_view> keys;
+  keys.reserve(requests_.size());
+  for (const auto& r : requests_) keys.push_back(r.write.key);
+  std::vector<storage::ChpKeyVersion> versions;
+  storage::Status read = store.current_versions(keys, &versions);
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    auto& r = requests_[i];
+    if (!read.ok()) {
+      replies.push_back(
+          {std::move(r.identity), {Kind::kFailed, r.write.uuid, 0, "reading the key: " + read.message()}});
       continue;
     }
-    if (found && entry.expires_at_ms != 0 && entry.expires_at_ms <= now_ms) found = false;  // lapsed, not yet swept
-    const std::uint64_t current = found ? entry.sequence : 0;
+    const storage::ChpKeyVersion& v = versions[i];
+    // Lapsed but not yet swept: absent.
+    const bool found = v.found && !(v.expires_at_ms != 0 && v.expires_at_ms <= now_ms);
+    const std::uint64_t current = found ? v.sequence : 0;
     // A retry of a write that is still the key's latest (after a failover
     // or a restart, when no outcome is remembered): it was applied.
-    if (found && entry.uuid == r.write.uuid) {
+    if (found && v.uuid_is(r.write.uuid)) {
       replies.push_back({std::move(r.identity), {Kind::kApplied, r.write.uuid, current, {}}});
       continue;
     }

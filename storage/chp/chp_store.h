@@ -6,6 +6,7 @@
 // from that same thread while writes continue.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -65,6 +66,25 @@ struct ChpWrite {
 // ChpStore::apply puts into chp_map; zstore-bench's floor puts only this.
 void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* map,
                           std::span<const ChpWrite> writes);
+
+// A key's current version, what a conditional write is judged against
+// (ChpStore::current_versions): its sequence, expiry and uuid.
+struct ChpKeyVersion {
+  static constexpr std::size_t kMaxUuid = 16;
+  bool found = false;
+  std::uint64_t sequence = 0;
+  std::uint64_t expires_at_ms = 0;
+  // The entry's uuid when it is at most kMaxUuid bytes (a longer one equals
+  // no request's: uuid_is() is false).
+  bool uuid_is(std::string_view uuid) const {
+    return uuid_size == uuid.size() && std::string_view(uuid_.data(), uuid_size) == uuid;
+  }
+  void set_uuid(std::string_view uuid);
+
+ private:
+  std::array<char, kMaxUuid> uuid_{};
+  std::size_t uuid_size = kMaxUuid + 1;  // none
+};
 
 // A key and its entry, as read from a snapshot.
 struct ChpRecord {
@@ -176,6 +196,11 @@ class ChpStore {
   // in a batch of their own: a retry of one after a failover is answered
   // applied. Writes without a 16-byte uuid or a sequence are skipped.
   Status remember_outcomes(std::span<const ChpWrite> writes);
+
+  // The current version of each key, read together (one MultiGet, values
+  // pinned, not copied); *out is resized to keys.size(). An entry that does
+  // not decode is a Corruption.
+  Status current_versions(std::span<const std::string_view> keys, std::vector<ChpKeyVersion>* out);
 
   // Reads one key; *found tells whether it exists.
   Status get(std::string_view key, ChpEntry* entry, bool* found);

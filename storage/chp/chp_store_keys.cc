@@ -1,12 +1,16 @@
 // ChpStore's key index (chp_key_index.h): how it starts, learns each
-// write, and adopts the index a restart's scan built (chp_key_scan.h).
+// write, and adopts the index a restart's scan built (chp_key_scan.h); and
+// the keys' current versions that conditional writes are judged against.
+#include <cstring>
 #include <memory>
 
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 
+#include "protocol/byte_order.h"
 #include "storage/chp/chp_store.h"
 #include "storage/db/rocks_status.h"
+#include "storage/db/slice.h"
 
 namespace zstore::storage {
 
@@ -64,6 +68,54 @@ void ChpStore::adopt_scanned_index() {
   } else if (key_scan_->failed()) {
     key_scan_.reset();
   }
+}
+
+void ChpKeyVersion::set_uuid(std::string_view uuid) {
+  uuid_size = uuid.size() <= kMaxUuid ? uuid.size() : kMaxUuid + 1;
+  if (uuid.size() <= kMaxUuid) std::memcpy(uuid_.data(), uuid.data(), uuid.size());
+}
+
+namespace {
+
+// The sequence, expiry and uuid of an encoded entry (chp_entry.h), without
+// its properties and value; false when bytes are too short.
+bool decode_version(std::string_view bytes, ChpKeyVersion* out) {
+  if (bytes.size() < 17) return false;
+  const std::size_t uuid_size = static_cast<unsigned char>(bytes[16]);
+  if (bytes.size() < 17 + uuid_size) return false;
+  out->found = true;
+  out->sequence = protocol::get_be<std::uint64_t>(bytes.substr(0, 8));
+  out->expires_at_ms = protocol::get_be<std::uint64_t>(bytes.substr(8, 8));
+  out->set_uuid(bytes.substr(17, uuid_size));
+  return true;
+}
+
+}  // namespace
+
+// A key the complete key index does not know is absent: not read.
+Status ChpStore::current_versions(std::span<const std::string_view> keys, std::vector<ChpKeyVersion>* out) {
+  out->assign(keys.size(), ChpKeyVersion{});
+  std::vector<rocksdb::Slice> unknown;
+  std::vector<std::size_t> slots;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    std::uint64_t expires = 0;
+    if (key_index_.complete() && !key_index_.find(key_index_.fingerprint(keys[i]), &expires)) continue;
+    unknown.push_back(slice(keys[i]));
+    slots.push_back(i);
+  }
+  if (unknown.empty()) return Status::Ok();
+  std::vector<rocksdb::PinnableSlice> values(unknown.size());
+  std::vector<rocksdb::Status> statuses(unknown.size());
+  db_->db()->MultiGet(rocksdb::ReadOptions(), db_->handle(Column::kChpMap), unknown.size(), unknown.data(),
+                      values.data(), statuses.data());
+  for (std::size_t j = 0; j < unknown.size(); ++j) {
+    if (statuses[j].IsNotFound()) continue;
+    if (!statuses[j].ok()) return from_rocks(statuses[j], "read failed");
+    if (!decode_version(std::string_view(values[j].data(), values[j].size()), &(*out)[slots[j]])) {
+      return Status::Corruption("corrupt CHP entry");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace zstore::storage

@@ -87,6 +87,48 @@ BOOST_AUTO_TEST_CASE(get_of_missing_key_is_ok_and_not_found) {
   BOOST_CHECK(get(*s, "k"));
 }
 
+// What a conditional write is judged against: each key's sequence,
+// expiry and uuid, absent for a missing or deleted key, from the complete
+// key index's knowledge (a fresh map) and from reads (a reopened map,
+// whose index is not built yet).
+BOOST_AUTO_TEST_CASE(current_versions_give_each_keys_sequence_expiry_and_uuid) {
+  TempDir dir;
+  const std::vector<std::string_view> keys{"a", "b", "gone", "long", "missing"};
+  auto check = [&](ChpStore& store) {
+    std::vector<zstore::storage::ChpKeyVersion> v{zstore::storage::ChpKeyVersion{}};
+    BOOST_REQUIRE(store.current_versions(keys, &v).ok());
+    BOOST_REQUIRE_EQUAL(v.size(), keys.size());
+    BOOST_TEST(v[0].found);
+    BOOST_TEST(v[0].sequence == 4u);
+    BOOST_TEST(v[0].expires_at_ms == 0u);
+    BOOST_TEST(v[0].uuid_is(std::string(16, 'A')));
+    BOOST_TEST(!v[0].uuid_is(std::string(16, 'B')));
+    BOOST_TEST(v[1].found);
+    BOOST_TEST(v[1].sequence == 2u);
+    BOOST_TEST(v[1].expires_at_ms == 1700000000000ull);
+    BOOST_TEST(!v[2].found);  // deleted
+    BOOST_TEST(v[3].found);
+    BOOST_TEST(!v[3].uuid_is(std::string(16, 'L')));  // its uuid is 17 bytes: no request's
+    BOOST_TEST(!v[4].found);
+  };
+  {
+    auto s = open_store(dir.str());
+    auto w = [](std::string key, char uuid, std::size_t uuid_size = 16, std::uint64_t expires = 0) {
+      ChpWrite x = put(std::move(key), "v", expires);
+      x.uuid = std::string(uuid_size, uuid);
+      return x;
+    };
+    apply(*s, {w("a", 'X'), w("b", 'B', 16, 1700000000000ull), w("gone", 'G'), w("a", 'A'), w("long", 'L', 17)});
+    apply(*s, {del("gone")});
+    BOOST_REQUIRE(s->key_index_complete());
+    check(*s);
+    close_store(s);
+  }
+  auto s = open_store(dir.str());
+  BOOST_REQUIRE(!s->key_index_complete());  // no scan started: every key is read
+  check(*s);
+}
+
 BOOST_AUTO_TEST_CASE(last_sequence_persists_across_clean_reopen) {
   TempDir dir;
   {
