@@ -718,10 +718,15 @@ BOOST_AUTO_TEST_CASE(new_partitions_past_the_rate_limit_are_refused) {
     return zstore::testing::metric(zstore::testing::scrape_metrics(http),
                                    "zstore_dafka_refused_by_limit_total{limit=\"new_partitions\"}");
   };
-  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] { return refused() >= 3; }), env.store.zstored.log());
-  auto m = zstore::testing::scrape_metrics(http);
+  auto partitions = [&] {
+    return zstore::testing::metric(zstore::testing::scrape_metrics(http), "zstore_dafka_partitions");
+  };
+  // The refusals are counted as the records arrive, the two taken partitions
+  // once their batch is written: wait for both.
+  BOOST_REQUIRE_MESSAGE(zstore::testing::wait_until([&] { return refused() >= 3 && partitions() >= 3; }),
+                        env.store.zstored.log());
   BOOST_CHECK_EQUAL(refused(), 3);
-  BOOST_CHECK_EQUAL(zstore::testing::metric(m, "zstore_dafka_partitions"), 3);
+  BOOST_CHECK_EQUAL(partitions(), 3);
 }
 
 // /metrics keeps --dafka-metrics-topics per-topic series (the topics
