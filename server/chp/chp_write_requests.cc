@@ -1,6 +1,5 @@
 #include "server/chp/chp_write_requests.h"
 
-#include <cstring>
 #include <utility>
 
 namespace zstore::server {
@@ -8,27 +7,12 @@ namespace zstore::server {
 namespace chp = protocol::chp;
 using Kind = chp::WriteOutcome::Kind;
 
-namespace {
-
-bool as_uuid(std::string_view bytes, std::array<char, chp::kUuidSize>* uuid) {
-  if (bytes.size() != chp::kUuidSize) return false;
-  std::memcpy(uuid->data(), bytes.data(), chp::kUuidSize);
-  return true;
-}
-
-}  // namespace
-
-ChpWriteRequests::ChpWriteRequests(std::size_t remembered) : remembered_(remembered) {
-  outcomes_.reserve(remembered_);
-  order_.reserve(remembered_);
-}
+ChpWriteRequests::ChpWriteRequests(std::size_t remembered) : outcomes_(remembered) {}
 
 std::optional<chp::WriteOutcome> ChpWriteRequests::earlier(std::string_view uuid) const {
-  Uuid u;
-  if (!as_uuid(uuid, &u)) return std::nullopt;
-  auto it = outcomes_.find(u);
-  if (it == outcomes_.end()) return std::nullopt;
-  return chp::WriteOutcome{Kind::kApplied, std::string(uuid), it->second, {}};
+  auto sequence = outcomes_.find(uuid);
+  if (!sequence) return std::nullopt;
+  return chp::WriteOutcome{Kind::kApplied, std::string(uuid), *sequence, {}};
 }
 
 void ChpWriteRequests::add(std::string identity, storage::ChpWrite write, chp::Precondition precondition) {
@@ -82,7 +66,7 @@ std::vector<ChpWriteRequests::Reply> ChpWriteRequests::applied(const std::vector
   std::vector<Reply> replies;
   for (std::size_t i = 0; i < writes.size() && i < deciding_.size(); ++i) {
     chp::WriteOutcome outcome{Kind::kApplied, writes[i].uuid, writes[i].sequence, {}};
-    remember(outcome.uuid, outcome.sequence);
+    outcomes_.remember(outcome.uuid, outcome.sequence);
     replies.push_back({std::move(deciding_[i].identity), std::move(outcome)});
   }
   deciding_.clear();
@@ -97,20 +81,7 @@ std::vector<ChpWriteRequests::Reply> ChpWriteRequests::failed(const std::string&
 }
 
 void ChpWriteRequests::remember_applied(std::string_view uuid, std::uint64_t sequence) {
-  remember(uuid, sequence);  // not an expiry's or a delete's without uuid (not 16 bytes)
-}
-
-void ChpWriteRequests::remember(std::string_view uuid, std::uint64_t sequence) {
-  Uuid u;
-  if (remembered_ == 0 || !as_uuid(uuid, &u)) return;
-  if (!outcomes_.emplace(u, sequence).second) return;
-  if (order_.size() < remembered_) {
-    order_.push_back(u);
-    return;
-  }
-  outcomes_.erase(order_[next_]);
-  order_[next_] = u;
-  next_ = (next_ + 1) % remembered_;
+  outcomes_.remember(uuid, sequence);  // not an expiry's or a delete's without uuid (not 16 bytes)
 }
 
 }  // namespace zstore::server

@@ -10,18 +10,17 @@
 // thread-safe: one reactor's.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "protocol/chp_writes.h"
+#include "server/chp/remembered_outcomes.h"
 #include "storage/chp/chp_store.h"
 
 namespace zstore::server {
@@ -62,13 +61,6 @@ class ChpWriteRequests {
     storage::ChpWrite write;
     protocol::chp::Precondition precondition;
   };
-  // A UUID as a map key: 16 bytes inline (no allocation per outcome), hashed
-  // whole (a client chooses its UUIDs: they need not be random).
-  using Uuid = std::array<char, protocol::chp::kUuidSize>;
-  struct UuidHash {
-    std::size_t operator()(const Uuid& u) const { return std::hash<std::string_view>{}({u.data(), u.size()}); }
-  };
-  void remember(std::string_view uuid, std::uint64_t sequence);
 
   std::vector<Request> requests_;
   std::unordered_set<std::string> keys_;
@@ -77,10 +69,7 @@ class ChpWriteRequests {
     std::string uuid;
   };
   std::vector<Deciding> deciding_;  // the writes decide() let through, in order
-  std::size_t remembered_;
-  std::unordered_map<Uuid, std::uint64_t, UuidHash> outcomes_;  // applied write -> its sequence
-  std::vector<Uuid> order_;  // outcomes_' keys, a ring: order_[next_] is the oldest once full
-  std::size_t next_ = 0;
+  RememberedOutcomes outcomes_;     // applied write's uuid -> its sequence
 };
 
 }  // namespace zstore::server
