@@ -33,6 +33,9 @@ struct ChpMetrics {
   // counted in updates_applied when new) and refused (precondition).
   std::atomic<std::uint64_t> writes_confirmed{0};
   std::atomic<std::uint64_t> writes_refused{0};
+  // WRITTEN answers not sent: the client's queue (the snapshot port's
+  // high-water mark) was full. Its client learns the outcome by a retry.
+  std::atomic<std::uint64_t> written_unsent{0};
   // HISTORY? requests (protocol/chp_key_history.h) answered with the key's
   // versions, and those refused by --acl.
   std::atomic<std::uint64_t> history_requests{0};

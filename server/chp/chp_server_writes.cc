@@ -24,7 +24,10 @@ void ChpServer::take_write(const std::string& identity, const ReceivedMessage& m
   auto req = chp::decode_write(frames, config_.limits);
   auto answer = [&](chp::WriteOutcome::Kind kind, std::string_view uuid, std::string detail) {
     std::string id = uuid.size() == chp::kUuidSize ? std::string(uuid) : std::string(chp::kUuidSize, '\0');
-    (void)try_send(router_, chp::encode_written({kind, std::move(id), 0, std::move(detail)}), identity);
+    if (try_send(router_, chp::encode_written({kind, std::move(id), 0, std::move(detail)}), identity) ==
+        transport::SendOutcome::kWouldBlock) {
+      metrics_.written_unsent.fetch_add(1, std::memory_order_relaxed);
+    }
   };
   if (!req) {
     report_malformed("WRITE?", req.error());
@@ -79,7 +82,9 @@ void ChpServer::answer_write(ChpWriteRequests::Reply reply) {
 }
 
 void ChpServer::send_written(const ChpWriteRequests::Reply& reply) {
-  (void)try_send(router_, chp::encode_written(reply.outcome), reply.identity);
+  if (try_send(router_, chp::encode_written(reply.outcome), reply.identity) == transport::SendOutcome::kWouldBlock) {
+    metrics_.written_unsent.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace zstore::server

@@ -10,7 +10,8 @@ namespace zstore::server {
 
 RememberedOutcomes::RememberedOutcomes(std::size_t capacity)
     : capacity_(capacity),
-      index_(capacity == 0 ? 0 : std::bit_ceil(2 * capacity)), mask_(index_.empty() ? 0 : index_.size() - 1) {
+      index_(capacity == 0 ? 0 : std::bit_ceil(2 * capacity)),
+      mask_(index_.empty() ? 0 : index_.size() - 1) {
   if (sodium_init() < 0) throw std::runtime_error("libsodium could not be initialised");
   randombytes_buf(key_.data(), key_.size());
   ring_.reserve(capacity);
@@ -28,8 +29,7 @@ std::uint32_t RememberedOutcomes::hash(std::string_view uuid) const {
 std::size_t RememberedOutcomes::probe(std::string_view uuid, std::uint32_t h) const {
   std::size_t slot = h & mask_;
   while (index_[slot].at != kEmpty) {
-    if (index_[slot].hash == h &&
-        std::memcmp(ring_[index_[slot].at].uuid.data(), uuid.data(), kUuidBytes) == 0) {
+    if (index_[slot].hash == h && std::memcmp(ring_[index_[slot].at].uuid.data(), uuid.data(), kUuidBytes) == 0) {
       return slot;
     }
     slot = (slot + 1) & mask_;

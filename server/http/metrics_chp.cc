@@ -11,6 +11,9 @@ void chp_request_metrics(PromWriter& w, const ChpMetrics& m) {
   counter(w, "zstore_chp_writes_confirmed_total", "CHP WRITE? requests answered applied", get(m.writes_confirmed));
   counter(w, "zstore_chp_writes_refused_total", "CHP WRITE? requests refused: their precondition did not hold",
           get(m.writes_refused));
+  counter(w, "zstore_chp_written_unsent_total",
+          "CHP WRITTEN answers dropped: the client's queue was full (a retry of the write learns its outcome)",
+          get(m.written_unsent));
   counter(w, "zstore_chp_history_requests_total", "CHP HISTORY? requests answered with a key's versions",
           get(m.history_requests));
   counter(w, "zstore_chp_snapshots_served_total", "CHP snapshots (ICANHAZ?) answered", get(m.snapshots_served));

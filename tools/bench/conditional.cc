@@ -31,8 +31,14 @@ class WriteOutlet : public Outlet {
     key[0] = letter_;
     std::string uuid = frames.at(2);
     if (uuid.size() != chp::kUuidSize) throw std::runtime_error("conditional writes need the load's UUIDs");
-    // The retries of message 0 (until the receiver sees it) reuse its uuid:
-    // the server answers them without applying twice.
+    // The retries of message 0 (until the receiver sees it) reuse its uuid.
+    // Once that write is applied the server answers a retry from memory and
+    // publishes nothing more: a receiver that joined after its KVPUB would
+    // wait for ever. So a retry after the answer is a new write of the key.
+    if (first_uuid_.empty()) first_uuid_ = uuid;
+    if (uuid == first_uuid_ && sequences_.contains(key) && !pending_by_key_.contains(key)) {
+      uuid.back() = static_cast<char>(uuid.back() ^ static_cast<char>(++handshake_retries_));
+    }
     auto previous = pending_by_key_.find(key);
     if (previous != pending_by_key_.end() && previous->second != uuid) wait_for_answer(key);
     chp::Precondition precondition;
@@ -113,6 +119,8 @@ class WriteOutlet : public Outlet {
   char letter_;
   std::uint64_t sends_ = 0;
   std::string partition_;
+  std::string first_uuid_;  // message 0's
+  std::uint8_t handshake_retries_ = 0;
   std::unordered_map<std::string, std::uint64_t> sequences_;     // key -> its sequence, as last answered
   std::unordered_map<std::string, std::string> pending_by_key_;  // key -> uuid of its unanswered write
   std::unordered_map<std::string, std::string> key_by_uuid_;     // unanswered writes
