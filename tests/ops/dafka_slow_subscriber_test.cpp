@@ -68,7 +68,10 @@ std::string partition_of(ScriptedDafkaNode& c) {
         if (h && h->topic == c.address() && h->subject == kTopic) partition = h->partition;
         return h && h->sequence == kRecords - 1;
       },
-      scaled(15s), [&] { c.send(wire::GetHeads{kTopic, c.address()}); });
+      scaled(15s),
+      [&] {
+        c.send(wire::GetHeads{kTopic, c.address()});
+      });
   BOOST_REQUIRE_MESSAGE(head, "no DIRECT-HEAD for every record");
   return partition;
 }
@@ -89,7 +92,10 @@ bool fetch_all(ScriptedDafkaNode& c, const std::string& partition) {
           }
           return got.size() >= from + kWindow;
         },
-        scaled(10s), [&] { c.send(wire::Fetch{partition, c.address(), kTopic, from, kWindow}); });
+        scaled(10s),
+        [&] {
+          c.send(wire::Fetch{partition, c.address(), kTopic, from, kWindow});
+        });
   }
   BOOST_TEST_MESSAGE("answered " << got.size() << " of " << kRecords << " records");
   return got.size() == kRecords && whole;
@@ -149,8 +155,8 @@ BOOST_AUTO_TEST_CASE(dafka_consumer_that_never_reads_is_dropped_past_its_byte_bu
   // queue holds all 64 MiB (less the kernel's buffers) for as long as it stays.
   // (ASan's allocator keeps freed memory in quarantine: RSS says nothing there.)
   const std::uint64_t allowed_kib = (kBudget + kBudget / 2 + kRecordBytes + (8 << 20)) / 1024;
-  BOOST_CHECK_MESSAGE(peak_kib - before_kib < allowed_kib, "peak RSS grew by " << (peak_kib - before_kib) / 1024
-                                                                               << " MiB");
+  BOOST_CHECK_MESSAGE(peak_kib - before_kib < allowed_kib,
+                      "peak RSS grew by " << (peak_kib - before_kib) / 1024 << " MiB");
 #endif
   BOOST_CHECK(s.z.server.log().find("dafka-store: subscriber dropped") != std::string::npos);
   // The consumer that reads is still answered in full.
