@@ -7,6 +7,7 @@
 // Owned and driven by one reactor thread.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -19,6 +20,34 @@
 #include "storage/dafka/dafka_log.h"
 
 namespace zstore::server {
+
+// SendPace: at most bytes_per_window in each window (and at least one
+// message, however large), so the pump, which reads the log faster than any
+// connection takes it, cannot put more than that in the XPUB's queues
+// between two of the connection watch's checks of the byte budget
+// (connection_watch.h). bytes_per_window 0: no pace.
+class SendPace {
+ public:
+  using Clock = std::chrono::steady_clock;
+  SendPace(std::uint64_t bytes_per_window, std::chrono::milliseconds window)
+      : bytes_per_window_(bytes_per_window), window_(window) {}
+  // Whether bytes may leave now; spend() them once they did.
+  bool room(std::uint64_t bytes, Clock::time_point now) {
+    if (bytes_per_window_ == 0) return true;
+    if (now >= window_end_) {
+      window_end_ = now + window_;
+      used_ = 0;
+    }
+    return used_ == 0 || used_ + bytes <= bytes_per_window_;
+  }
+  void spend(std::uint64_t bytes) { used_ += bytes; }
+
+ private:
+  std::uint64_t bytes_per_window_;
+  std::chrono::milliseconds window_;
+  Clock::time_point window_end_{};
+  std::uint64_t used_ = 0;
+};
 
 class FetchPump {
  public:

@@ -44,6 +44,7 @@ DafkaStore::DafkaStore(zmq::context_t& ctx, storage::DafkaLog& log, std::string 
                  metrics),
       gaps_(config_.fetch_retry, config_.max_fetch_retries),
       fetches_(config_.max_fetch_sessions),
+      fetch_pace_(config_.connections ? config_.subscriber_buffer_bytes / 2 : 0, ConnectionWatch::kCheckInterval),
       io_vote_(config_.io_batching),
       partition_limits_(config_.partition_limits),
       limits_log_(1, config_.partition_limits.interval) {
@@ -343,9 +344,13 @@ void DafkaStore::send_acks(std::span<const PartitionTouched> touched) {
 
 void DafkaStore::pump_fetches() {
   if (!fetches_.active()) return;
-  std::size_t sent = fetches_.pump(config_.fetch_slice, [this](protocol::FrameViews frames) {
-    if (try_send(xpub_, frames) != SendOutcome::kSent) return false;
+  const auto now = Clock::now();
+  std::size_t sent = fetches_.pump(config_.fetch_slice, [this, now](protocol::FrameViews frames) {
+    std::uint64_t bytes = 0;
+    for (auto f : frames) bytes += f.size();
+    if (!fetch_pace_.room(bytes, now) || try_send(xpub_, frames) != SendOutcome::kSent) return false;
     count_published(frames);
+    fetch_pace_.spend(bytes);
     return true;
   });
   metrics_.direct_records_sent.fetch_add(sent, std::memory_order_relaxed);

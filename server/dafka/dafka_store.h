@@ -179,6 +179,7 @@ class DafkaStore {
   std::map<std::string, Connection> connected_;  // by publisher endpoint
   GapTracker gaps_;
   FetchPump fetches_;
+  SendPace fetch_pace_;                 // half the byte budget per check of the watch
   std::uint64_t trailers_counted_ = 0;  // fetches_.trailers_sent() already in metrics_.direct_heads_sent
   IoBatching::Vote io_vote_;            // while FETCHes are answered
   RateLimiter bad_input_log_;

@@ -24,6 +24,38 @@ bool check_loop(nlohmann::json* loops, const char* name, const Metrics& m, std::
   return fresh;
 }
 
+// Writes that fail for good make it unhealthy (zstored then exits to be
+// restarted, storage_watch.h); failing ones it is retrying degrade it, and
+// so do writes refused (the disk watermark) or waiting: on the memtable
+// budget, for a flush to free it, or on RocksDB's write controller. A loop
+// blocked in such a write past stale_after shows as stuck besides.
+struct StorageState {
+  std::string text = "ok";
+  bool unhealthy = false;
+  bool degraded = false;
+};
+
+StorageState check_storage(storage::Database* db) {
+  StorageState s;
+  if (db == nullptr || db->db() == nullptr) return s;
+  s.degraded = true;
+  if (db->write_unrecoverable()) {
+    s.unhealthy = true;
+    s.text = "stopped: " + db->last_write_error();
+  } else if (db->write_failing()) {
+    s.text = "writes failing: " + db->last_write_error();
+  } else if (db->writes_refused()) {
+    s.text = "writes refused";
+  } else if (storage::MemoryUse m = db->memory_use(); m.writes_stalled) {
+    s.text = "writes waiting: memtable budget full";
+  } else if (m.writes_stopped) {
+    s.text = "writes waiting: RocksDB stopped writes";
+  } else {
+    s.degraded = false;
+  }
+  return s;
+}
+
 }  // namespace
 
 Health check_health(const ServerView& view, std::chrono::milliseconds stale_after) {
@@ -39,34 +71,19 @@ Health check_health(const ServerView& view, std::chrono::milliseconds stale_afte
   // (a few ms after a revocation; longer only if another process took it):
   // the loop goes on serving its other ports and retries.
   bool disk_low = view.disk != nullptr && view.disk->low();
-  // Writes that fail for good make it unhealthy (zstored then exits to be
-  // restarted, storage_watch.h); failing ones it is retrying degrade it.
-  std::string storage = "ok";
-  bool failing = false;
-  bool refused = false;
-  if (view.db != nullptr && view.db->db() != nullptr) {
-    refused = view.db->writes_refused();
-    if (view.db->write_unrecoverable()) {
-      healthy = false;
-      storage = "stopped: " + view.db->last_write_error();
-    } else if (view.db->write_failing()) {
-      failing = true;
-      storage = "writes failing: " + view.db->last_write_error();
-    } else if (refused) {
-      storage = "writes refused";
-    }
-  }
+  StorageState storage = check_storage(view.db);
+  healthy = healthy && !storage.unhealthy;
   // A read replica past --replica-stale-ms without its upstream serves an
   // old map: degraded, and said so (docs/replicas.md).
   std::int64_t silent = view.chp ? view.chp->replica_upstream_silent_ms.load(std::memory_order_relaxed) : -1;
   bool stale = silent >= 0 && silent > view.chp->replica_stale_after_ms.load(std::memory_order_relaxed);
-  bool degraded = disk_low || unbound > 0 || failing || refused || stale;
+  bool degraded = disk_low || unbound > 0 || storage.degraded || stale;
   nlohmann::json body = {{"status", !healthy   ? "unhealthy"
                                     : degraded ? "degraded"
                                                : "ok"},
                          {"role", view.ha_state ? view.ha_state() : "standalone"},
                          {"database", view.db != nullptr && view.db->db() != nullptr ? "open" : "closed"},
-                         {"storage", storage},
+                         {"storage", storage.text},
                          {"uptime_seconds", static_cast<std::int64_t>(uptime)},
                          {"loops", loops}};
   if (silent >= 0) body["replica"] = {{"upstream", stale ? "stale" : "ok"}, {"upstream_silent_ms", silent}};

@@ -92,6 +92,12 @@ struct MemoryUse {
   std::uint64_t block_cache_bytes = 0;           // blocks in the cache
   std::uint64_t block_cache_pinned_bytes = 0;    // of those, in use by readers now
   std::uint64_t block_cache_capacity_bytes = 0;  // DatabaseOptions::block_cache_bytes
+  // Writes wait now for a flush to free the memtable budget (the budget's
+  // WriteBufferManager has a stall active).
+  bool writes_stalled = false;
+  // RocksDB's write controller stops writes now (too many level-0 files,
+  // memtables or pending compaction bytes: rocksdb.is-write-stopped).
+  bool writes_stopped = false;
 };
 
 class BackgroundPacing;

@@ -73,6 +73,8 @@ MemoryUse MemoryBudget::use(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* any_fa
   out.block_cache_bytes = int_property(db, any_family, rocksdb::DB::Properties::kBlockCacheUsage);
   out.block_cache_pinned_bytes = int_property(db, any_family, rocksdb::DB::Properties::kBlockCachePinnedUsage);
   out.block_cache_capacity_bytes = int_property(db, any_family, rocksdb::DB::Properties::kBlockCacheCapacity);
+  out.writes_stalled = write_buffers_->IsStallActive();
+  out.writes_stopped = int_property(db, any_family, rocksdb::DB::Properties::kIsWriteStopped) != 0;
   return out;
 }
 

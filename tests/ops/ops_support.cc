@@ -5,6 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <set>
@@ -87,6 +88,22 @@ std::map<std::string, std::map<std::string, std::string>> dump_columns(const std
     BOOST_REQUIRE(it->status().ok());
   }
   return out;
+}
+
+std::uint64_t status_kib(int pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
+  }
+  return 0;
+}
+
+bool reset_peak_rss(int pid) {
+  std::ofstream out("/proc/" + std::to_string(pid) + "/clear_refs");
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
 }
 
 int run_command(const std::vector<std::string>& argv, std::string* output) {

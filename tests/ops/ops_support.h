@@ -45,6 +45,11 @@ struct HttpZstored {
 // Every (column family, key, value) of a data dir, opened read-only.
 std::map<std::string, std::map<std::string, std::string>> dump_columns(const std::string& dir);
 
+// A field of /proc/PID/status in KiB ("VmRSS", "VmHWM"); 0 if absent.
+std::uint64_t status_kib(int pid, const std::string& field);
+// Resets VmHWM to the current RSS (/proc/PID/clear_refs); false if it cannot.
+bool reset_peak_rss(int pid);
+
 // Runs a command, returns its exit code; stdout+stderr appended to *output.
 int run_command(const std::vector<std::string>& argv, std::string* output);
 

@@ -5,7 +5,6 @@
 // pinned before; a subscriber that reads receives every value.
 #include <boost/test/unit_test.hpp>
 
-#include <fstream>
 #include <string>
 
 #include <zmq.hpp>
@@ -21,16 +20,6 @@ namespace {
 constexpr int kValues = 300;
 constexpr std::uint64_t kValueBytes = 1 << 20;
 constexpr std::uint64_t kBudget = 8 << 20;
-
-// A field of /proc/PID/status in KiB ("VmRSS", "VmHWM"); 0 if absent.
-std::uint64_t status_kib(pid_t pid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
-  }
-  return 0;
-}
 
 }  // namespace
 

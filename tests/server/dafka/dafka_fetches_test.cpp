@@ -180,3 +180,21 @@ BOOST_AUTO_TEST_CASE(a_trailer_follows_the_last_record_once) {
   BOOST_CHECK(!pump.active());
   BOOST_CHECK_EQUAL(pump.trailers_sent(), 1u);
 }
+
+BOOST_AUTO_TEST_CASE(send_pace_lets_a_window_s_bytes_through_and_one_message_of_any_size) {
+  using zstore::server::SendPace;
+  SendPace pace(100, std::chrono::milliseconds(20));
+  auto t = SendPace::Clock::now();
+  BOOST_TEST(pace.room(60, t));
+  pace.spend(60);
+  BOOST_TEST(pace.room(40, t));
+  pace.spend(40);
+  BOOST_TEST(!pace.room(1, t + std::chrono::milliseconds(19)));
+  auto next = t + std::chrono::milliseconds(20);
+  BOOST_TEST(pace.room(500, next));  // the first of a window, however large
+  pace.spend(500);
+  BOOST_TEST(!pace.room(1, next));
+  SendPace off(0, std::chrono::milliseconds(20));
+  off.spend(1000);
+  BOOST_TEST(off.room(1000, t));
+}
