@@ -24,10 +24,7 @@ void ChpServer::take_write(const std::string& identity, const ReceivedMessage& m
   auto req = chp::decode_write(frames, config_.limits);
   auto answer = [&](chp::WriteOutcome::Kind kind, std::string_view uuid, std::string detail) {
     std::string id = uuid.size() == chp::kUuidSize ? std::string(uuid) : std::string(chp::kUuidSize, '\0');
-    if (try_send(router_, chp::encode_written({kind, std::move(id), 0, std::move(detail)}), identity) ==
-        transport::SendOutcome::kWouldBlock) {
-      metrics_.written_unsent.fetch_add(1, std::memory_order_relaxed);
-    }
+    send_written({identity, {kind, std::move(id), 0, std::move(detail)}});
   };
   if (!req) {
     report_malformed("WRITE?", req.error());

@@ -7,7 +7,6 @@
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 
-#include "protocol/byte_order.h"
 #include "storage/chp/chp_store.h"
 #include "storage/db/rocks_status.h"
 #include "storage/db/slice.h"
@@ -75,23 +74,6 @@ void ChpKeyVersion::set_uuid(std::string_view uuid) {
   if (uuid.size() <= kMaxUuid) std::memcpy(uuid_.data(), uuid.data(), uuid.size());
 }
 
-namespace {
-
-// The sequence, expiry and uuid of an encoded entry (chp_entry.h), without
-// its properties and value; false when bytes are too short.
-bool decode_version(std::string_view bytes, ChpKeyVersion* out) {
-  if (bytes.size() < 17) return false;
-  const std::size_t uuid_size = static_cast<unsigned char>(bytes[16]);
-  if (bytes.size() < 17 + uuid_size) return false;
-  out->found = true;
-  out->sequence = protocol::get_be<std::uint64_t>(bytes.substr(0, 8));
-  out->expires_at_ms = protocol::get_be<std::uint64_t>(bytes.substr(8, 8));
-  out->set_uuid(bytes.substr(17, uuid_size));
-  return true;
-}
-
-}  // namespace
-
 // A key the complete key index does not know is absent: not read.
 Status ChpStore::current_versions(std::span<const std::string_view> keys, std::vector<ChpKeyVersion>* out) {
   out->assign(keys.size(), ChpKeyVersion{});
@@ -111,9 +93,15 @@ Status ChpStore::current_versions(std::span<const std::string_view> keys, std::v
   for (std::size_t j = 0; j < unknown.size(); ++j) {
     if (statuses[j].IsNotFound()) continue;
     if (!statuses[j].ok()) return from_rocks(statuses[j], "read failed");
-    if (!decode_version(std::string_view(values[j].data(), values[j].size()), &(*out)[slots[j]])) {
+    ChpEntryView entry;  // views into the pinned value: nothing copied
+    if (!decode_chp_entry(std::string_view(values[j].data(), values[j].size()), &entry)) {
       return Status::Corruption("corrupt CHP entry");
     }
+    ChpKeyVersion& v = (*out)[slots[j]];
+    v.found = true;
+    v.sequence = entry.sequence;
+    v.expires_at_ms = entry.expires_at_ms;
+    v.set_uuid(entry.uuid);
   }
   return Status::Ok();
 }
