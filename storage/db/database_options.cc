@@ -12,6 +12,7 @@
 
 #include "storage/db/background_pacing.h"
 #include "storage/db/background_priority.h"
+#include "storage/db/sorted_runs_rep.h"
 
 namespace zstore::storage {
 namespace {
@@ -46,19 +47,6 @@ class PartitionOfRecordKey : public rocksdb::SliceTransform {
   }
 };
 
-// One memtable insert hint for all of chp_map: ChpStore puts a batch's map
-// entries in key order (put_map_in_key_order), so each insert's skip-list
-// search starts from where the batch's previous one went instead of from
-// the head. The empty key is not in the domain: ChpStore::clear()'s range
-// delete starts there, and a hint shared with the range tombstone table
-// would corrupt it (see PartitionOfRecordKey). CHP keys are never empty.
-class WholeMapInsertHint : public rocksdb::SliceTransform {
- public:
-  const char* Name() const override { return "zstore.WholeMapInsertHint"; }
-  rocksdb::Slice Transform(const rocksdb::Slice&) const override { return rocksdb::Slice(); }
-  bool InDomain(const rocksdb::Slice& key) const override { return !key.empty(); }
-};
-
 // RocksDB's automatic recovery from a full disk waits until the free space
 // exceeds every write buffer together (64 MiB and more) and meanwhile makes
 // DB::Resume() wait: write() recovers by itself instead, as soon as a write
@@ -91,27 +79,29 @@ void set_table_options(std::string_view name, const std::shared_ptr<rocksdb::Cac
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
 }
 
-// chp_map: small merged memtables with insert hints and a memtable bloom.
+// chp_map: sorted-runs memtables with a memtable bloom, merged at flush.
 void set_chp_map_options(rocksdb::ColumnFamilyOptions* cfo) {
   rocksdb::ColumnFamilyOptions& cf = *cfo;
+  // CHP keys arrive in any order: a skip-list insert then walks about
+  // twenty nodes scattered over the arena, one cache miss each, the largest
+  // CPU cost of a random write. Sorted runs merge them in sequential passes
+  // instead (sorted_runs_rep.h).
+  cf.memtable_factory =
+      std::make_shared<SortedRunsRepFactory>(SortedRunsRepFactory::kDefaultTailEntries, cf.comparator);
   // Every write looks up the key's previous entry (ChpStore keeps the key
   // count and the TTL index exact): a memtable bloom filter answers most
   // lookups of new keys without a search of the memtable.
   cf.memtable_whole_key_filtering = true;
-  cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<WholeMapInsertHint>();
   cf.memtable_prefix_bloom_size_ratio = 0.02;
-  // Small memtables, merged at flush: a skip-list insert of a random key
-  // walks the memtable's nodes, one cache miss each, so its cost grows
-  // with the memtable (zstore-bench store, random keys over 1M: 1.1-1.2
-  // us of the writer's CPU per update with 1 MiB memtables, 1.4 with 2
-  // MiB, 1.7 with 4 MiB). Sixteen are flushed together, so level 0 still
-  // gets 16 MiB tables; sixteen more take writes while they flush (RocksDB
-  // slows writes down on the last one). At most 32 MiB of memtables with
-  // small values. Under the database's memtable budget (MemoryBudget): a
-  // memtable holds at least one write, so with large values these hold
-  // more (a 16 MiB value makes a 16 MiB memtable); the budget then stalls
-  // writes at its limit, and its flush_ahead() flushes these sealed ones
-  // before they wait for their sixteenth.
+  // Small memtables, merged at flush: a sorted-runs insert costs one more
+  // merge pass per doubling of the memtable. Eight are flushed together, so
+  // level 0 still gets 16 MiB tables; eight more take writes while they
+  // flush (RocksDB slows writes down on the last one). At most 32 MiB of
+  // memtables with small values. Under the database's memtable budget
+  // (MemoryBudget): a memtable holds at least one write, so with large
+  // values these hold more (a 16 MiB value makes a 16 MiB memtable); the
+  // budget then stalls writes at its limit, and its flush_ahead() flushes
+  // these sealed ones before they wait for their eighth.
   cf.write_buffer_size = kChpMapWriteBufferBytes;
   cf.min_write_buffer_number_to_merge = kChpMapWriteBuffersMerged;
   cf.max_write_buffer_number = 2 * kChpMapWriteBuffersMerged;

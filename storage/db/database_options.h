@@ -18,8 +18,8 @@ inline constexpr std::uint64_t kMinBlobBytes = 4096;
 
 // chp_map's memtables: this many bytes each, flushed this many together,
 // twice as many at most (see column_options).
-inline constexpr std::size_t kChpMapWriteBufferBytes = std::size_t{1} << 20;
-inline constexpr int kChpMapWriteBuffersMerged = 16;
+inline constexpr std::size_t kChpMapWriteBufferBytes = std::size_t{2} << 20;
+inline constexpr int kChpMapWriteBuffersMerged = 8;
 
 // The options of the column family named name (a kColumnNames entry, or
 // the unused default family), its tables cached in block_cache (shared by

@@ -237,9 +237,9 @@ void write_scattered(Database& db, std::size_t bytes, std::uint64_t* counter) {
 
 }  // namespace
 
-// An insert's search in a skip list of keys in random order grew with the
-// memtable: chp_map keeps small memtables and flushes several together, so
-// level 0 still gets large tables, within 32 MiB of memtables.
+// An insert's cost grows with the memtable (a merge pass per doubling):
+// chp_map keeps small memtables and flushes several together, so level 0
+// still gets large tables, within 32 MiB of memtables.
 BOOST_AUTO_TEST_CASE(chp_map_memtables_are_small_and_flushed_several_together) {
   TempDir dir;
   auto db = open_db((dir.path() / "data").string());
@@ -254,7 +254,7 @@ BOOST_AUTO_TEST_CASE(chp_map_memtables_are_small_and_flushed_several_together) {
   db->db()->GetColumnFamilyMetaData(db->handle(Column::kChpMap), &meta);
   BOOST_TEST(meta.file_count == 0u);  // not flushed one by one
 
-  write_scattered(*db, std::size_t{36} << 20, &counter);  // past sixteen memtables
+  write_scattered(*db, std::size_t{36} << 20, &counter);  // past every memtable
   zstore::testing::wait_until(
       [&] {
         db->db()->GetColumnFamilyMetaData(db->handle(Column::kChpMap), &meta);
