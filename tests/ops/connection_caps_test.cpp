@@ -14,6 +14,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <zmq.hpp>
@@ -114,17 +115,35 @@ BOOST_AUTO_TEST_CASE(flood_of_idle_connections_leaves_the_database_its_files) {
   }
 
   for (int fd : flood) ::close(fd);
+  auto closed_at = Clock::now();
   // New clients connect and are answered once the flood has gone.
   ChpPeer late(ctx, "tcp://127.0.0.1", z.server.chp_port());
   BOOST_CHECK(late.wait_connected(scaled(5s)));
   BOOST_CHECK(late.snapshot("/big/", scaled(2s)).has_value());
-  BOOST_CHECK(wait_until(
-      [&] {
-        auto m = z.metrics();
-        auto open = m.find("zstore_connections{port=\"chp-snapshot\"}");
-        return open != m.end() && open->second <= 3;
-      },
-      10s));
+  // The flood's connections end as the server reads their close, most at
+  // once. Not all: a connection the kernel completed late from the listen
+  // backlog (its ACK dropped while the backlog was full, the connection made
+  // from a later segment) can stay open on the server after its client has
+  // gone, its greeting retransmitted and never acked; only libzmq's ZMTP
+  // handshake time (ZMQ_HANDSHAKE_IVL, 30 s, which zstored keeps) ends it.
+  // It holds no slot a client needs (it is evicted, as silent), but it is
+  // open: the gauge falls to peer's and late's connections by then.
+  constexpr auto kZmtpHandshake = 30s;
+  auto open_ended = [&] {
+    auto m = z.metrics();
+    auto open = m.find("zstore_connections{port=\"chp-snapshot\"}");
+    return open != m.end() && open->second <= 3;
+  };
+  const auto deadline = closed_at + kZmtpHandshake + scaled(10s);
+  bool ended_all = open_ended();
+  while (!ended_all && Clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+    ended_all = open_ended();
+  }
+  BOOST_CHECK(ended_all);
+  BOOST_TEST_MESSAGE("chp-snapshot connections <= 3 "
+                     << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - closed_at).count()
+                     << " ms after the flood closed");
   BOOST_CHECK_MESSAGE(z.server.log().find("Too many open files") == std::string::npos, z.server.log());
 }
 
