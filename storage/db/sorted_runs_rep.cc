@@ -138,6 +138,7 @@ class SortedRunsRep final : public rocksdb::MemTableRep {
     {
       std::lock_guard<std::mutex> l(mu_);
       tail_.insert(at, entry);
+      tail_view_.reset();
     }
     if (tail_.size() >= tail_entries_) seal_tail();
   }
@@ -183,13 +184,16 @@ class SortedRunsRep final : public rocksdb::MemTableRep {
   }
 
  private:
-  // What a reader sees now: the runs and a copy of the tail.
+  // What a reader sees now: the runs and a copy of the tail. Kept until
+  // the next insert, so the reads between two writes (a batch's lookups, a
+  // MultiGet) share one copy.
   std::vector<RunPtr> view() const {
-    std::vector<RunPtr> runs;
     std::lock_guard<std::mutex> l(mu_);
+    if (!tail_view_ && !tail_.empty()) tail_view_ = std::make_shared<const Run>(tail_);
+    std::vector<RunPtr> runs;
     runs.reserve(runs_.size() + 1);
     runs = runs_;
-    if (!tail_.empty()) runs.push_back(std::make_shared<const Run>(tail_));
+    if (tail_view_) runs.push_back(tail_view_);
     return runs;
   }
 
@@ -209,6 +213,7 @@ class SortedRunsRep final : public rocksdb::MemTableRep {
       runs_.resize(keep);
       runs_.push_back(std::move(merged));
       tail_.clear();
+      tail_view_.reset();
     }
     account();
   }
@@ -226,6 +231,7 @@ class SortedRunsRep final : public rocksdb::MemTableRep {
   std::mutex insert_mu_;      // serialises writers (RocksDB's concurrent memtable writes)
   mutable std::mutex mu_;     // guards tail_ and runs_ against readers
   Run tail_;                  // sorted, fewer than tail_entries_ entries
+  mutable RunPtr tail_view_;  // a copy of tail_ for readers, or none
   std::vector<RunPtr> runs_;  // older and larger runs first
   std::atomic<std::size_t> memory_{0};
 };
