@@ -21,6 +21,8 @@
 
 #include "storage/dafka/dafka_log.h"
 #include "storage/db/database.h"
+#include "protocol/chp_writes.h"
+#include "tools/bench/conditional.h"
 #include "tools/bench/cpu_busy.h"
 #include "tools/bench/floor_relay.h"
 #include "tools/bench/latency.h"
@@ -375,6 +377,64 @@ BOOST_AUTO_TEST_CASE(writers_reach_every_write_endpoint) {
   spec.total = 300;
   LoadResult result = run_load(spec, transport);
   BOOST_TEST(result.completed == 300u);
+}
+
+// The server drops a WRITTEN its queue to the writer cannot take and never
+// sends it again: a conditional writer waiting on that answer sends the
+// write again (the same uuid) after a second, instead of waiting 30 s and
+// failing the run. Here a fake server drops the first answer.
+BOOST_AUTO_TEST_CASE(conditional_writer_sends_a_write_again_when_its_answer_is_lost) {
+  namespace chp = zstore::protocol::chp;
+  zmq::context_t context(1);
+  zmq::socket_t server(context, zmq::socket_type::router);
+  server.set(zmq::sockopt::linger, 0);
+  server.bind("tcp://127.0.0.1:*");
+  std::vector<std::string> uuids;
+  std::vector<chp::Precondition> preconditions;
+  std::thread fake([&] {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (uuids.size() < 3 && std::chrono::steady_clock::now() < deadline) {
+      zmq::pollitem_t item{server.handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) <= 0) continue;
+      std::vector<zmq::message_t> parts;
+      do {
+        parts.emplace_back();
+        (void)server.recv(parts.back());
+      } while (parts.back().more());
+      std::vector<std::string_view> views;
+      for (std::size_t i = 1; i < parts.size(); ++i) views.emplace_back(parts[i].data<char>(), parts[i].size());
+      auto request = chp::decode_write(views);
+      if (!request.ok()) continue;
+      uuids.emplace_back(request.value().uuid);
+      preconditions.push_back(request.value().precondition);
+      if (uuids.size() == 1) continue;  // this answer is lost
+      chp::WriteOutcome outcome;
+      outcome.kind = chp::WriteOutcome::Kind::kApplied;
+      outcome.uuid = uuids.back();
+      outcome.sequence = 41 + uuids.size();
+      server.send(parts[0], zmq::send_flags::sndmore);
+      send_frames(server, chp::encode_written(outcome));
+    }
+  });
+  ConditionalTransport transport(context, server.get(zmq::sockopt::last_endpoint), "tcp://127.0.0.1:1");
+  auto outlet = transport.open(0);
+  const std::string first(16, '\x01');
+  const std::string second(16, '\x02');
+  auto started = std::chrono::steady_clock::now();
+  outlet->send({"k", "", first, "", "v1"});
+  BOOST_CHECK_NO_THROW(outlet->send({"k", "", second, "", "v2"}));  // waits for the first's answer
+  BOOST_TEST_MESSAGE("the second write went after "
+                     << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s");
+  fake.join();
+  BOOST_REQUIRE_EQUAL(uuids.size(), 3u);
+  BOOST_TEST(uuids[0] == first);
+  BOOST_TEST(uuids[1] == first);  // sent again
+  BOOST_TEST(uuids[2] == second);
+  BOOST_TEST((preconditions[0].kind == chp::Precondition::Kind::kAbsent));
+  BOOST_TEST((preconditions[1].kind == chp::Precondition::Kind::kAbsent));  // the same write
+  BOOST_TEST((preconditions[2].kind == chp::Precondition::Kind::kSequence));
+  BOOST_TEST(preconditions[2].sequence == 43u);  // from the answer to the write sent again
+  BOOST_TEST(transport.resent() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(snapshot_source_answers_each_icanhaz_with_every_key) {

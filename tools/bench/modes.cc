@@ -270,6 +270,7 @@ void conditional_run(Report& report, const Options& o, const Server& server, zmq
   report.set("conditional_vs_plain", report.number("conditional_per_s") / report.number("per_s"));
   report.set("conditional_refused", static_cast<double>(transport.refused()));
   report.set("conditional_failed", static_cast<double>(transport.failed()));
+  report.set("conditional_resent", static_cast<double>(transport.resent()));
 }
 
 Report chp_mode(const Options& o, std::ostream& log) {
