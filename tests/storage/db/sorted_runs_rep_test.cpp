@@ -43,7 +43,9 @@
 #include "tests/support/test_support.h"
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtime's count of heap bytes in use (declared in LLVM's
+// sanitizer/allocator_interface.h, which GCC does not install).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 using zstore::storage::SortedRunsRepFactory;
