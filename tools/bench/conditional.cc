@@ -43,7 +43,10 @@ class WriteOutlet : public Outlet {
       uuid.back() = static_cast<char>(uuid.back() ^ static_cast<char>(++handshake_retries_));
     }
     auto previous = pending_by_key_.find(key);
-    if (previous != pending_by_key_.end() && previous->second != uuid) wait_for_answer(key);
+    if (previous != pending_by_key_.end() && previous->second != uuid) {
+      wait_for_answer(key);
+      previous = pending_by_key_.find(key);  // the answer erased the entry
+    }
     chp::Precondition precondition;
     if (auto known = sequences_.find(key); known != sequences_.end()) {
       precondition = {chp::Precondition::Kind::kSequence, known->second};
