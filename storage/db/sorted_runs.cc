@@ -84,7 +84,7 @@ void MergedIterator::Next() {
   }
   prefetch(*runs_[static_cast<std::size_t>(current_)], ++pos_[static_cast<std::size_t>(current_)] + kPrefetchAhead,
            kIterationLines);
-  pick_smallest();
+  pick(-1);
 }
 
 void MergedIterator::Prev() {
@@ -97,50 +97,46 @@ void MergedIterator::Prev() {
   }
   prefetch(*runs_[static_cast<std::size_t>(current_)], --pos_[static_cast<std::size_t>(current_)] - kPrefetchAhead,
            kIterationLines);
-  pick_largest();
+  pick(+1);
 }
 
 void MergedIterator::Seek(const rocksdb::Slice& internal_key, const char* memtable_key) {
   rocksdb::Slice target = seek_target(internal_key, memtable_key);
   for (std::size_t r = 0; r < runs_.size(); ++r) pos_[r] = lower_bound(*runs_[r], cmp_, target);
   forward_ = true;
-  pick_smallest();
+  pick(-1);
 }
 
 void MergedIterator::SeekForPrev(const rocksdb::Slice& internal_key, const char* memtable_key) {
   rocksdb::Slice target = seek_target(internal_key, memtable_key);
   for (std::size_t r = 0; r < runs_.size(); ++r) pos_[r] = upper_bound(*runs_[r], cmp_, target) - 1;
   forward_ = false;
-  pick_largest();
+  pick(+1);
 }
 
 void MergedIterator::SeekToFirst() {
   std::fill(pos_.begin(), pos_.end(), 0);
   forward_ = true;
-  pick_smallest();
+  pick(-1);
 }
 
 void MergedIterator::SeekToLast() {
   for (std::size_t r = 0; r < runs_.size(); ++r) pos_[r] = static_cast<std::ptrdiff_t>(runs_[r]->size()) - 1;
   forward_ = false;
-  pick_largest();
+  pick(+1);
 }
 
-void MergedIterator::pick_smallest() {
+// The run whose entry is first in `direction` (-1: the smallest, +1: the
+// largest) among those still in range; -1 when none is.
+void MergedIterator::pick(int direction) {
   current_ = -1;
   for (std::size_t r = 0; r < runs_.size(); ++r) {
-    if (in_range(r) && (current_ < 0 || cmp_(at(static_cast<std::ptrdiff_t>(r)), at(current_)) < 0)) {
-      current_ = static_cast<std::ptrdiff_t>(r);
+    if (!in_range(r)) continue;
+    if (current_ >= 0) {
+      int c = cmp_(at(static_cast<std::ptrdiff_t>(r)), at(current_));
+      if (direction < 0 ? c >= 0 : c <= 0) continue;
     }
-  }
-}
-
-void MergedIterator::pick_largest() {
-  current_ = -1;
-  for (std::size_t r = 0; r < runs_.size(); ++r) {
-    if (in_range(r) && (current_ < 0 || cmp_(at(static_cast<std::ptrdiff_t>(r)), at(current_)) > 0)) {
-      current_ = static_cast<std::ptrdiff_t>(r);
-    }
+    current_ = static_cast<std::ptrdiff_t>(r);
   }
 }
 

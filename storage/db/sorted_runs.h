@@ -118,8 +118,7 @@ class MergedIterator final : private StorageRelease, public rocksdb::MemTableRep
   Entry at(std::ptrdiff_t r) const {
     return (*runs_[static_cast<std::size_t>(r)])[static_cast<std::size_t>(pos_[static_cast<std::size_t>(r)])];
   }
-  void pick_smallest();
-  void pick_largest();
+  void pick(int direction);
 
   const EntryCompare cmp_;
   const std::vector<RunPtr> runs_;
