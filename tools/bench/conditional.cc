@@ -39,13 +39,11 @@ class WriteOutlet : public Outlet {
     // publishes nothing more: a receiver that joined after its KVPUB would
     // wait for ever. So a retry after the answer is a new write of the key.
     if (first_uuid_.empty()) first_uuid_ = uuid;
-    if (uuid == first_uuid_ && sequences_.contains(key) && !pending_by_key_.contains(key)) {
+    if (uuid == first_uuid_ && sequences_.contains(key) && !pending_.contains(key)) {
       uuid.back() = static_cast<char>(uuid.back() ^ static_cast<char>(++handshake_retries_));
     }
-    auto previous = pending_by_key_.find(key);
-    if (previous != pending_by_key_.end() && previous->second != uuid) {
+    if (auto previous = pending_.find(key); previous != pending_.end() && previous->second.uuid != uuid) {
       wait_for_answer(key);
-      previous = pending_by_key_.find(key);  // the answer erased the entry
     }
     chp::Precondition precondition;
     if (auto known = sequences_.find(key); known != sequences_.end()) {
@@ -53,13 +51,14 @@ class WriteOutlet : public Outlet {
     } else {
       precondition.kind = chp::Precondition::Kind::kAbsent;
     }
-    if (previous == pending_by_key_.end() || previous->second != uuid) {
-      pending_by_key_[key] = uuid;
+    // The key has no unanswered write now, or this one again (message 0).
+    Pending& pending = pending_[key];
+    if (pending.uuid != uuid) {
+      pending.uuid = uuid;
       key_by_uuid_[uuid] = key;
     }
-    protocol::Frames& write = pending_writes_[key];
-    write = chp::encode_write(key, uuid, frames.at(3), frames.at(4), precondition);
-    send_frames(socket_, write);
+    pending.write = chp::encode_write(key, uuid, frames.at(3), frames.at(4), precondition);
+    send_frames(socket_, pending.write);
     if (++sends_ % 32 == 0) tick();  // the load calls tick() only every 1,024 sends
   }
 
@@ -79,11 +78,11 @@ class WriteOutlet : public Outlet {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     auto resend_at = Clock::now() + kResendAfter;
-    while (pending_by_key_.count(key) != 0) {
+    while (pending_.count(key) != 0) {
       auto now = Clock::now();
       if (now > deadline) throw std::runtime_error("no WRITTEN for 30 s");
       if (now >= resend_at) {
-        send_frames(socket_, pending_writes_.at(key));
+        send_frames(socket_, pending_.at(key).write);
         owner_.resent_++;
         resend_at = now + kResendAfter;
       }
@@ -117,10 +116,7 @@ class WriteOutlet : public Outlet {
     if (it == key_by_uuid_.end()) return;  // an answer to a retry already answered
     const std::string key = it->second;
     key_by_uuid_.erase(it);
-    if (auto p = pending_by_key_.find(key); p != pending_by_key_.end() && p->second == outcome.uuid) {
-      pending_by_key_.erase(p);
-      pending_writes_.erase(key);
-    }
+    if (auto p = pending_.find(key); p != pending_.end() && p->second.uuid == outcome.uuid) pending_.erase(p);
     switch (outcome.kind) {
       case chp::WriteOutcome::Kind::kApplied:
         owner_.applied_++;
@@ -143,10 +139,15 @@ class WriteOutlet : public Outlet {
   std::string partition_;
   std::string first_uuid_;  // message 0's
   std::uint8_t handshake_retries_ = 0;
-  std::unordered_map<std::string, std::uint64_t> sequences_;          // key -> its sequence, as last answered
-  std::unordered_map<std::string, std::string> pending_by_key_;       // key -> uuid of its unanswered write
-  std::unordered_map<std::string, std::string> key_by_uuid_;          // unanswered writes
-  std::unordered_map<std::string, protocol::Frames> pending_writes_;  // key -> its unanswered write, as sent
+  std::unordered_map<std::string, std::uint64_t> sequences_;  // key -> its sequence, as last answered
+  // A key's unanswered write: its uuid, and the write as sent (sent again
+  // when its answer does not come).
+  struct Pending {
+    std::string uuid;
+    protocol::Frames write;
+  };
+  std::unordered_map<std::string, Pending> pending_;          // by key
+  std::unordered_map<std::string, std::string> key_by_uuid_;  // unanswered writes
 };
 
 ConditionalTransport::ConditionalTransport(zmq::context_t& context, std::string snapshot, std::string publisher,
