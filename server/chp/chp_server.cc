@@ -25,6 +25,17 @@ std::uint64_t system_now_ms() {
           .count());
 }
 
+// A kept write slot whose buffers grew past this gives them back after its
+// turn: a burst of 16 MiB values otherwise left one such value allocated
+// per slot a turn had filled (4 slots with the 64 MiB turn: +64 MiB of RSS
+// for good).
+constexpr std::size_t kMaxKeptWriteBytes = std::size_t{1} << 20;
+
+void release_if_large(storage::ChpWrite& w) {
+  if (w.value.capacity() > kMaxKeptWriteBytes) std::string().swap(w.value);
+  if (w.properties.capacity() > kMaxKeptWriteBytes) std::string().swap(w.properties);
+}
+
 }  // namespace
 
 ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config, ChpMetrics& metrics)
@@ -208,7 +219,10 @@ void ChpServer::drain_collector() {
   } else {
     ha_->hold_pending(writes);  // applied at takeover unless the active republishes
   }
-  for (std::size_t i = 0; i < n; ++i) inbox_[i].parts.clear();  // unpublished ones hold no buffer until reused
+  for (std::size_t i = 0; i < n; ++i) {
+    inbox_[i].parts.clear();  // unpublished ones hold no buffer until reused
+    release_if_large(writes_[i]);
+  }
 }
 
 bool ChpServer::take_kvset(const ReceivedMessage& msg, std::uint64_t now, storage::ChpWrite* w) {
