@@ -198,10 +198,20 @@ bool ConnectionWatch::at_cap(Port& port) {
   return over();
 }
 
+// A newcomer at a cap that has already sent its greeting may have sent a
+// request too (the watch reads accepts behind libzmq): ended now, it would
+// lose it, so it takes the slot of any silent connection, however young.
+// One still silent, whose request waits in its peer's queue until it
+// reconnects, takes only that of one silent past the grace.
+std::chrono::milliseconds ConnectionWatch::newcomer_grace(int fd) {
+  std::uint64_t received = 0;
+  return tcp_received(fd, &received) && received >= kGreetingBytes ? std::chrono::milliseconds(0) : kSilentGrace;
+}
+
 void ConnectionWatch::accepted(Port& port, int fd) {
   Connection c;
   if (!identify(fd, &c.id)) return;  // already gone
-  if (at_cap(port) && !make_room(port)) {
+  if (at_cap(port) && !make_room(port, newcomer_grace(fd))) {
     ::shutdown(fd, SHUT_RDWR);  // libzmq sees the end and closes the fd
     port.stats->refused.fetch_add(1, std::memory_order_relaxed);
     port.refused_log.log(spdlog::level::warn,
@@ -228,7 +238,7 @@ bool ConnectionWatch::still_silent(const Port& port, const Unconfirmed& u) {
          tcp_received(u.fd, &received) && received < kGreetingBytes;
 }
 
-bool ConnectionWatch::evict_silent(Port& port) {
+bool ConnectionWatch::evict_silent(Port& port, std::chrono::milliseconds grace) {
   const auto now = std::chrono::steady_clock::now();
   while (!port.unconfirmed.empty()) {
     const Unconfirmed& u = port.unconfirmed.front();
@@ -236,7 +246,7 @@ bool ConnectionWatch::evict_silent(Port& port) {
       port.unconfirmed.pop_front();  // gone, or a ZeroMQ peer: never a candidate again
       continue;
     }
-    if (now - u.accepted_at < kSilentGrace) return false;  // the rest are younger
+    if (now - u.accepted_at < grace) return false;  // the rest are younger
     ::shutdown(u.fd, SHUT_RDWR);
     port.connections.erase(u.fd);  // its DISCONNECTED finds nothing
     --total_;
@@ -248,13 +258,13 @@ bool ConnectionWatch::evict_silent(Port& port) {
   return false;
 }
 
-// At a cap: a silent connection of this port, or (when only the total is
-// reached) of any port, gives its slot up.
-bool ConnectionWatch::make_room(Port& port) {
-  if (evict_silent(port)) return true;
+// At a cap: a connection of this port silent for grace, or (when only the
+// total is reached) of any port, gives its slot up.
+bool ConnectionWatch::make_room(Port& port, std::chrono::milliseconds grace) {
+  if (evict_silent(port, grace)) return true;
   if (limits_.per_port != 0 && port.connections.size() >= limits_.per_port) return false;
   for (Port* other : watched_) {
-    if (other != &port && evict_silent(*other)) return true;
+    if (other != &port && evict_silent(*other, grace)) return true;
   }
   return false;
 }

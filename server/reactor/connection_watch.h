@@ -10,7 +10,9 @@
 // the slot of the oldest one that has not sent a whole ZMTP greeting (64
 // bytes) kSilentGrace after it was accepted (an idle TCP flood holding the
 // slots), as the HTTP port evicts the oldest unfinished request; it is
-// refused only when there is none.
+// refused only when there is none. A new connection that has already sent
+// its greeting when the watch sees it (and so perhaps a request, which
+// ending it would lose) takes the slot of the oldest silent one of any age.
 //
 // Byte budget (budget_bytes != 0): the socket's owner counts what it sends
 // in published_bytes; every kCheckInterval the watch reads each
@@ -91,8 +93,9 @@ class ConnectionWatch {
   bool at_cap(Port& port);
   // Ends the oldest connection of port still silent kSilentGrace after its
   // accept; false when there is none.
-  bool evict_silent(Port& port);
-  bool make_room(Port& port);
+  bool evict_silent(Port& port, std::chrono::milliseconds grace);
+  bool make_room(Port& port, std::chrono::milliseconds grace);
+  static std::chrono::milliseconds newcomer_grace(int fd);
   static bool still_silent(const Port& port, const Unconfirmed& u);
 
   zmq::context_t& ctx_;

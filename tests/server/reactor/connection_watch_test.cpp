@@ -143,6 +143,46 @@ BOOST_AUTO_TEST_CASE(at_the_cap_the_oldest_silent_connection_gives_its_slot_to_a
   for (int fd : {silent1, silent2}) ::close(fd);
 }
 
+// In a flood's first second every slot is held by a silent connection
+// younger than the grace. A ZeroMQ peer arriving then, seen by the watch
+// once it has greeted (and perhaps sent its request), takes the slot of the
+// oldest of them at once: refused, it would have lost that request.
+BOOST_AUTO_TEST_CASE(a_peer_that_greeted_takes_the_slot_of_a_young_silent_connection) {
+  zmq::context_t ctx;
+  ConnectionWatch watch(ctx, {2, 0});
+  Bound a(ctx, watch, "a", zmq::socket_type::router);
+  watch.start();
+  const auto started = std::chrono::steady_clock::now();
+  int silent1 = tcp_connect(port_of(a.socket));
+  int silent2 = tcp_connect(port_of(a.socket));
+  BOOST_REQUIRE(wait_until([&] { return a.port->connections.load() == 2; }));
+  zmq::socket_t peer(ctx, zmq::socket_type::dealer);
+  peer.set(zmq::sockopt::linger, 0);
+  peer.connect("tcp://127.0.0.1:" + std::to_string(port_of(a.socket)));
+  peer.send(zmq::str_buffer("hi"), zmq::send_flags::none);
+  // Answered before either silent connection is past the grace: the
+  // request reached the router and the connection it came on stayed up (a
+  // peer refused before it greeted keeps its request queued, reconnects and
+  // sends it again).
+  const auto deadline = started + ConnectionWatch::kSilentGrace - 100ms;
+  bool answered = false;
+  while (!answered && std::chrono::steady_clock::now() < deadline) {
+    zmq::message_t id, m;
+    if (a.socket.recv(id, zmq::recv_flags::dontwait) && a.socket.recv(m, zmq::recv_flags::none)) {
+      a.socket.send(id, zmq::send_flags::sndmore);
+      a.socket.send(zmq::str_buffer("ok"), zmq::send_flags::none);
+    }
+    answered = peer.recv(m, zmq::recv_flags::dontwait).has_value();
+    if (!answered) std::this_thread::sleep_for(1ms);  // polls non-blocking receives
+  }
+  BOOST_CHECK(answered);
+  BOOST_CHECK(ended(silent1));  // the oldest silent one
+  BOOST_CHECK_EQUAL(a.port->evicted.load(), 1u);
+  ConnectionWatch::unwatch(a.socket);
+  watch.stop();
+  for (int fd : {silent1, silent2}) ::close(fd);
+}
+
 BOOST_AUTO_TEST_CASE(subscriber_more_than_its_budget_behind_is_dropped) {
   zmq::context_t ctx;
   ConnectionWatch watch(ctx, {0, 0});
