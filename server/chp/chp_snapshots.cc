@@ -49,42 +49,6 @@ bool has_expired(const storage::ChpRecordView& r, std::uint64_t now_ms) {
   return r.entry.expires_at_ms != 0 && r.entry.expires_at_ms <= now_ms && !r.entry.value.empty();
 }
 
-// A whole small answer, read at once (SnapshotPump::start): the records
-// of the cursor it came from, in order, with its sequence.
-class BufferedCursor : public storage::ChpSnapshotCursor {
- public:
-  BufferedCursor(std::vector<storage::ChpRecord> records, std::uint64_t sequence, bool updates)
-      : records_(std::move(records)), sequence_(sequence), updates_(updates) {}
-  std::uint64_t sequence() const override { return sequence_; }
-  bool next(storage::ChpRecord* out) override {
-    if (next_ == records_.size()) return false;
-    *out = std::move(records_[next_++]);
-    return true;
-  }
-  storage::Status status() const override { return storage::Status::Ok(); }
-  bool updates() const override { return updates_; }
-
- private:
-  std::vector<storage::ChpRecord> records_;
-  std::size_t next_ = 0;
-  std::uint64_t sequence_;
-  bool updates_;
-};
-
-// The whole of cursor's answer when it is small, else nullptr (cursor is
-// then spent).
-std::unique_ptr<storage::ChpSnapshotCursor> read_if_small(storage::ChpSnapshotCursor& cursor) {
-  std::vector<storage::ChpRecord> records;
-  std::size_t bytes = 0;
-  for (storage::ChpRecord r; cursor.next(&r);) {
-    bytes += r.key.size() + r.entry.uuid.size() + r.entry.properties.size() + r.entry.value.size();
-    if (records.size() == SnapshotPump::kSmallAnswerKeys || bytes > SnapshotPump::kSmallAnswerBytes) return nullptr;
-    records.push_back(std::move(r));
-  }
-  if (cursor.paused() || !cursor.status().ok()) return nullptr;
-  return std::make_unique<BufferedCursor>(std::move(records), cursor.sequence(), cursor.updates());
-}
-
 }  // namespace
 
 std::list<SnapshotPump::Session>::iterator SnapshotPump::erase(std::list<Session>::iterator it) {
@@ -139,17 +103,8 @@ bool SnapshotPump::start(std::string identity, std::string subtree, const Open& 
     if (replaced) in_flight_ -= replaced->in_flight;
   };
   if (group.empty()) group = identity;
-  bool small = false;
-  if (!priority && !admit(identity, group)) {
-    // Refused a slot: answered all the same when the whole answer is small.
-    if (unread_.contains(identity) || small_sessions() >= kMaxSmallSessions) return forget_replaced(), false;
-    small = true;
-  }
+  if (!priority && !admit(identity, group)) return forget_replaced(), false;
   Opened opened = open();
-  if (small) {
-    if (opened.cursor) opened.cursor = read_if_small(*opened.cursor);
-    if (!opened.cursor) return forget_replaced(), false;
-  }
   Session s;
   s.identity = std::move(identity);
   s.subtree = std::move(subtree);
@@ -158,7 +113,6 @@ bool SnapshotPump::start(std::string identity, std::string subtree, const Open& 
   s.exact_expiry = exact_expiry;
   s.allow = std::move(allow);
   s.priority = priority;
-  s.small = small;
   s.progress_at = Clock::now();
   s.group = std::move(group);
   if (replaced && replaced->blocked) {
@@ -170,7 +124,7 @@ bool SnapshotPump::start(std::string identity, std::string subtree, const Open& 
     s.next_size = replaced->next_size;
     s.in_flight = replaced->in_flight;
   }
-  if (priority || small) {
+  if (priority) {
     sessions_.push_front(std::move(s));  // pumped first
   } else {
     sessions_.push_back(std::move(s));
@@ -185,7 +139,7 @@ bool SnapshotPump::admit(const std::string& identity, const std::string& group) 
   auto now = std::max(Clock::now(), last_now_);
   std::size_t ordinary = 0, of_group = 0;
   for (const auto& s : sessions_) {
-    if (s.priority || s.small) continue;
+    if (s.priority) continue;
     ++ordinary;
     of_group += s.group == group ? 1 : 0;
   }
@@ -290,17 +244,6 @@ void SnapshotPump::sent(Session& s, std::size_t bytes) {
   in_flight_ += b;
 }
 
-// The HA peer's session gets the whole budget, a small answer (start())
-// all of it at once, one paused on a full pipe tries a single message.
-std::size_t SnapshotPump::quota_of(const Session& s, std::size_t budget, std::size_t share) {
-  if (s.small) return std::max(budget, kSmallAnswerKeys);
-  return s.priority ? budget : s.blocked ? 1 : share;
-}
-
-std::size_t SnapshotPump::small_sessions() const {
-  return static_cast<std::size_t>(std::count_if(sessions_.begin(), sessions_.end(), [](const Session& s) { return s.small; }));
-}
-
 bool SnapshotPump::ready() const {
   for (const auto& s : sessions_) {
     if (!s.blocked) return true;
@@ -320,11 +263,11 @@ SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budge
   // The budget is shared by the sessions that could send last time: one
   // paused on a full pipe tries a single message.
   std::size_t ordinary = 0;
-  for (const auto& s : sessions_) ordinary += s.priority || s.small || s.blocked ? 0 : 1;
+  for (const auto& s : sessions_) ordinary += s.priority || s.blocked ? 0 : 1;
   std::size_t quota = std::max<std::size_t>(1, budget / std::max<std::size_t>(1, ordinary));
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     std::size_t sent_before = result.keys_sent;
-    Step st = step(router, *it, quota_of(*it, budget, quota), now_ms, &result);
+    Step st = step(router, *it, it->priority ? budget : it->blocked ? 1 : quota, now_ms, &result);
     if (result.keys_sent > sent_before) it->progress_at = now;
     it->blocked = st == Step::kBlocked;
     if (it->blocked && stall_.count() > 0 && now - it->progress_at >= stall_) {

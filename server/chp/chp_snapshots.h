@@ -43,9 +43,6 @@ struct SnapshotFairness {
 class SnapshotPump {
  public:
   using Clock = std::chrono::steady_clock;
-  static constexpr std::size_t kSmallAnswerKeys = 256;
-  static constexpr std::size_t kSmallAnswerBytes = std::size_t{256} << 10;
-  static constexpr std::size_t kMaxSmallSessions = 16;
   // stall: 0 = never drop a paused session.
   explicit SnapshotPump(std::size_t max_sessions = 256, std::chrono::milliseconds stall = std::chrono::seconds(30),
                         SnapshotFairness fairness = {})
@@ -66,12 +63,7 @@ class SnapshotPump {
   // takes the slot of the session paused longest (at least `waited`) of
   // its group, or of anyone; when there is none it is refused. A request
   // from an identity whose last session was dropped paused (a connection
-  // that does not read) takes only a free slot, never another's. A request
-  // refused a slot is answered all the same when its whole answer is small
-  // (at most kSmallAnswerKeys records and kSmallAnswerBytes): read at once,
-  // sent ahead of the others, at most kMaxSmallSessions at a time. A good
-  // client's small subtree is then not refused behind a flood of whole-map
-  // requests from its own address.
+  // that does not read) takes only a free slot, never another's.
   using KeyFilter = std::function<bool(std::string_view key)>;
   bool start(std::string identity, std::string subtree, std::unique_ptr<storage::ChpSnapshotCursor> cursor,
              std::string kthxbai_properties = {}, bool exact_expiry = false, KeyFilter allow = {},
@@ -127,7 +119,6 @@ class SnapshotPump {
     bool exact_expiry = false;
     KeyFilter allow;
     bool priority = false;
-    bool small = false;             // refused a slot, its whole answer read at once (start())
     storage::ChpRecordView record;  // the last record read (valid until the next read)
     bool pending = false;           // record is read but not yet sent
     bool blocked = false;
@@ -140,8 +131,6 @@ class SnapshotPump {
   enum class Step { kContinue, kBlocked, kDone, kAborted };
   Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms, Result* result);
   bool admit(const std::string& identity, const std::string& group);
-  std::size_t small_sessions() const;
-  static std::size_t quota_of(const Session& s, std::size_t budget, std::size_t share);
   // The cursor is exhausted: KTHXBAI, or the cursor's error.
   Step finish(zmq::socket_t& router, Session& s);
   void sent(Session& s, std::size_t bytes);

@@ -25,15 +25,13 @@ namespace {
 // A cursor over keys k0 .. k(n-1) with 100-byte values.
 class FakeCursor final : public zstore::storage::ChpSnapshotCursor {
  public:
-  explicit FakeCursor(std::size_t n, bool* destroyed = nullptr, std::size_t* reads = nullptr)
-      : n_(n), destroyed_(destroyed), reads_(reads) {}
+  explicit FakeCursor(std::size_t n, bool* destroyed = nullptr) : n_(n), destroyed_(destroyed) {}
   ~FakeCursor() override {
     if (destroyed_) *destroyed_ = true;
   }
   std::uint64_t sequence() const override { return 42; }
   bool next(zstore::storage::ChpRecord* out) override {
     if (i_ == n_) return false;
-    if (reads_) ++*reads_;
     out->key = "k" + std::to_string(i_);
     out->entry = {i_ + 1, 0, "", "", std::string(100, 'v')};
     ++i_;
@@ -45,7 +43,6 @@ class FakeCursor final : public zstore::storage::ChpSnapshotCursor {
   std::size_t n_;
   std::size_t i_ = 0;
   bool* destroyed_;
-  std::size_t* reads_;
 };
 
 // A cursor over given (key, expires_at_ms) sets, sequences 1, 2, ...,
@@ -252,46 +249,18 @@ BOOST_AUTO_TEST_CASE(a_client_snapshot_leaves_out_expired_keys_and_a_resume_give
   BOOST_CHECK_NE(seen["past"][2].find("ttl=1\n"), std::string::npos);
 }
 
-// A request refused a slot reads at most a small answer's records from its
-// cursor (a flood of whole-map requests past the slots costs that each)
-// and, once kMaxSmallSessions small answers are being sent, no cursor.
-BOOST_AUTO_TEST_CASE(a_refused_large_request_reads_a_bounded_part_of_its_cursor) {
+// A refused request makes no cursor (no RocksDB snapshot and iterator):
+// a flood of requests past the slots costs only the admission check.
+BOOST_AUTO_TEST_CASE(a_refused_request_opens_no_cursor_and_an_admitted_one_opens_one) {
   SnapshotPump pump(1);
   int opened = 0;
-  std::size_t reads = 0;
-  auto open_large = [&] {
+  auto open = [&] {
     ++opened;
-    return SnapshotPump::Opened{std::make_unique<FakeCursor>(100000, nullptr, &reads), "props"};
+    return SnapshotPump::Opened{std::make_unique<FakeCursor>(10), "props"};
   };
-  BOOST_REQUIRE(pump.start("first", "", open_large));
+  BOOST_REQUIRE(pump.start("first", "", open));
   BOOST_CHECK_EQUAL(opened, 1);
-  BOOST_CHECK(!pump.start("second", "", open_large));  // past max_sessions, nobody paused to evict
-  BOOST_CHECK_EQUAL(opened, 2);
-  BOOST_CHECK_EQUAL(reads, SnapshotPump::kSmallAnswerKeys + 1);
+  BOOST_CHECK(!pump.start("second", "", open));  // past max_sessions, nobody paused to evict
+  BOOST_CHECK_EQUAL(opened, 1);
   BOOST_CHECK_EQUAL(pump.size(), 1u);
-  for (std::size_t i = 0; i < SnapshotPump::kMaxSmallSessions; ++i) {
-    BOOST_REQUIRE(pump.start("small" + std::to_string(i), "", std::make_unique<FakeCursor>(1)));
-  }
-  BOOST_CHECK(!pump.start("third", "", open_large));
-  BOOST_CHECK_EQUAL(opened, 2);  // refused before any cursor
-}
-
-// Every slot taken (a flood of whole-map requests from the good client's
-// own address): a small subtree's whole answer is still sent, ahead of the
-// sessions that hold the slots.
-BOOST_AUTO_TEST_CASE(a_request_refused_a_slot_gets_a_small_answer_whole) {
-  Sockets s;
-  SnapshotPump pump(1);
-  BOOST_REQUIRE(pump.start("elsewhere", "", std::make_unique<FakeCursor>(100000)));
-  bool destroyed = false;
-  BOOST_REQUIRE(pump.start("client", "good/", std::make_unique<FakeCursor>(3, &destroyed)));
-  BOOST_CHECK(destroyed);  // read whole at once: its cursor (and snapshot) already released
-  BOOST_CHECK_EQUAL(pump.size(), 2u);
-  // Too large to be answered at once: refused as before.
-  BOOST_CHECK(!pump.start("other", "", std::make_unique<FakeCursor>(SnapshotPump::kSmallAnswerKeys + 1)));
-  auto r = pump.pump(s.router, 2, 0);  // a budget smaller than the answer: a small one gets it whole
-  BOOST_CHECK_EQUAL(r.completed, 1u);
-  auto seen = s.kvsyncs();
-  BOOST_CHECK_EQUAL(seen.size(), 3u);
-  BOOST_CHECK_EQUAL(seen["k2"][0], "3");
 }
