@@ -130,6 +130,7 @@ class ChpServer : private ChpHaHost {
   bool may_ask_as_peer(const ReceivedMessage& msg, std::string_view command);
   void serve_reconcile(const std::string& identity, const ReceivedMessage& msg);
   void serve_catchup(const std::string& identity, const ReceivedMessage& msg);
+  void serve_icanhaz(const std::string& identity, const ReceivedMessage& msg, bool peer);
   void take_peer_ack(const ReceivedMessage& msg);
 
   // Access rules (chp_server_acl.cc; all pass without an ACL).

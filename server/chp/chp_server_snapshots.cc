@@ -42,35 +42,47 @@ void ChpServer::serve_snapshot_requests() {
       serve_catchup(identity, msg);
       continue;
     }
-    std::vector<std::string_view> frames(msg.views.begin() + 1, msg.views.end());
-    if (peer) frames[0] = chp::kIcanhaz;
-    auto req = chp::decode_icanhaz(frames, config_.limits);
-    if (!req) {
-      report_malformed("snapshot request", req.error());
-      continue;
-    }
-    if (!holds_subtree(req->subtree)) continue;  // never a silently partial map: the client fails over
-    if (!accept_vote()) continue;                // a non-active server ignores clients: they fail over
-    // A client that names its last sequence gets only what came after it,
-    // when our history holds that (docs/chp-extensions.md, "Resume").
-    // The cursor is made only once the request has a slot (SnapshotPump).
-    auto open = [&] {
-      std::unique_ptr<storage::ChpSnapshotCursor> cursor;
-      if (req->resume_after && !peer) cursor = resume_cursor(*req->resume_after, req->subtree);
-      bool resumed = cursor != nullptr;
-      if (!cursor) cursor = store_.snapshot(req->subtree);
-      return SnapshotPump::Opened{std::move(cursor), kthxbai_properties(resumed)};
-    };
-    std::string group = snapshot_group(msg);
-    if (!snapshots_.start(identity, req->subtree, open, peer, read_filter(msg), peer, group)) {
-      metrics_.snapshots_refused.fetch_add(1, std::memory_order_relaxed);
-      bad_input_log_.log(spdlog::level::warn,
-                         "snapshot request from {} refused: its share of the snapshot slots, every slot or the "
-                         "snapshot byte budget is taken by clients still reading",
-                         group);
-    }
+    serve_icanhaz(identity, msg, peer);
   }
   commit_write_requests();
+}
+
+// An ICANHAZ? (peer: the HA follower's PEERSNAPSHOT?, already checked to
+// come from the peer): a session of the snapshot pump, or refused.
+void ChpServer::serve_icanhaz(const std::string& identity, const ReceivedMessage& msg, bool peer) {
+  std::vector<std::string_view> frames(msg.views.begin() + 1, msg.views.end());
+  if (peer) frames[0] = chp::kIcanhaz;
+  auto req = chp::decode_icanhaz(frames, config_.limits);
+  if (!req) {
+    report_malformed("snapshot request", req.error());
+    return;
+  }
+  if (!holds_subtree(req->subtree)) return;  // never a silently partial map: the client fails over
+  if (!accept_vote()) return;                // a non-active server ignores clients: they fail over
+  // A client that names its last sequence gets only what came after it,
+  // when our history holds that (docs/chp-extensions.md, "Resume").
+  // The cursor is made only once the request has a slot (SnapshotPump).
+  auto open = [&] {
+    std::unique_ptr<storage::ChpSnapshotCursor> cursor;
+    if (req->resume_after && !peer) cursor = resume_cursor(*req->resume_after, req->subtree);
+    bool resumed = cursor != nullptr;
+    if (!cursor) cursor = store_.snapshot(req->subtree);
+    return SnapshotPump::Opened{std::move(cursor), kthxbai_properties(resumed)};
+  };
+  std::string group = snapshot_group(msg);
+  // Only a plain snapshot's size is known before it is read (a resume's
+  // is that of the history after its sequence).
+  SnapshotPump::SmallAnswer small;
+  if (!peer && !req->resume_after) {
+    small = [&] { return store_.approximate_bytes(req->subtree) <= SnapshotPump::kSmallAnswerBytes; };
+  }
+  if (!snapshots_.start(identity, req->subtree, open, peer, read_filter(msg), peer, group, small)) {
+    metrics_.snapshots_refused.fetch_add(1, std::memory_order_relaxed);
+    bad_input_log_.log(spdlog::level::warn,
+                       "snapshot request from {} refused: its share of the snapshot slots, every slot or the "
+                       "snapshot byte budget is taken by clients still reading",
+                       group);
+  }
 }
 
 // The updates after `after`, when the history holds them and they are no

@@ -88,7 +88,7 @@ bool SnapshotPump::start(std::string identity, std::string subtree, std::unique_
 }
 
 bool SnapshotPump::start(std::string identity, std::string subtree, const Open& open, bool exact_expiry,
-                         KeyFilter allow, bool priority, std::string group) {
+                         KeyFilter allow, bool priority, std::string group, const SmallAnswer& small) {
   // A client that asks again on a connection whose pipe it does not read
   // keeps its pause (and what its pipe holds): asking cannot renew a slot.
   std::optional<Session> replaced;
@@ -103,7 +103,13 @@ bool SnapshotPump::start(std::string identity, std::string subtree, const Open& 
     if (replaced) in_flight_ -= replaced->in_flight;
   };
   if (group.empty()) group = identity;
-  if (!priority && !admit(identity, group)) return forget_replaced(), false;
+  bool served_small = false;
+  if (!priority && !admit(identity, group)) {
+    if (!small || unread_.contains(identity) || small_sessions() >= kMaxSmallSessions || !small()) {
+      return forget_replaced(), false;
+    }
+    served_small = true;
+  }
   Opened opened = open();
   Session s;
   s.identity = std::move(identity);
@@ -113,6 +119,7 @@ bool SnapshotPump::start(std::string identity, std::string subtree, const Open& 
   s.exact_expiry = exact_expiry;
   s.allow = std::move(allow);
   s.priority = priority;
+  s.small = served_small;
   s.progress_at = Clock::now();
   s.group = std::move(group);
   if (replaced && replaced->blocked) {
@@ -124,7 +131,7 @@ bool SnapshotPump::start(std::string identity, std::string subtree, const Open& 
     s.next_size = replaced->next_size;
     s.in_flight = replaced->in_flight;
   }
-  if (priority) {
+  if (priority || served_small) {
     sessions_.push_front(std::move(s));  // pumped first
   } else {
     sessions_.push_back(std::move(s));
@@ -139,7 +146,7 @@ bool SnapshotPump::admit(const std::string& identity, const std::string& group) 
   auto now = std::max(Clock::now(), last_now_);
   std::size_t ordinary = 0, of_group = 0;
   for (const auto& s : sessions_) {
-    if (s.priority) continue;
+    if (s.priority || s.small) continue;
     ++ordinary;
     of_group += s.group == group ? 1 : 0;
   }
@@ -244,6 +251,11 @@ void SnapshotPump::sent(Session& s, std::size_t bytes) {
   in_flight_ += b;
 }
 
+std::size_t SnapshotPump::small_sessions() const {
+  return static_cast<std::size_t>(
+      std::count_if(sessions_.begin(), sessions_.end(), [](const Session& s) { return s.small; }));
+}
+
 bool SnapshotPump::ready() const {
   for (const auto& s : sessions_) {
     if (!s.blocked) return true;
@@ -263,11 +275,11 @@ SnapshotPump::Result SnapshotPump::pump(zmq::socket_t& router, std::size_t budge
   // The budget is shared by the sessions that could send last time: one
   // paused on a full pipe tries a single message.
   std::size_t ordinary = 0;
-  for (const auto& s : sessions_) ordinary += s.priority || s.blocked ? 0 : 1;
+  for (const auto& s : sessions_) ordinary += s.priority || s.small || s.blocked ? 0 : 1;
   std::size_t quota = std::max<std::size_t>(1, budget / std::max<std::size_t>(1, ordinary));
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     std::size_t sent_before = result.keys_sent;
-    Step st = step(router, *it, it->priority ? budget : it->blocked ? 1 : quota, now_ms, &result);
+    Step st = step(router, *it, it->priority || it->small ? budget : it->blocked ? 1 : quota, now_ms, &result);
     if (result.keys_sent > sent_before) it->progress_at = now;
     it->blocked = st == Step::kBlocked;
     if (it->blocked && stall_.count() > 0 && now - it->progress_at >= stall_) {

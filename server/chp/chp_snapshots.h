@@ -43,6 +43,8 @@ struct SnapshotFairness {
 class SnapshotPump {
  public:
   using Clock = std::chrono::steady_clock;
+  static constexpr std::uint64_t kSmallAnswerBytes = std::uint64_t{256} << 10;
+  static constexpr std::size_t kMaxSmallSessions = 16;
   // stall: 0 = never drop a paused session.
   explicit SnapshotPump(std::size_t max_sessions = 256, std::chrono::milliseconds stall = std::chrono::seconds(30),
                         SnapshotFairness fairness = {})
@@ -76,8 +78,16 @@ class SnapshotPump {
     std::string kthxbai_properties;
   };
   using Open = std::function<Opened()>;
+  // small: when set, called (only) for a request refused a slot; true if
+  // its whole answer is small (about kSmallAnswerBytes at most, estimated
+  // without reading it): the request is then served anyway, ahead of the
+  // others, at most kMaxSmallSessions at a time. Such an answer fits in its
+  // client's pipe, so it ends at once even if nobody reads it, and a good
+  // client's small subtree is not refused behind a flood of whole-map
+  // requests from its own address.
+  using SmallAnswer = std::function<bool()>;
   bool start(std::string identity, std::string subtree, const Open& open, bool exact_expiry = false,
-             KeyFilter allow = {}, bool priority = false, std::string group = {});
+             KeyFilter allow = {}, bool priority = false, std::string group = {}, const SmallAnswer& small = {});
 
   struct Result {
     std::size_t keys_sent = 0;
@@ -119,6 +129,7 @@ class SnapshotPump {
     bool exact_expiry = false;
     KeyFilter allow;
     bool priority = false;
+    bool small = false;             // refused a slot, served as a small answer (start())
     storage::ChpRecordView record;  // the last record read (valid until the next read)
     bool pending = false;           // record is read but not yet sent
     bool blocked = false;
@@ -131,6 +142,7 @@ class SnapshotPump {
   enum class Step { kContinue, kBlocked, kDone, kAborted };
   Step step(zmq::socket_t& router, Session& s, std::size_t quota, std::uint64_t now_ms, Result* result);
   bool admit(const std::string& identity, const std::string& group);
+  std::size_t small_sessions() const;
   // The cursor is exhausted: KTHXBAI, or the cursor's error.
   Step finish(zmq::socket_t& router, Session& s);
   void sent(Session& s, std::size_t bytes);

@@ -206,6 +206,12 @@ class ChpStore {
   Status get(std::string_view key, ChpEntry* entry, bool* found);
 
   std::unique_ptr<ChpSnapshotCursor> snapshot(std::string_view prefix);
+  // About how many bytes of chp_map the keys under prefix take, from the
+  // tables' indexes and the memtables' entry counts (RocksDB's
+  // GetApproximateSizes): no scan, so a flood of requests can afford it. A
+  // prefix within one table block counts up to that block. The empty
+  // prefix (the whole map) counts as unbounded.
+  std::uint64_t approximate_bytes(std::string_view prefix);
 
   // Keys whose expiry is <= now_ms, oldest first, at most limit of them,
   // each with the expiry found in the index. apply() removes a key's old

@@ -1,6 +1,7 @@
 // ChpStore's snapshot cursor (chp_store.h): a scan of the map, or of one key
 // prefix, at a RocksDB snapshot, so a client's snapshot is one consistent
 // state however long it takes to send.
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -115,6 +116,18 @@ bool ChpSnapshotCursor::next_view(ChpRecordView* out) {
 
 std::unique_ptr<ChpSnapshotCursor> ChpStore::snapshot(std::string_view prefix) {
   return std::make_unique<RocksSnapshotCursor>(db_, prefix, last_sequence_);
+}
+
+std::uint64_t ChpStore::approximate_bytes(std::string_view prefix) {
+  std::string upper = prefix_successor(prefix);
+  if (upper.empty()) return std::numeric_limits<std::uint64_t>::max();
+  rocksdb::Range range(slice(prefix), slice(upper));
+  rocksdb::SizeApproximationOptions options;
+  options.include_memtables = true;
+  options.include_files = true;
+  std::uint64_t bytes = 0;
+  rocksdb::Status s = db_->db()->GetApproximateSizes(options, db_->handle(Column::kChpMap), &range, 1, &bytes);
+  return s.ok() ? bytes : std::numeric_limits<std::uint64_t>::max();
 }
 
 }  // namespace zstore::storage

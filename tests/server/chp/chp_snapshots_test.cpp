@@ -264,3 +264,39 @@ BOOST_AUTO_TEST_CASE(a_refused_request_opens_no_cursor_and_an_admitted_one_opens
   BOOST_CHECK_EQUAL(opened, 1);
   BOOST_CHECK_EQUAL(pump.size(), 1u);
 }
+
+// Every slot taken (a flood of whole-map requests from the good client's
+// own address): a request whose answer is small is served anyway, ahead of
+// the others; one whose answer is not, or past kMaxSmallSessions, is
+// refused and opens no cursor. Only a refused request is estimated.
+BOOST_AUTO_TEST_CASE(a_request_refused_a_slot_is_served_when_its_answer_is_small) {
+  Sockets s;
+  SnapshotPump pump(1);
+  int estimated = 0, opened = 0;
+  auto small = [&] { return ++estimated, true; };
+  auto large = [&] { return ++estimated, false; };
+  auto open = [&](std::size_t keys) {
+    return [&opened, keys] {
+      ++opened;
+      return SnapshotPump::Opened{std::make_unique<FakeCursor>(keys), ""};
+    };
+  };
+  BOOST_REQUIRE(pump.start("elsewhere", "", open(100000), false, {}, false, {}, small));
+  BOOST_CHECK_EQUAL(estimated, 0);  // admitted: not estimated
+  BOOST_CHECK(!pump.start("other", "", open(100000), false, {}, false, {}, large));
+  BOOST_CHECK_EQUAL(estimated, 1);
+  BOOST_CHECK_EQUAL(opened, 1);  // refused before a cursor
+  BOOST_REQUIRE(pump.start("client", "good/", open(3), false, {}, false, {}, small));
+  for (std::size_t i = 1; i < SnapshotPump::kMaxSmallSessions; ++i) {
+    BOOST_REQUIRE(pump.start("small" + std::to_string(i), "", open(1), false, {}, false, {}, small));
+  }
+  BOOST_CHECK(!pump.start("one-more", "", open(1), false, {}, false, {}, small));
+  BOOST_CHECK_EQUAL(pump.size(), 1 + SnapshotPump::kMaxSmallSessions);
+  auto r = pump.pump(s.router, 2, 0);  // a small answer gets the whole budget, not a share
+  BOOST_CHECK_EQUAL(r.keys_sent, 2u);
+  r = pump.pump(s.router, 2, 0);
+  BOOST_CHECK_EQUAL(r.completed, 1u);
+  auto seen = s.kvsyncs();
+  BOOST_CHECK_EQUAL(seen.size(), 3u);
+  BOOST_CHECK_EQUAL(seen["k2"][0], "3");
+}

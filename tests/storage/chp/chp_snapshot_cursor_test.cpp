@@ -1,7 +1,9 @@
 // ChpSnapshotCursor::next_view: the map's cursor hands out views into
 // RocksDB's memory, valid until the next read, equal to what next() copies.
+// ChpStore::approximate_bytes: a prefix's size, estimated without a scan.
 #include <boost/test/unit_test.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -94,4 +96,26 @@ BOOST_AUTO_TEST_CASE(a_prefix_cursor_mixing_both_reads_skips_nothing) {
   }
   BOOST_REQUIRE_EQUAL(seen.size(), 100u);
   for (int i = 0; i < 100; ++i) BOOST_CHECK_EQUAL(seen[i], key_of(i));
+}
+
+// approximate_bytes: what a snapshot of a prefix would read, estimated
+// without reading it, in the memtables and in the tables alike.
+BOOST_AUTO_TEST_CASE(approximate_bytes_tells_a_small_prefix_from_a_large_one) {
+  TempDir dir;
+  auto s = open_store(dir.str());
+  std::vector<ChpWrite> writes;
+  for (int i = 0; i < 4000; ++i) writes.push_back(put("big/" + std::to_string(100000 + i), std::string(1000, 'b')));
+  writes.push_back(put("tiny/a", "1"));
+  writes.push_back(put("tiny/b", "2"));
+  apply(*s, writes);
+  for (int round = 0; round < 2; ++round) {  // in the memtables, then in tables (a reopen flushes)
+    BOOST_TEST_CONTEXT("round " << round) {
+      BOOST_CHECK_GT(s->approximate_bytes("big/"), 2u << 20);  // 4 MB of values
+      BOOST_CHECK_LT(s->approximate_bytes("tiny/"), 64u << 10);
+      BOOST_CHECK_LT(s->approximate_bytes("none/"), 64u << 10);
+      BOOST_CHECK_EQUAL(s->approximate_bytes(""), std::numeric_limits<std::uint64_t>::max());
+    }
+    close_store(s);
+    s = open_store(dir.str());
+  }
 }
