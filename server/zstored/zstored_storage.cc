@@ -86,6 +86,8 @@ void DatabaseJobs::start(const ServerOptions& o, Storage& st) {
   disk->start();
   storage = std::make_unique<StorageWatch>(*st.db, std::chrono::seconds(1));
   storage->start();
+  heap = std::make_unique<HeapTrimmer>();
+  heap->start();
   if (st.dafka) {
     retainer = std::make_unique<DafkaRetainer>(*st.db, *st.dafka, o.dafka_retention,
                                                std::chrono::milliseconds(o.dafka_retention_interval_ms));
@@ -99,6 +101,7 @@ void DatabaseJobs::stop() {
   if (storage) storage->stop();
   if (retainer) retainer->stop();
   retainer.reset();
+  if (heap) heap->stop();
 }
 
 }  // namespace zstore::server

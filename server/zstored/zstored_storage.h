@@ -9,6 +9,7 @@
 
 #include "server/jobs/dafka_retainer.h"
 #include "server/jobs/disk_watch.h"
+#include "server/jobs/heap_trimmer.h"
 #include "server/jobs/storage_watch.h"
 #include "server/options/options.h"
 #include "server/jobs/wal_syncer.h"
@@ -33,12 +34,14 @@ struct Storage {
   bool close();
 };
 
-// The database's background jobs; each runs when the options enable it.
+// The database's background jobs, and the heap's trim; each runs when the
+// options enable it.
 struct DatabaseJobs {
   std::unique_ptr<WalSyncer> syncer;        // --sync batch
   std::unique_ptr<DiskWatch> disk;          // always (it watches nothing with --min-free-bytes 0)
   std::unique_ptr<StorageWatch> storage;    // always: exits when writes failed for good
   std::unique_ptr<DafkaRetainer> retainer;  // with a Dafka log
+  std::unique_ptr<HeapTrimmer> heap;        // always
 
   void start(const ServerOptions& o, Storage& st);
   // The syncer first (it syncs what the reactors wrote last). Idempotent.
