@@ -59,7 +59,8 @@ std::list<SnapshotPump::Session>::iterator SnapshotPump::erase(std::list<Session
 bool SnapshotPump::evict_paused(const std::string* group, Clock::time_point now) {
   auto victim = sessions_.end();
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-    if (it->priority || !it->blocked || (group && it->group != *group)) continue;
+    // A small answer holds no slot (start()): evicting it frees none.
+    if (it->priority || it->small || !it->blocked || (group && it->group != *group)) continue;
     if (now - it->progress_at < fair_.waited) continue;
     if (victim == sessions_.end() || it->progress_at < victim->progress_at) victim = it;
   }

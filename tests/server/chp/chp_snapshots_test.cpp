@@ -300,3 +300,40 @@ BOOST_AUTO_TEST_CASE(a_request_refused_a_slot_is_served_when_its_answer_is_small
   BOOST_CHECK_EQUAL(seen.size(), 3u);
   BOOST_CHECK_EQUAL(seen["k2"][0], "3");
 }
+
+// A small answer holds no slot: a request that needs one evicts a paused
+// session that holds a slot, never a small answer (one estimated small but
+// larger, paused on its client's full pipe), which would free none.
+BOOST_AUTO_TEST_CASE(a_paused_small_answer_is_never_evicted_for_a_slot) {
+  Sockets s;
+  zmq::socket_t second(s.ctx, zmq::socket_type::dealer);
+  second.set(zmq::sockopt::routing_id, "second");
+  second.set(zmq::sockopt::rcvhwm, 100);
+  second.connect("inproc://snapshots-test");
+  second.send(zmq::str_buffer("hello"), zmq::send_flags::none);
+  zmq::message_t m;
+  (void)s.router.recv(m);
+  (void)s.router.recv(m);
+  SnapshotPump pump(1);
+  auto open = [](std::size_t keys) {
+    return [keys] { return SnapshotPump::Opened{std::make_unique<FakeCursor>(keys), ""}; };
+  };
+  BOOST_REQUIRE(pump.start("client", "", open(5000)));
+  BOOST_REQUIRE(pump.start("second", "", open(5000), false, {}, false, {}, [] { return true; }));  // a wrong estimate
+  auto t0 = SnapshotPump::Clock::now();
+  BOOST_REQUIRE(pump.pump(s.router, 5000, 0, t0).blocked);  // both pipes full
+  pump.pump(s.router, 5000, 0, t0 + std::chrono::seconds(2));  // both paused past the 500 ms
+  BOOST_REQUIRE(pump.start("third", "", open(10)));
+  // "second" still streams once its client reads; "client" was evicted.
+  auto drained = [](zmq::socket_t& d) {
+    std::size_t n = 0;
+    for (zmq::message_t part; d.recv(part, zmq::recv_flags::dontwait);) n += part.more() ? 0 : 1;
+    return n;
+  };
+  drained(second);
+  drained(s.client);
+  (void)s.router.get(zmq::sockopt::events);
+  pump.pump(s.router, 5000, 0, t0 + std::chrono::seconds(3));
+  BOOST_CHECK_GT(drained(second), 0u);
+  BOOST_CHECK_EQUAL(drained(s.client), 0u);
+}
