@@ -321,7 +321,7 @@ BOOST_AUTO_TEST_CASE(a_paused_small_answer_is_never_evicted_for_a_slot) {
   BOOST_REQUIRE(pump.start("client", "", open(5000)));
   BOOST_REQUIRE(pump.start("second", "", open(5000), false, {}, false, {}, [] { return true; }));  // a wrong estimate
   auto t0 = SnapshotPump::Clock::now();
-  BOOST_REQUIRE(pump.pump(s.router, 5000, 0, t0).blocked);  // both pipes full
+  BOOST_REQUIRE(pump.pump(s.router, 5000, 0, t0).blocked);     // both pipes full
   pump.pump(s.router, 5000, 0, t0 + std::chrono::seconds(2));  // both paused past the 500 ms
   BOOST_REQUIRE(pump.start("third", "", open(10)));
   // "second" still streams once its client reads; "client" was evicted.
