@@ -49,6 +49,26 @@ double memtables(HttpZstored& z) {
   return std::max(listed, metric(m, "zstore_rocksdb_memtable_budget_used_bytes"));
 }
 
+// RSS after a burst, waited for (10 s) until it is at most before_kib, plus
+// what RocksDB reports holding (memtables, cached blocks), plus slack_kib.
+struct GivenBack {
+  bool returned = false;
+  double held = 0, cached = 0;  // bytes
+  long after = 0, bound = 0;    // KiB
+};
+GivenBack wait_given_back(HttpZstored& z, pid_t pid, long before_kib, long slack_kib) {
+  GivenBack g;
+  g.returned = wait_until(
+      [&] {
+        g.held = memtables(z);
+        g.cached = metric(z.metrics(), "zstore_rocksdb_block_cache_bytes");
+        g.bound = before_kib + static_cast<long>((g.held + g.cached) / 1024) + slack_kib;
+        return (g.after = vm_rss_kib(pid)) <= g.bound;
+      },
+      scaled(10s));
+  return g;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(burst_of_16_mib_values_stays_within_the_budget_and_memory_is_given_back) {
@@ -112,16 +132,7 @@ BOOST_AUTO_TEST_CASE(burst_of_16_mib_values_stays_within_the_budget_and_memory_i
   // to be merged; at most the budget) and cached blocks (a 16 MiB value is
   // one 16 MiB block, held past the cache's capacity while pinned), and
   // 48 MiB (the good writer's keys, ZeroMQ's buffers, table readers).
-  double held = 0, cached = 0;
-  long after = 0, bound = 0;
-  bool returned = wait_until(
-      [&] {
-        held = memtables(z);
-        cached = metric(z.metrics(), "zstore_rocksdb_block_cache_bytes");
-        bound = before + static_cast<long>((held + cached) / 1024) + (48 << 10);  // KiB
-        return (after = vm_rss_kib(pid)) <= bound;
-      },
-      scaled(10s));
+  auto [returned, held, cached, after, bound] = wait_given_back(z, pid, before, 48 << 10);
   BOOST_TEST(held <= static_cast<double>(kBudget));
   BOOST_TEST_MESSAGE("memtables peaked at " << static_cast<long>(peak) / (1 << 20) << " MiB (budget " << (kBudget >> 20)
                                             << "); VmRSS " << before / 1024 << " MiB before, " << peak_rss / 1024
@@ -161,16 +172,7 @@ BOOST_AUTO_TEST_CASE(values_taken_several_to_a_turn_are_given_back) {
   BOOST_REQUIRE_MESSAGE(peer.wait_kvpub("/burst/" + std::to_string(kAtOnce - 1), scaled(30s)), "not all published");
   // Left: what RocksDB reports holding (memtables, cached blocks) and 16
   // MiB (ZeroMQ's buffers, table readers): less than one kept value more.
-  double held = 0, cached = 0;
-  long after = 0, bound = 0;
-  bool returned = wait_until(
-      [&] {
-        held = memtables(z);
-        cached = metric(z.metrics(), "zstore_rocksdb_block_cache_bytes");
-        bound = before + static_cast<long>((held + cached) / 1024) + (16 << 10);  // KiB
-        return (after = vm_rss_kib(pid)) <= bound;
-      },
-      scaled(10s));
+  auto [returned, held, cached, after, bound] = wait_given_back(z, pid, before, 16 << 10);
   BOOST_TEST_MESSAGE("VmRSS " << before / 1024 << " MiB before, " << after / 1024 << " MiB after, with "
                               << static_cast<long>(held) / (1 << 20) << " MiB of memtables and "
                               << static_cast<long>(cached) / (1 << 20) << " MiB of cached blocks");
