@@ -96,6 +96,7 @@ void CloneAgent::on_writer() {
     }
     Kind kind = written->kind == chp::WriteOutcome::Kind::kApplied   ? Kind::kApplied
                 : written->kind == chp::WriteOutcome::Kind::kRefused ? Kind::kRefused
+                : written->kind == chp::WriteOutcome::Kind::kUnknown ? Kind::kUnknown
                                                                      : Kind::kFailed;
     state_.confirmed_writes().resolve(written->uuid, {kind, written->sequence, std::move(written->detail)});
     writes_.erase(it);

@@ -95,6 +95,7 @@ WriteResult confirmed_write(const Options& options, std::string_view key, std::s
     if (!outcome || outcome->kind == chp::WriteOutcome::Kind::kNotActive) continue;  // the pair fails over
     out.result = outcome->kind == chp::WriteOutcome::Kind::kApplied   ? R::kApplied
                  : outcome->kind == chp::WriteOutcome::Kind::kRefused ? R::kRefused
+                 : outcome->kind == chp::WriteOutcome::Kind::kUnknown ? R::kUnknown
                                                                       : R::kFailed;
     out.sequence = outcome->sequence;
     out.detail = std::move(outcome->detail);

@@ -21,7 +21,7 @@ struct WriteResult {
     kApplied,          // sequence: the write's
     kRefused,          // the precondition did not hold; sequence: the key's current (0 = absent)
     kFailed,           // a server answered that it did not store it (detail says why)
-    kUnknown,          // sent, and no outcome within the timeout: it may or may not be applied
+    kUnknown,          // it may or may not be applied: no outcome in time, or its fsync failed
     kNoAnswer,         // not sent: no server answered within the timeout
     kUnsupported,      // the server that answered does not take WRITE? (the Guide's servers)
     kHandshakeFailed,  // every server failed our security handshake: detail says why

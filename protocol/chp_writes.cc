@@ -19,7 +19,7 @@ bool parse_decimal(std::string_view text, std::uint64_t* out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
-constexpr std::string_view kOutcomes[] = {"applied", "refused", "failed", "not-active"};
+constexpr std::string_view kOutcomes[] = {"applied", "refused", "failed", "not-active", "unknown"};
 
 }  // namespace
 
@@ -75,6 +75,12 @@ const char* to_string(WriteOutcome::Kind kind) { return kOutcomes[static_cast<st
 Frames encode_written(const WriteOutcome& outcome) {
   return {std::string(kWrittenCommand), outcome.uuid, std::string(kOutcomes[static_cast<std::size_t>(outcome.kind)]),
           encode_sequence(outcome.sequence), outcome.detail};
+}
+
+WrittenFrames::WrittenFrames(const WriteOutcome& outcome)
+    : views_{kWrittenCommand, outcome.uuid, kOutcomes[static_cast<std::size_t>(outcome.kind)],
+             std::string_view(sequence_, kSequenceSize), outcome.detail} {
+  store_be<std::uint64_t>(sequence_, outcome.sequence);
 }
 
 DecodeResult<WriteOutcome> decode_written(FrameViews frames) {

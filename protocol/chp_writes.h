@@ -12,7 +12,8 @@
 //            precondition did not hold, seq is the key's current sequence
 //            (0 = absent); failed: not stored (detail says why);
 //            not-active: this server does not take writes now (a Binary
-//            Star passive): ask the other.
+//            Star passive): ask the other; unknown: it was written but
+//            may not be durable (its fsync failed): a retry learns it.
 // A server that takes WRITE? says so with writes=1 in every KTHXBAI: a
 // client sends WRITE? only to such a server (the Guide's servers would
 // misread it). The preconditions never reach the map or the subscribers.
@@ -60,7 +61,7 @@ Frames encode_write(std::string_view key, std::string_view uuid, std::string_vie
                     const Precondition& precondition);
 
 struct WriteOutcome {
-  enum class Kind : std::uint8_t { kApplied, kRefused, kFailed, kNotActive };
+  enum class Kind : std::uint8_t { kApplied, kRefused, kFailed, kNotActive, kUnknown };
   Kind kind = Kind::kFailed;
   std::string uuid;
   std::uint64_t sequence = 0;
@@ -70,6 +71,19 @@ struct WriteOutcome {
 
 const char* to_string(WriteOutcome::Kind kind);
 Frames encode_written(const WriteOutcome& outcome);
+// The frames encode_written gives, as views of outcome (valid while it is)
+// and of this object: what a server sends without copying them first.
+class WrittenFrames {
+ public:
+  explicit WrittenFrames(const WriteOutcome& outcome);
+  WrittenFrames(const WrittenFrames&) = delete;  // views_[3] points into this object
+  WrittenFrames& operator=(const WrittenFrames&) = delete;
+  FrameViews frames() const { return views_; }
+
+ private:
+  char sequence_[kSequenceSize];
+  std::string_view views_[5];
+};
 DecodeResult<WriteOutcome> decode_written(FrameViews frames);
 
 }  // namespace zstore::protocol::chp

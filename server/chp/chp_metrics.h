@@ -33,8 +33,11 @@ struct ChpMetrics {
   // counted in updates_applied when new) and refused (precondition).
   std::atomic<std::uint64_t> writes_confirmed{0};
   std::atomic<std::uint64_t> writes_refused{0};
-  // WRITTEN answers not sent: the client's queue (the snapshot port's
-  // high-water mark) was full. Its client learns the outcome by a retry.
+  // WRITTEN answers waiting because their client's queue (the snapshot
+  // port's high-water mark) was full, and those dropped: past the waiting
+  // bound (written_outbox.h), or their client had gone. A dropped answer's
+  // client learns the outcome by a retry.
+  std::atomic<std::uint64_t> written_waiting{0};
   std::atomic<std::uint64_t> written_unsent{0};
   // HISTORY? requests (protocol/chp_key_history.h) answered with the key's
   // versions, and those refused by --acl.

@@ -25,17 +25,6 @@ std::uint64_t system_now_ms() {
           .count());
 }
 
-// A kept write slot whose buffers grew past this gives them back after its
-// turn: a burst of 16 MiB values otherwise left one such value allocated
-// per slot a turn had filled (4 slots with the 64 MiB turn: +64 MiB of RSS
-// for good).
-constexpr std::size_t kMaxKeptWriteBytes = std::size_t{1} << 20;
-
-void release_if_large(storage::ChpWrite& w) {
-  if (w.value.capacity() > kMaxKeptWriteBytes) std::string().swap(w.value);
-  if (w.properties.capacity() > kMaxKeptWriteBytes) std::string().swap(w.properties);
-}
-
 }  // namespace
 
 ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerConfig config, ChpMetrics& metrics)
@@ -47,6 +36,10 @@ ChpServer::ChpServer(zmq::context_t& ctx, storage::ChpStore& store, ChpServerCon
       io_vote_(config_.io_batching),
       backlog_vote_(config_.io_batching,
                     static_cast<std::size_t>(receive_hwm(config_.receive_budget_bytes, config_.limits))),
+      written_outbox_([this](const std::string& identity, const protocol::chp::WriteOutcome& outcome) {
+        protocol::chp::WrittenFrames frames(outcome);
+        return try_send(router_, frames.frames(), identity);
+      }),
       replica_seen_(1'000'000, 1'000'000, config_.receive_budget_bytes) {
   if (!config_.now_ms) config_.now_ms = system_now_ms;
   // Outcomes of confirmed writes (and of a passive's updates) from before a
@@ -111,6 +104,7 @@ void ChpServer::start() {
     ChpHaHost& host = *this;
     ha_ = std::make_unique<ChpHa>(ctx_, store_, *config_.ha, std::move(settings), metrics_, poller_, host, ha_state_);
   }
+  start_sync_queue();
   poller_.add(
       collector_, [this] { drain_collector(); }, kCollector);
   poller_.add(
@@ -134,10 +128,11 @@ void ChpServer::stop() {
 
 int ChpServer::poll_timeout_ms() const {
   if (expiry_backlog_) return 0;
-  if (snapshots_.ready()) return 0;        // more to send: only look for input
-  if (ha_ && ha_->work_ready()) return 0;  // a hand-over's next step
-  if (endpoint_unbound()) return 5;        // bound again soon (follow_reloads)
-  if (snapshots_.active()) return 1;       // paused sessions retry soon
+  if (snapshots_.ready()) return 0;                                       // more to send: only look for input
+  if (ha_ && ha_->work_ready()) return 0;                                 // a hand-over's next step
+  if (endpoint_unbound()) return 5;                                       // bound again soon (follow_reloads)
+  if (snapshots_.active()) return 1;                                      // paused sessions retry soon
+  if (!written_outbox_.empty()) return written_outbox_.stuck() ? 10 : 1;  // answers a writer's queue could not take
   // The timers that are due on this server: HUGZ and expiry only while it
   // serves (a passive never moves them on, so counting them would spin),
   // the HA state beat in a pair; other timers (follower retry, history
@@ -160,6 +155,7 @@ void ChpServer::run() {
   const int stop_fd = reactor_.stop_item().fd;
   poller_.add(stop_fd, [] {});  // turn() ends the loop when it is ready, before any handler
   reactor_.loop("CHP", loop_error_log_, metrics_.loop_errors, [this] { return turn(); });
+  publish_unsynced_now();
   poller_.remove(stop_fd);
   spdlog::info("CHP stopped at sequence {}", store_.last_sequence());
 }
@@ -168,7 +164,8 @@ bool ChpServer::turn() {
   const int stop_fd = reactor_.stop_item().fd;
   poller_.poll(std::chrono::milliseconds(poll_timeout_ms()));
   if (poller_.ready(stop_fd)) return false;
-  follow_reloads();  // before this turn's updates are read and published
+  if (!written_outbox_.empty()) flush_written();  // before this turn's answers
+  follow_reloads();                               // before this turn's updates are read and published
   // The ready sockets' handlers, by rank: the peer's state first, so that a
   // vote is never judged on a stale view of the peer (after a long turn its
   // heartbeats wait in the queue); then the collector, the snapshot port,
@@ -196,6 +193,7 @@ void ChpServer::report_malformed(const char* where, const protocol::DecodeError&
 
 void ChpServer::drain_collector() {
   if (config_.replica) return forward_kvsets();  // a replica applies only its upstream's updates
+  CollectorBatch& b = batch_to_fill();
   // Malformed messages count toward the batch: a flood of them cannot keep
   // the loop from HUGZ and HA heartbeats.
   std::size_t n = 0;
@@ -203,26 +201,33 @@ void ChpServer::drain_collector() {
   std::size_t got = 0;
   const std::uint64_t now = config_.now_ms();  // one clock read per turn: its updates arrived together
   for (; got < config_.max_batch && bytes < config_.max_batch_bytes; ++got) {
-    if (n == inbox_.size()) {
-      inbox_.emplace_back();
-      writes_.emplace_back();
-    }
-    if (!try_recv(collector_, &inbox_[n])) break;
-    bytes += inbox_[n].bytes();
-    if (take_kvset(inbox_[n], now, &writes_[n])) ++n;
+    if (n == b.inbox.size()) b.inbox.emplace_back();
+    if (n == b.writes.size()) b.writes.emplace_back();
+    if (!try_recv(collector_, &b.inbox[n])) break;
+    bytes += b.inbox[n].bytes();
+    if (take_kvset(b.inbox[n], now, &b.writes[n])) ++n;
   }
   backlog_vote_.drained(got);
-  std::span<storage::ChpWrite> writes(writes_.data(), n);
+  b.n = n;
+  b.received = n;
+  std::span<storage::ChpWrite> writes(b.writes.data(), n);
+  if (wal_sync_ && serving()) return commit_unsynced(b);
   if (serving()) {
-    bool applied = commit_and_publish(writes, std::span<ReceivedMessage>(inbox_.data(), n));
+    bool applied = commit_and_publish(writes, std::span<ReceivedMessage>(b.inbox.data(), n));
     if (applied && ha_) ha_->note_client_writes(writes);  // ours win over the peer's
   } else {
     ha_->hold_pending(writes);  // applied at takeover unless the active republishes
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    inbox_[i].parts.clear();  // unpublished ones hold no buffer until reused
-    release_if_large(writes_[i]);
-  }
+  clear(b);
+}
+
+void ChpServer::clear(CollectorBatch& b) {
+  for (std::size_t i = 0; i < b.received; ++i) b.inbox[i].parts.clear();  // unpublished ones hold no buffer
+  for (std::size_t i = 0; i < b.n; ++i) storage::release_large_buffers(b.writes[i]);
+  b.n = 0;
+  b.received = 0;
+  b.ticket = 0;
+  b.replies.clear();
 }
 
 bool ChpServer::take_kvset(const ReceivedMessage& msg, std::uint64_t now, storage::ChpWrite* w) {
@@ -239,6 +244,7 @@ bool ChpServer::take_kvset(const ReceivedMessage& msg, std::uint64_t now, storag
   w->expires_at_ms = (kv->ttl_seconds > 0 && !kv->body.empty()) ? now + kv->ttl_seconds * 1000 : 0;
   w->sequence = 0;
   w->written_ms = now;
+  w->remember_outcome = false;  // the slot may have held a WRITE?'s, which is remembered
   return true;
 }
 
@@ -246,11 +252,17 @@ bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes) { return
 
 bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received) {
   if (writes.empty()) return true;
-  storage::Status s = store_.apply(writes);
+  publish_unsynced_now();  // the collector's waiting batches have the lower sequences
+  if (!persisted(store_.apply(writes), writes.size())) return false;
+  announce(writes, received);
+  return true;
+}
+
+bool ChpServer::persisted(const storage::Status& s, std::size_t writes) {
   if (!s.ok()) {
-    metrics_.write_failures.fetch_add(writes.size(), std::memory_order_relaxed);
-    refused_since_ok_ += writes.size();
-    write_error_log_.log(spdlog::level::err, "refused {} update(s), not published: {}", writes.size(), s.message());
+    metrics_.write_failures.fetch_add(writes, std::memory_order_relaxed);
+    refused_since_ok_ += writes;
+    write_error_log_.log(spdlog::level::err, "refused {} update(s), not published: {}", writes, s.message());
     return false;
   }
   if (refused_since_ok_ > 0) {
@@ -258,6 +270,10 @@ bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::spa
                  refused_since_ok_);
     refused_since_ok_ = 0;
   }
+  return true;
+}
+
+void ChpServer::announce(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received) {
   after_store_write("CHP", [&] {
     for (std::size_t i = 0; i < writes.size(); ++i) {
       if (i < received.size()) {
@@ -269,8 +285,7 @@ bool ChpServer::commit_and_publish(std::span<storage::ChpWrite> writes, std::spa
   });
   metrics_.updates_applied.fetch_add(writes.size(), std::memory_order_relaxed);
   metrics_.batches.fetch_add(1, std::memory_order_relaxed);
-  metrics_.last_sequence = store_.last_sequence();
-  return true;
+  metrics_.last_sequence = writes.back().sequence;
 }
 
 // PUB never blocks: a subscriber past its high-water mark loses messages
@@ -306,7 +321,10 @@ void ChpServer::heartbeat() {
   if (config_.replica && !replica_has_map()) return;  // nor on a replica that is loading its map
   auto now = Clock::now();
   if (now - last_hugz_ < config_.hugz_interval) return;
-  (void)try_send(publisher_, chp::encode_hugz({store_.last_sequence()}));
+  // Never a sequence a client has not been sent: under a sync queue the
+  // store's last may still wait for its fsync.
+  std::uint64_t last = wal_sync_ ? metrics_.last_sequence.load() : store_.last_sequence();
+  (void)try_send(publisher_, chp::encode_hugz({last}));
   last_hugz_ = now;
 }
 

@@ -10,6 +10,7 @@
 // Star state, the follower, the hand-over and the held write answers.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -33,11 +34,13 @@
 #include "server/ha/chp_follower.h"
 #include "server/chp/chp_metrics.h"
 #include "server/ha/chp_pending.h"
+#include "server/jobs/wal_sync_queue.h"
 #include "server/reactor/receive_budget.h"
 #include "server/reactor/io_batching.h"
 #include "server/access/key_revocations.h"
 #include "server/chp/chp_snapshots.h"
 #include "server/chp/chp_write_requests.h"
+#include "server/chp/written_outbox.h"
 #include "server/reactor/connection_watch.h"
 #include "server/reactor/log.h"
 #include "server/reactor/poller.h"
@@ -106,6 +109,25 @@ class ChpServer : private ChpHaHost {
   // the KVPUB (zero-copy, a new sequence frame), so they are moved from.
   // False when nothing was persisted (counted, logged).
   bool commit_and_publish(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received);
+  // Whether writes were persisted (counted and logged when not).
+  bool persisted(const storage::Status& s, std::size_t writes);
+  void announce(std::span<storage::ChpWrite> writes, std::span<ReceivedMessage> received);
+  // Under a WAL sync queue (chp_server_sync.cc): the collector's batch, or
+  // a turn's WRITE? group, written unsynced and left to wait for its fsync;
+  // publishing those whose fsync ended (in order; a failed fsync's are
+  // refused) and then sending their WRITTENs; and waiting for every waiting
+  // batch, before anything that must see only what clients may see (a
+  // snapshot, a key's history) or publishes by itself.
+  struct CollectorBatch;  // below
+  void start_sync_queue();
+  CollectorBatch& batch_to_fill();
+  void commit_unsynced(CollectorBatch& batch);
+  void commit_requests_unsynced();
+  void answer_after_waiting(std::vector<ChpWriteRequests::Reply> replies);
+  void answer_synced(CollectorBatch& batch, bool synced);
+  void publish_synced();
+  void publish_unsynced_now();
+  void clear(CollectorBatch& batch);
   void publish(const storage::ChpWrite& w);
   void publish_received(ReceivedMessage& msg, std::uint64_t sequence);
   void count_published(std::size_t bytes);
@@ -116,7 +138,11 @@ class ChpServer : private ChpHaHost {
   // the passive of a joined pair (ChpHa::hold_reply).
   void take_write(const std::string& identity, const ReceivedMessage& msg);
   void commit_write_requests();
+  std::size_t decide_write_requests(std::vector<storage::ChpWrite>* writes,
+                                    std::vector<ChpWriteRequests::Reply>* replies);
   void answer_write(ChpWriteRequests::Reply reply);
+  void flush_written();
+  void count_written(std::size_t dropped);
   // A key's history (protocol/chp_key_history.h, chp_server_history.cc):
   // answered at once, under the same read right as a snapshot of the key.
   void serve_history(const std::string& identity, const ReceivedMessage& msg);
@@ -192,15 +218,30 @@ class ChpServer : private ChpHaHost {
   KeyRevocations::Watch revocations_;
   std::uint64_t refused_since_ok_ = 0;  // updates refused since the last successful write
   Clock::time_point last_hugz_{};
-  // The collector's batch, kept across turns so a turn allocates nothing
-  // once they have grown: inbox_[i] is the message writes_[i] came from.
-  std::vector<ReceivedMessage> inbox_;
-  std::vector<storage::ChpWrite> writes_;
+  // The collector's batches, kept across turns so a turn allocates nothing
+  // once they have grown: inbox[i] is the message writes[i] came from.
+  // Without a sync queue only the first is used; with one, a batch written
+  // unsynced waits (ticket set) until its fsync ends, while the loop fills
+  // the other, and a turn's WRITE? group is such a batch too: its replies
+  // (and those of later groups that wrote nothing) go once it is published.
+  struct CollectorBatch {
+    std::vector<ReceivedMessage> inbox;
+    std::vector<storage::ChpWrite> writes;
+    std::size_t n = 0;         // writes taken
+    std::size_t received = 0;  // of those, the first `received` came from inbox (a WRITE? group's: none)
+    std::uint64_t ticket = 0;  // its WalSyncQueue ticket while it waits; else 0
+    std::vector<ChpWriteRequests::Reply> replies;  // WRITTENs sent once it is published
+  };
+  std::array<CollectorBatch, 2> batches_;
+  std::size_t next_batch_ = 0;  // the one the collector fills next
+  std::unique_ptr<WalSyncQueue> wal_sync_;
 
   Clock::time_point next_expiry_{};
   bool expiry_backlog_ = false;
   Clock::time_point next_history_trim_{};
   ChpWriteRequests write_requests_;
+  std::vector<storage::ChpWrite> group_writes_;  // a WRITE? group's, without a sync queue: slots kept
+  WrittenOutbox written_outbox_;                 // WRITTENs waiting for their writer's pipe
 
   std::unique_ptr<ChpHa> ha_;                         // in a pair
   std::atomic<HaState> ha_state_{HaState::kPrimary};  // ha_'s, for other threads

@@ -18,6 +18,7 @@
 #include "server/chp/chp_ha.h"
 #include "server/chp/chp_snapshots.h"
 #include "server/reactor/connection_watch.h"
+#include "storage/db/status.h"
 #include "server/reactor/io_batching.h"
 #include "server/reactor/receive_budget.h"
 
@@ -65,6 +66,13 @@ struct ChpServerConfig {
   // pipe_messages is the snapshot port's ZMQ_SNDHWM.
   SnapshotFairness snapshot_fairness;
   std::function<std::uint64_t()> now_ms;  // wall clock (ms since epoch); injectable
+  // Set: the collector's updates are written unsynced and published once
+  // this fsync of the log (Database::sync_wal), run on a thread of its own,
+  // made them durable, so the loop serves snapshots meanwhile and writes the
+  // next batch during the fsync (at most two batches wait). Null: each
+  // write is synced by the store's policy. A standalone server's (zstored
+  // sets it under --sync always, not in a pair or on a replica).
+  std::function<storage::Status()> sync_wal;
   std::optional<HaConfig> ha;
   std::optional<ReplicaConfig> replica;  // exclusive with ha
   // CURVE for every socket (bound ones as servers, the HA side's connections

@@ -39,6 +39,7 @@ void ChpServer::serve_history(const std::string& identity, const ReceivedMessage
   }
   if (!may_read(msg, req->key)) return end(req->key, Outcome::kRefused, 0, "refused by the ACL");
   std::vector<storage::ChpVersion> versions;
+  publish_unsynced_now();  // the versions clients were sent, no newer
   storage::Status s = store_.key_history(req->key, req->limit, &versions);
   if (!s.ok()) {
     write_error_log_.log(spdlog::level::err, "history of a key: {}", s.message());

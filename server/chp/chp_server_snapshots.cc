@@ -63,6 +63,7 @@ void ChpServer::serve_icanhaz(const std::string& identity, const ReceivedMessage
   // when our history holds that (docs/chp-extensions.md, "Resume").
   // The cursor is made only once the request has a slot (SnapshotPump).
   auto open = [&] {
+    publish_unsynced_now();  // the cursor reads only what clients were sent
     std::unique_ptr<storage::ChpSnapshotCursor> cursor;
     if (req->resume_after && !peer) cursor = resume_cursor(*req->resume_after, req->subtree);
     bool resumed = cursor != nullptr;

@@ -41,30 +41,29 @@ void ChpServer::take_write(const std::string& identity, const ReceivedMessage& m
   }
   if (write_requests_.has_key(req->key)) commit_write_requests();
   const std::uint64_t now = config_.now_ms();
-  storage::ChpWrite w;
-  w.key.assign(req->key);
+  storage::ChpWrite& w = write_requests_.add(identity, req->key, req->precondition);
   w.uuid.assign(req->uuid);
-  w.properties = std::move(req->properties);
+  w.properties.assign(req->properties);
   w.value.assign(req->body);
   w.expires_at_ms = (req->ttl_seconds > 0 && !req->body.empty()) ? now + req->ttl_seconds * 1000 : 0;
+  w.sequence = 0;
   w.written_ms = now;
   w.remember_outcome = true;
-  write_requests_.add(identity, std::move(w), req->precondition);
 }
 
 void ChpServer::commit_write_requests() {
   if (write_requests_.empty()) return;
-  std::vector<storage::ChpWrite> writes;
-  auto replies = write_requests_.decide(store_, config_.now_ms(), &writes);
-  for (const auto& r : replies) {
-    if (r.outcome.kind == chp::WriteOutcome::Kind::kRefused)
-      metrics_.writes_refused.fetch_add(1, std::memory_order_relaxed);
-  }
+  if (wal_sync_) return commit_requests_unsynced();
+  std::vector<ChpWriteRequests::Reply> replies;
+  std::size_t n = decide_write_requests(&group_writes_, &replies);
+  std::span<storage::ChpWrite> writes(group_writes_.data(), n);
   if (!writes.empty()) {
     bool applied = commit_and_publish(writes);
-    auto done = applied ? write_requests_.applied(writes) : write_requests_.failed("the store refused the write");
+    auto done =
+        applied ? write_requests_.applied(writes) : write_requests_.failed(writes, "the store refused the write");
     if (applied && ha_) ha_->note_client_writes(writes);
     std::move(done.begin(), done.end(), std::back_inserter(replies));
+    for (auto& w : writes) storage::release_large_buffers(w);
   }
   for (auto& r : replies) {
     if (r.outcome.kind == chp::WriteOutcome::Kind::kApplied)
@@ -73,15 +72,34 @@ void ChpServer::commit_write_requests() {
   }
 }
 
+// The group judged (chp_write_requests.h) into the first n of *writes, n
+// returned; its refusals counted.
+std::size_t ChpServer::decide_write_requests(std::vector<storage::ChpWrite>* writes,
+                                             std::vector<ChpWriteRequests::Reply>* replies) {
+  std::size_t before = replies->size();
+  std::size_t n = write_requests_.decide(store_, config_.now_ms(), writes, replies);
+  for (std::size_t i = before; i < replies->size(); ++i) {
+    if ((*replies)[i].outcome.kind == chp::WriteOutcome::Kind::kRefused)
+      metrics_.writes_refused.fetch_add(1, std::memory_order_relaxed);
+  }
+  return n;
+}
+
 void ChpServer::answer_write(ChpWriteRequests::Reply reply) {
   if (ha_ && ha_->hold_reply(reply)) return;
   send_written(reply);
 }
 
+// Sent now, or kept (written_outbox.h) while the writer's queue is full.
 void ChpServer::send_written(const ChpWriteRequests::Reply& reply) {
-  if (try_send(router_, chp::encode_written(reply.outcome), reply.identity) == transport::SendOutcome::kWouldBlock) {
-    metrics_.written_unsent.fetch_add(1, std::memory_order_relaxed);
-  }
+  count_written(written_outbox_.send(reply.identity, reply.outcome));
+}
+
+void ChpServer::flush_written() { count_written(written_outbox_.flush()); }
+
+void ChpServer::count_written(std::size_t dropped) {
+  if (dropped != 0) metrics_.written_unsent.fetch_add(dropped, std::memory_order_relaxed);
+  metrics_.written_waiting.store(written_outbox_.waiting(), std::memory_order_relaxed);
 }
 
 }  // namespace zstore::server

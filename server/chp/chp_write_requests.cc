@@ -1,5 +1,7 @@
 #include "server/chp/chp_write_requests.h"
 
+#include <algorithm>
+#include <functional>
 #include <utility>
 
 namespace zstore::server {
@@ -15,68 +17,110 @@ std::optional<chp::WriteOutcome> ChpWriteRequests::earlier(std::string_view uuid
   return chp::WriteOutcome{Kind::kApplied, std::string(uuid), *sequence, {}};
 }
 
-void ChpWriteRequests::add(std::string identity, storage::ChpWrite write, chp::Precondition precondition) {
-  keys_.insert(write.key);
-  requests_.push_back({std::move(identity), std::move(write), precondition});
+bool ChpWriteRequests::has_key(std::string_view key) const { return n_ != 0 && key_slots_[key_slot(key)] != 0; }
+
+std::size_t ChpWriteRequests::key_slot(std::string_view key) const {
+  const std::size_t mask = key_slots_.size() - 1;
+  std::size_t i = std::hash<std::string_view>{}(key)&mask;
+  while (key_slots_[i] != 0 && requests_[key_slots_[i] - 1].write.key != key) i = (i + 1) & mask;
+  return i;
 }
 
-std::vector<ChpWriteRequests::Reply> ChpWriteRequests::decide(storage::ChpStore& store, std::uint64_t now_ms,
-                                                              std::vector<storage::ChpWrite>* writes) {
-  std::vector<Reply> replies;
-  writes->clear();
-  deciding_.clear();
+void ChpWriteRequests::index_keys() {
+  key_slots_.assign(std::max<std::size_t>(64, key_slots_.size() * 2), 0);
+  for (std::size_t r = 0; r < n_; ++r) key_slots_[key_slot(requests_[r].write.key)] = static_cast<std::uint32_t>(r + 1);
+}
+
+storage::ChpWrite& ChpWriteRequests::add(std::string_view identity, std::string_view key,
+                                         chp::Precondition precondition) {
+  if (n_ == requests_.size()) requests_.emplace_back();
+  Request& r = requests_[n_++];
+  r.identity.assign(identity);
+  r.write.key.assign(key);
+  r.precondition = precondition;
+  if (2 * n_ > key_slots_.size()) {
+    index_keys();  // at most half full: short probe runs
+  } else {
+    key_slots_[key_slot(key)] = static_cast<std::uint32_t>(n_);
+  }
+  return r.write;
+}
+
+std::size_t ChpWriteRequests::decide(storage::ChpStore& store, std::uint64_t now_ms,
+                                     std::vector<storage::ChpWrite>* writes, std::vector<Reply>* replies) {
   std::vector<std::string_view> keys;
-  keys.reserve(requests_.size());
-  for (const auto& r : requests_) keys.push_back(r.write.key);
+  std::vector<std::uint64_t> expected;  // if-seq: a key still at it need not be read
+  keys.reserve(n_);
+  expected.reserve(n_);
+  for (std::size_t i = 0; i < n_; ++i) {
+    const Request& r = requests_[i];
+    keys.push_back(r.write.key);
+    const bool if_seq = r.precondition.kind == chp::Precondition::Kind::kSequence;
+    expected.push_back(if_seq ? r.precondition.sequence : 0);
+  }
   std::vector<storage::ChpKeyVersion> versions;
-  storage::Status read = store.current_versions(keys, &versions);
-  for (std::size_t i = 0; i < requests_.size(); ++i) {
-    auto& r = requests_[i];
-    if (!read.ok()) {
-      replies.push_back(
-          {std::move(r.identity), {Kind::kFailed, r.write.uuid, 0, "reading the key: " + read.message()}});
+  storage::Status read = store.current_versions(keys, expected, &versions);
+  std::size_t n = 0;
+  deciding_n_ = 0;
+  for (std::size_t i = 0; i < n_; ++i) {
+    Request& r = requests_[i];
+    Verdict verdict = read.ok() ? judge(r.write.uuid, r.precondition, versions[i], now_ms) : Verdict{};
+    if (!verdict.apply) {
+      std::string detail = read.ok() ? std::string() : "reading the key: " + read.message();
+      replies->push_back({r.identity, {verdict.kind, r.write.uuid, verdict.sequence, std::move(detail)}});
+      storage::release_large_buffers(r.write);
       continue;
     }
-    const storage::ChpKeyVersion& v = versions[i];
-    // Lapsed but not yet swept: absent.
-    const bool found = v.found && !(v.expires_at_ms != 0 && v.expires_at_ms <= now_ms);
-    const std::uint64_t current = found ? v.sequence : 0;
-    // A retry of a write that is still the key's latest (after a failover
-    // or a restart, when no outcome is remembered): it was applied.
-    if (found && v.uuid_is(r.write.uuid)) {
-      replies.push_back({std::move(r.identity), {Kind::kApplied, r.write.uuid, current, {}}});
-      continue;
-    }
-    bool holds = true;
-    if (r.precondition.kind == chp::Precondition::Kind::kSequence) holds = found && current == r.precondition.sequence;
-    if (r.precondition.kind == chp::Precondition::Kind::kAbsent) holds = !found;
-    if (!holds) {
-      replies.push_back({std::move(r.identity), {Kind::kRefused, r.write.uuid, current, {}}});
-      continue;
-    }
-    deciding_.push_back({std::move(r.identity), r.write.uuid});
-    writes->push_back(std::move(r.write));
+    if (n == writes->size()) writes->emplace_back();
+    std::swap((*writes)[n++], r.write);
+    if (deciding_n_ == deciding_.size()) deciding_.emplace_back();
+    deciding_[deciding_n_++].swap(r.identity);
   }
-  requests_.clear();
-  keys_.clear();
+  std::fill(key_slots_.begin(), key_slots_.end(), 0);
+  n_ = 0;
+  return n;
+}
+
+// A request against its key's current version: applied already (kApplied
+// at its sequence), refused at the current one, or to apply.
+ChpWriteRequests::Verdict ChpWriteRequests::judge(std::string_view uuid, const chp::Precondition& precondition,
+                                                  const storage::ChpKeyVersion& v, std::uint64_t now_ms) {
+  // Lapsed but not yet swept: absent.
+  const bool found = v.found && !(v.expires_at_ms != 0 && v.expires_at_ms <= now_ms);
+  const std::uint64_t current = found ? v.sequence : 0;
+  // A retry of a write that is still the key's latest (after a failover or
+  // a restart, when no outcome is remembered): it was applied.
+  if (found && v.uuid_is(uuid)) return {false, Kind::kApplied, current};
+  bool holds = true;
+  if (precondition.kind == chp::Precondition::Kind::kSequence) holds = found && current == precondition.sequence;
+  if (precondition.kind == chp::Precondition::Kind::kAbsent) holds = !found;
+  if (!holds) return {false, Kind::kRefused, current};
+  return {true};
+}
+
+std::vector<ChpWriteRequests::Reply> ChpWriteRequests::applied(std::span<const storage::ChpWrite> writes) {
+  auto replies = applied_unsynced(writes);
+  for (const auto& r : replies) outcomes_.remember(r.outcome.uuid, r.outcome.sequence);
   return replies;
 }
 
-std::vector<ChpWriteRequests::Reply> ChpWriteRequests::applied(const std::vector<storage::ChpWrite>& writes) {
+std::vector<ChpWriteRequests::Reply> ChpWriteRequests::applied_unsynced(std::span<const storage::ChpWrite> writes) {
   std::vector<Reply> replies;
-  for (std::size_t i = 0; i < writes.size() && i < deciding_.size(); ++i) {
-    chp::WriteOutcome outcome{Kind::kApplied, writes[i].uuid, writes[i].sequence, {}};
-    outcomes_.remember(outcome.uuid, outcome.sequence);
-    replies.push_back({std::move(deciding_[i].identity), std::move(outcome)});
+  replies.reserve(deciding_n_);
+  for (std::size_t i = 0; i < writes.size() && i < deciding_n_; ++i) {
+    replies.push_back({deciding_[i], {Kind::kApplied, writes[i].uuid, writes[i].sequence, {}}});
   }
-  deciding_.clear();
+  deciding_n_ = 0;
   return replies;
 }
 
-std::vector<ChpWriteRequests::Reply> ChpWriteRequests::failed(const std::string& why) {
+std::vector<ChpWriteRequests::Reply> ChpWriteRequests::failed(std::span<const storage::ChpWrite> writes,
+                                                              const std::string& why) {
   std::vector<Reply> replies;
-  for (auto& d : deciding_) replies.push_back({std::move(d.identity), {Kind::kFailed, std::move(d.uuid), 0, why}});
-  deciding_.clear();
+  for (std::size_t i = 0; i < writes.size() && i < deciding_n_; ++i) {
+    replies.push_back({deciding_[i], {Kind::kFailed, writes[i].uuid, 0, why}});
+  }
+  deciding_n_ = 0;
   return replies;
 }
 

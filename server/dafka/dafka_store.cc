@@ -125,6 +125,11 @@ void DafkaStore::run() {
   next_retry_ = Clock::now() + config_.fetch_retry;
   const int stop_fd = reactor_.stop_item().fd;
   poller_.add(stop_fd, [] {});  // ends the loop before any handler runs
+  if (config_.sync_wal) {
+    wal_sync_ = std::make_unique<WalSyncQueue>(config_.sync_wal);
+    poller_.add(
+        wal_sync_->fd(), [this] { announce_synced(); }, 0);  // a finished fsync's ACKs first
+  }
   poller_.add(
       sub_, [this] { drain_subscriber(); }, 1);  // records first, then
   poller_.add(
@@ -142,6 +147,7 @@ void DafkaStore::run() {
     return true;
   };
   reactor_.loop("Dafka store", write_error_log_, metrics_.loop_errors, turn);
+  announce_unsynced_now();
   poller_.remove(stop_fd);
   spdlog::info(
       "Dafka store stopped: {} record(s) stored, {} duplicate(s), {} refused too far ahead, {} ACK(s), "
@@ -182,6 +188,10 @@ bool DafkaStore::send(const protocol::Frames& frames) {
 }
 
 void DafkaStore::drain_subscriber() {
+  if (unsynced_.size() >= 2) {  // the loop wrote the next batch during the fsync: now it waits
+    wal_sync_->wait(unsynced_.front().ticket);
+    announce_synced();
+  }
   Turn turn;
   std::vector<std::string_view> frames;
   std::size_t bytes = 0;
@@ -197,6 +207,7 @@ void DafkaStore::drain_subscriber() {
     dispatch(std::move(decoded.value()), &turn);
   }
   commit(&turn);
+  if (!turn.later.empty()) announce_unsynced_now();  // they read the log: only what is durable
   for (auto& m : turn.later) {
     if (auto* head = std::get_if<dafka::Head>(&m)) {
       on_head(*head);
@@ -291,19 +302,38 @@ void DafkaStore::dispatch(dafka::Borrowed&& borrowed, Turn* turn) {
 void DafkaStore::commit(Turn* turn) {
   if (turn->records.empty()) return;
   std::vector<storage::DafkaAppend> outcomes;
-  storage::Status s = log_.append(turn->records, &outcomes);
+  const auto sync = wal_sync_ ? storage::WriteSync::kByCaller : storage::WriteSync::kByPolicy;
+  storage::Status s = log_.append(turn->records, &outcomes, sync);
   if (!s.ok()) return refuse(*turn, s);
   if (refused_since_ok_ > 0) {
     spdlog::warn("Dafka: writes resumed; {} record(s) were refused meanwhile", refused_since_ok_);
     refused_since_ok_ = 0;
   }
   count_outcomes(outcomes);
-  after_store_write("Dafka store", [&] {
-    auto touched = partitions_touched(turn->records);
-    for (const auto& p : touched) gaps_.note_seen(Key(p.subject, p.partition), p.highest);
-    send_acks(touched);
-    for (const auto& p : touched) request_missing(Key(p.subject, p.partition), false);
-  });
+  Announcement a = announcement(partitions_touched(turn->records), turn->records.size());
+  if (wal_sync_) {
+    a.ticket = wal_sync_->request();
+    unsynced_.push_back(std::move(a));
+    return;
+  }
+  after_store_write("Dafka store", [&] { announce(a); });
+}
+
+DafkaStore::Announcement DafkaStore::announcement(std::span<const PartitionTouched> touched, std::size_t records) {
+  Announcement a;
+  a.records = records;
+  for (const auto& p : touched) a.seen.emplace_back(Key(p.subject, p.partition), p.highest);
+  auto head_of = [this](std::string_view subject, std::string_view partition) { return log_.head(subject, partition); };
+  a.acks = acks_after_batch(touched, head_of);
+  return a;
+}
+
+void DafkaStore::announce(const Announcement& a) {
+  for (const auto& [key, highest] : a.seen) gaps_.note_seen(key, highest);
+  for (const auto& ack : a.acks) {
+    if (send(dafka::encode(ack))) metrics_.acks_sent.fetch_add(1, std::memory_order_relaxed);
+  }
+  for (const auto& [key, highest] : a.seen) request_missing(key, false);
 }
 
 void DafkaStore::refuse(const Turn& turn, const storage::Status& s) {
@@ -333,13 +363,6 @@ void DafkaStore::count_outcomes(const std::vector<storage::DafkaAppend>& outcome
   metrics_.records_stored.fetch_add(stored, std::memory_order_relaxed);
   metrics_.duplicates.fetch_add(duplicates, std::memory_order_relaxed);
   metrics_.too_far.fetch_add(too_far, std::memory_order_relaxed);
-}
-
-void DafkaStore::send_acks(std::span<const PartitionTouched> touched) {
-  auto head_of = [this](std::string_view subject, std::string_view partition) { return log_.head(subject, partition); };
-  for (const auto& ack : acks_after_batch(touched, head_of)) {
-    if (send(dafka::encode(ack))) metrics_.acks_sent.fetch_add(1, std::memory_order_relaxed);
-  }
 }
 
 void DafkaStore::pump_fetches() {

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
 #include <memory>
 #include <span>
@@ -38,6 +39,7 @@
 #include "server/dafka/dafka_gaps.h"
 #include "server/dafka/dafka_limits.h"
 #include "server/dafka/dafka_metrics.h"
+#include "server/jobs/wal_sync_queue.h"
 #include "server/reactor/connection_watch.h"
 #include "server/reactor/io_batching.h"
 #include "server/access/key_revocations.h"
@@ -86,6 +88,11 @@ struct DafkaStoreConfig {
   // Outlives the store, stopped after it.
   ConnectionWatch* connections = nullptr;
   std::uint64_t subscriber_buffer_bytes = 0;
+  // Set: records are written unsynced and ACKed once this fsync of the log
+  // (Database::sync_wal), run on a thread of its own, made them durable;
+  // the loop writes the next batch meanwhile (at most two wait). Null: each
+  // write is synced by the log's policy (zstored sets it under --sync always).
+  std::function<storage::Status()> sync_wal;
 };
 
 class DafkaStore {
@@ -123,9 +130,24 @@ class DafkaStore {
   // counted in turn). A refusal is counted and logged once per interval.
   bool admit(std::string_view subject, std::string_view partition, Turn* turn);
   void commit(Turn* turn);
+  // What a written batch announces: gaps seen, ACKs (of the heads right
+  // after its write), FETCHes for what is missing.
+  struct Announcement {
+    std::vector<std::pair<Key, std::uint64_t>> seen;  // partition, highest offset in the batch
+    std::vector<protocol::dafka::Ack> acks;
+    std::size_t records = 0;
+    std::uint64_t ticket = 0;  // its WalSyncQueue ticket, while it waits
+  };
+  Announcement announcement(std::span<const PartitionTouched> touched, std::size_t records);
+  void announce(const Announcement& a);
+  // Under a WAL sync queue (dafka_store_sync.cc): announcing the batches
+  // whose fsync ended, in order (a failed fsync's are refused, remembered
+  // as gaps); and waiting for every waiting batch, before anything that
+  // reads the log for others (heads, FETCH answers, HEAD ACKs).
+  void announce_synced();
+  void announce_unsynced_now();
   void refuse(const Turn& turn, const storage::Status& s);
   void count_outcomes(const std::vector<storage::DafkaAppend>& outcomes);
-  void send_acks(std::span<const PartitionTouched> touched);
   void on_head(const protocol::dafka::Head& head);
   void on_fetch(protocol::dafka::Fetch&& fetch);
   void send_heads(const std::string& consumer, const std::string& subject);
@@ -189,6 +211,8 @@ class DafkaStore {
   RateLimiter limits_log_;              // one line per limits interval
   RateLimiter gap_log_;                 // gaps given up: one line per partition, so many partitions are many lines
   std::uint64_t refused_since_ok_ = 0;  // records refused since the last successful write
+  std::unique_ptr<WalSyncQueue> wal_sync_;
+  std::deque<Announcement> unsynced_;  // written, waiting for their fsync (at most 2)
   Clock::time_point next_retry_{};
   // HEADs at or below our head are answered with an ACK at most this often
   // per partition (on_head); the map holds the ones answered within it.

@@ -62,6 +62,7 @@ void DafkaStore::request_missing(const Key& key, bool from_timer) {
 // after it (ACKed, and the next gap, if any, is asked for). A gap known only
 // from a HEAD (nothing kept after it) is forgotten until the next HEAD.
 void DafkaStore::give_up(const Key& key, GapTracker::Range missing) {
+  announce_unsynced_now();  // its ACK names the head, which must be durable
   std::uint64_t skipped = 0;
   storage::Status s = log_.skip_gap(key.first, key.second, &skipped);
   if (!s.ok()) {
@@ -83,8 +84,7 @@ void DafkaStore::give_up(const Key& key, GapTracker::Range missing) {
                log_.head(key.first, key.second).value_or(0));
   gaps_.reset_retries(key);
   const PartitionTouched skipped_partition[] = {{key.first, key.second, 0}};
-  send_acks(skipped_partition);
-  request_missing(key, false);
+  announce(announcement(skipped_partition, 0));
 }
 
 }  // namespace zstore::server

@@ -11,8 +11,11 @@ void chp_request_metrics(PromWriter& w, const ChpMetrics& m) {
   counter(w, "zstore_chp_writes_confirmed_total", "CHP WRITE? requests answered applied", get(m.writes_confirmed));
   counter(w, "zstore_chp_writes_refused_total", "CHP WRITE? requests refused: their precondition did not hold",
           get(m.writes_refused));
+  gauge(w, "zstore_chp_written_waiting",
+        "CHP WRITTEN answers waiting for their client's queue on the snapshot port to take them",
+        get(m.written_waiting));
   counter(w, "zstore_chp_written_unsent_total",
-          "CHP WRITTEN answers dropped: the client's queue was full (a retry of the write learns its outcome)",
+          "CHP WRITTEN answers dropped: too many waited for the client, or it had gone (a retry learns the outcome)",
           get(m.written_unsent));
   counter(w, "zstore_chp_history_requests_total", "CHP HISTORY? requests answered with a key's versions",
           get(m.history_requests));

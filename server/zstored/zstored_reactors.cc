@@ -63,6 +63,7 @@ void Reactors::start_reactors(const ServerOptions& o, Storage& st) {
     config.io_batching = io_batching.get();
     config.connections = connections.get();
     if (zap) config.revocations = &auth_metrics.revocations;
+    if (o.sync == storage::SyncPolicy::kAlways) config.sync_wal = [db = st.db.get()] { return db->sync_wal(); };
     chp = std::make_unique<ChpServer>(ctx, *st.chp, std::move(config), chp_metrics);
     chp->start();
   }
@@ -76,6 +77,7 @@ void Reactors::start_reactors(const ServerOptions& o, Storage& st) {
     config.io_batching = io_batching.get();
     config.connections = connections.get();
     config.subscriber_buffer_bytes = o.subscriber_buffer_bytes;
+    if (o.sync == storage::SyncPolicy::kAlways) config.sync_wal = [db = st.db.get()] { return db->sync_wal(); };
     if (zap) config.revocations = &auth_metrics.revocations;
     dafka = std::make_unique<DafkaStore>(ctx, *st.dafka, st.node_address, std::move(config), dafka_metrics);
     dafka->start();

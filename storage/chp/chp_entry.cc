@@ -35,6 +35,12 @@ bool chp_entry_expiry(std::string_view bytes, std::uint64_t* expires_at_ms) {
   return true;
 }
 
+bool chp_entry_head(std::string_view bytes, std::uint64_t* sequence, std::uint64_t* expires_at_ms) {
+  if (!chp_entry_expiry(bytes, expires_at_ms)) return false;
+  *sequence = get_be<std::uint64_t>(bytes);
+  return true;
+}
+
 bool decode_chp_entry(std::string_view bytes, ChpEntryView* out) {
   if (bytes.size() < 17) return false;
   out->sequence = get_be<std::uint64_t>(bytes);

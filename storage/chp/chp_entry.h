@@ -60,6 +60,8 @@ bool decode_chp_entry(std::string_view bytes, ChpEntry* out);
 // The expiry of an encoded entry, read without decoding the rest (a write
 // checking the key's previous entry); false when bytes are too short.
 bool chp_entry_expiry(std::string_view bytes, std::uint64_t* expires_at_ms);
+// The same with the entry's sequence (a scan building the key index).
+bool chp_entry_head(std::string_view bytes, std::uint64_t* sequence, std::uint64_t* expires_at_ms);
 
 std::string encode_expiry_key(std::uint64_t expires_at_ms, std::string_view key);
 bool decode_expiry_key(std::string_view bytes, std::uint64_t* expires_at_ms, std::string_view* key);

@@ -42,8 +42,8 @@ std::uint64_t ChpKeyIndex::fingerprint(std::string_view key) const {
 }
 
 // Tables of kHugePageBytes or more: a mapping aligned to a huge page, so
-// the kernel can back it with whole 2 MiB pages (the table sizes are powers
-// of two, so it fills them).
+// the kernel can back it with whole 2 MiB pages (a table of 2^k 24-byte
+// slots fills them from 6 MiB up).
 ChpKeyIndex::Table::Table(std::size_t n) : n_(n) {
   std::size_t bytes = n * sizeof(Slot);
   if (bytes < kHugePageBytes) {
@@ -88,17 +88,17 @@ std::size_t ChpKeyIndex::unmoved(std::uint64_t fp) const {
   return i;
 }
 
-bool ChpKeyIndex::find(std::uint64_t fp, std::uint64_t* expires_at_ms) const {
+bool ChpKeyIndex::find(std::uint64_t fp, std::uint64_t* expires_at_ms, std::uint64_t* sequence) const {
   if (slots_.empty()) return false;
   fp = nonzero(fp);
-  const Slot& s = slots_[probe(fp)];
-  if (s.fp == fp) {
-    *expires_at_ms = s.expires_at_ms;
-    return true;
+  const Slot* s = &slots_[probe(fp)];
+  if (s->fp != fp) {
+    std::size_t i = unmoved(fp);
+    if (i == old_.size()) return false;
+    s = &old_[i];
   }
-  std::size_t i = unmoved(fp);
-  if (i == old_.size()) return false;
-  *expires_at_ms = old_[i].expires_at_ms;
+  *expires_at_ms = s->expires_at_ms;
+  if (sequence) *sequence = s->sequence;
   return true;
 }
 
@@ -129,26 +129,27 @@ bool ChpKeyIndex::grow() {
   return true;
 }
 
-void ChpKeyIndex::put(std::uint64_t fp, std::uint64_t expires_at_ms) {
+void ChpKeyIndex::put(std::uint64_t fp, std::uint64_t expires_at_ms, std::uint64_t sequence) {
   fp = nonzero(fp);
   move_some(kMovesPerChange);
   if (!slots_.empty()) {
     Slot& s = slots_[probe(fp)];
     if (s.fp == fp) {
       s.expires_at_ms = expires_at_ms;
+      s.sequence = sequence;
       return;
     }
   }
-  if (std::size_t i = unmoved(fp); i != old_.size()) {  // known: it moves now, with its new expiry
+  if (std::size_t i = unmoved(fp); i != old_.size()) {  // known: it moves now, with its new state
     dropped_[i] = true;
-    slots_[probe(fp)] = {fp, expires_at_ms};
+    slots_[probe(fp)] = {fp, expires_at_ms, sequence};
     return;
   }
   if ((slots_.empty() || over_load(size_ + 1, slots_.size())) && !grow()) {
     complete_ = false;  // full: the key stays unknown
     return;
   }
-  slots_[probe(fp)] = {fp, expires_at_ms};
+  slots_[probe(fp)] = {fp, expires_at_ms, sequence};
   ++size_;
 }
 
@@ -183,7 +184,7 @@ void ChpKeyIndex::apply(std::span<const Change> changes) {
     if (i + kPrefetchAhead < changes.size()) prefetch(changes[i + kPrefetchAhead].fp);
     const Change& c = changes[i];
     if (c.exists) {
-      put(c.fp, c.expires_at_ms);
+      put(c.fp, c.expires_at_ms, c.sequence);
     } else {
       erase(c.fp);
     }

@@ -1,7 +1,8 @@
-// ChpKeyIndex: internal to ChpStore. Which keys the CHP map holds, and
-// with which expiry (the keys written since the store opened, and those a
-// ChpKeyScan read after a restart), so that a write of a known key need
-// not read its previous entry from RocksDB.
+// ChpKeyIndex: internal to ChpStore. Which keys the CHP map holds, with
+// which expiry and at which sequence (the keys written since the store
+// opened, and those a ChpKeyScan read after a restart), so that a write of
+// a known key need not read its previous entry from RocksDB, nor a
+// conditional write whose precondition names the key's sequence.
 // Bounded: at most max_bytes of slots (half as much again while a growth
 // moves entries to the doubled table). A key it does not hold is absent if
 // the index is complete (it has seen every key of the map: the map was
@@ -24,8 +25,8 @@ namespace zstore::storage {
 
 class ChpKeyIndex {
  public:
-  // 64 MiB: 4M slots of 16 bytes, 2.9M keys at the highest load.
-  static constexpr std::size_t kDefaultMaxBytes = std::size_t{64} << 20;
+  // 96 MiB: 4M slots of 24 bytes, 3M keys at the highest load.
+  static constexpr std::size_t kDefaultMaxBytes = std::size_t{96} << 20;
 
   explicit ChpKeyIndex(std::size_t max_bytes = kDefaultMaxBytes);
   // An index whose fingerprints are those of hashed_like (the same hash key).
@@ -35,15 +36,18 @@ class ChpKeyIndex {
   // random per index, so no one outside can choose keys that collide. Two
   // keys of a map of n share one with a chance of about n / 2^64 per write;
   // that would miscount the map's keys by one (TTL index entries are
-  // verified by the sweep), nothing else.
+  // verified by the sweep), and could let a conditional write that names
+  // the other key's sequence (a sequence the server never gave for its
+  // own key) through.
   std::uint64_t fingerprint(std::string_view key) const;
 
-  // True and *expires_at_ms (0: none) if the key exists in the map; false
-  // if unknown.
-  bool find(std::uint64_t fp, std::uint64_t* expires_at_ms) const;
-  // The key exists with this expiry. Dropped when the index is full: the
-  // key stays unknown and the index is no longer complete.
-  void put(std::uint64_t fp, std::uint64_t expires_at_ms);
+  // True and *expires_at_ms (0: none) and, if asked, *sequence (0: not
+  // known) if the key exists in the map; false if unknown.
+  bool find(std::uint64_t fp, std::uint64_t* expires_at_ms, std::uint64_t* sequence = nullptr) const;
+  // The key exists with this expiry, at this sequence (0: not known).
+  // Dropped when the index is full: the key stays unknown and the index is
+  // no longer complete.
+  void put(std::uint64_t fp, std::uint64_t expires_at_ms, std::uint64_t sequence = 0);
   // The key no longer exists (unknown from now on).
   void erase(std::uint64_t fp);
   // Asks the CPU to load fp's slot, ahead of a find(), put() or erase() of
@@ -52,7 +56,10 @@ class ChpKeyIndex {
   // the contents. Always inlined: GCC finds a function that only prefetches
   // free of side effects and may delete the calls to it.
   [[gnu::always_inline]] void prefetch(std::uint64_t fp) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[home(slots_, nonzero(fp))]);
+    if (slots_.empty()) return;
+    const Slot* slot = &slots_[home(slots_, nonzero(fp))];
+    __builtin_prefetch(slot);
+    __builtin_prefetch(reinterpret_cast<const char*>(slot) + sizeof(Slot) - 1);  // a slot may straddle two lines
   }
   // How many keys ahead a batch prefetches.
   static constexpr std::size_t kPrefetchAhead = 8;
@@ -62,6 +69,7 @@ class ChpKeyIndex {
     std::uint64_t fp = 0;
     bool exists = false;
     std::uint64_t expires_at_ms = 0;
+    std::uint64_t sequence = 0;  // 0: not known
   };
   // put() or erase() for each change, in order (the last one of a key wins).
   void apply(std::span<const Change> changes);
@@ -91,6 +99,7 @@ class ChpKeyIndex {
   struct Slot {
     std::uint64_t fp = 0;  // 0: empty
     std::uint64_t expires_at_ms = 0;
+    std::uint64_t sequence = 0;  // 0: not known
   };
   // Slots from fresh zeroed pages, so making a table costs no pass over it
   // (a zeroed std::vector of 64 MiB took 24 ms). A table of 2 MiB or more

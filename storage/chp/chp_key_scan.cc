@@ -65,11 +65,12 @@ bool ChpKeyScan::scan() {
     if (++n % kStopCheckEvery == 0 && stop_.load(std::memory_order_acquire)) return false;
     rocksdb::Slice key = it->key();
     std::uint64_t expires = 0;
-    if (!chp_entry_expiry(std::string_view(it->value().data(), it->value().size()), &expires)) {
+    std::uint64_t sequence = 0;
+    if (!chp_entry_head(std::string_view(it->value().data(), it->value().size()), &sequence, &expires)) {
       index_.clear(false);  // corrupt: the key stays unknown (a write reads it and reports the error)
       break;
     }
-    index_.put(index_.fingerprint(std::string_view(key.data(), key.size())), expires);
+    index_.put(index_.fingerprint(std::string_view(key.data(), key.size())), expires, sequence);
     if (!index_.complete()) break;  // full (or a corrupt entry): what it holds still spares those reads
   }
   if (!it->status().ok()) {  // writes read their keys, as without the scan

@@ -12,6 +12,7 @@
 #include "protocol/byte_order.h"
 #include "storage/db/bytewise.h"
 #include "storage/chp/chp_history.h"
+#include "storage/chp/chp_map_batch.h"
 #include "storage/chp/chp_priors.h"
 #include "storage/db/rocks_status.h"
 #include "storage/db/slice.h"
@@ -29,15 +30,6 @@ struct DropIfLarge {
   }
 };
 
-// Adds key -> the entry's pieces to batch, copying them once, into the batch.
-void put_entry(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* cf, std::string_view key,
-               const ChpEntryPieces& entry) {
-  rocksdb::Slice parts[ChpEntryPieces::kCount];
-  for (std::size_t i = 0; i < ChpEntryPieces::kCount; ++i) parts[i] = slice(entry.pieces()[i]);
-  rocksdb::Slice key_slice = slice(key);
-  batch.Put(cf, rocksdb::SliceParts(&key_slice, 1), rocksdb::SliceParts(parts, ChpEntryPieces::kCount));
-}
-
 // The keys of a batch as RocksDB slices and their key-index fingerprints.
 template <typename Item>
 void name_keys(std::span<const Item> items, const ChpKeyIndex& index, std::vector<rocksdb::Slice>* names,
@@ -49,44 +41,6 @@ void name_keys(std::span<const Item> items, const ChpKeyIndex& index, std::vecto
     fps->push_back(index.fingerprint(item.key));
   }
 }
-
-// A batch's key with the first 16 bytes loaded as two numbers that order
-// as the bytes do (zero-padded), so that most comparisons of a sort are
-// two integer compares, with no load through the key's pointer.
-struct OrderedKey {
-  std::uint64_t high = 0;
-  std::uint64_t low = 0;
-  std::string_view key;
-  std::uint32_t index = 0;  // the write's place in its batch: later wins
-
-  static constexpr std::size_t kPrefix = 16;
-
-  OrderedKey(std::string_view k, std::uint32_t i) : key(k), index(i) {
-    char padded[kPrefix] = {};
-    std::memcpy(padded, k.data(), std::min(k.size(), kPrefix));
-    high = load_ordered(padded);
-    low = load_ordered(padded + 8);
-  }
-
-  // The order of the keys (compare_bytes), then of their places.
-  friend bool operator<(const OrderedKey& a, const OrderedKey& b) {
-    if (a.high != b.high) return a.high < b.high;
-    if (a.low != b.low) return a.low < b.low;
-    int rest = a.rest_vs(b);
-    return rest != 0 ? rest < 0 : a.index < b.index;
-  }
-  bool same_key(const OrderedKey& b) const { return high == b.high && low == b.low && rest_vs(b) == 0; }
-
-  // Equal prefixes: a key of at most kPrefix bytes is then a prefix of
-  // the other (its padding zeros match), so length decides; else the bytes
-  // past the prefix do.
-  int rest_vs(const OrderedKey& b) const {
-    if (key.size() <= kPrefix || b.key.size() <= kPrefix) {
-      return key.size() == b.key.size() ? 0 : (key.size() < b.key.size() ? -1 : 1);
-    }
-    return compare_bytes(key.data() + kPrefix, key.size() - kPrefix, b.key.data() + kPrefix, b.key.size() - kPrefix);
-  }
-};
 
 // Gives w the sequence after *seq, or keeps its own when above it (a
 // replica writes its active's); *seq becomes w's.
@@ -104,25 +58,6 @@ Status take_sequence(ChpWrite& w, std::uint64_t* seq) {
 }
 
 }  // namespace
-
-// Only each key's last write of the batch goes to the map, in key order
-// (a key written twice in one batch costs one memtable insert).
-void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* map,
-                          std::span<const ChpWrite> writes) {
-  std::vector<OrderedKey> order;
-  order.reserve(writes.size());
-  for (std::uint32_t i = 0; i < writes.size(); ++i) order.emplace_back(writes[i].key, i);
-  std::sort(order.begin(), order.end());
-  for (std::size_t n = 0; n < order.size(); ++n) {
-    if (n + 1 < order.size() && order[n + 1].same_key(order[n])) continue;  // a later write replaces it
-    const ChpWrite& w = writes[order[n].index];
-    if (w.value.empty()) {
-      batch.Delete(map, slice(w.key));
-    } else {
-      put_entry(batch, map, w.key, ChpEntryPieces(w.sequence, w.expires_at_ms, w.uuid, w.properties, w.value));
-    }
-  }
-}
 
 bool ChpStore::keeps_versions() const {
   return key_history_ && history_max_ > 0 && db_->handle(Column::kChpVersions) != nullptr;
@@ -175,7 +110,7 @@ void ChpStore::put_apply_meta(rocksdb::WriteBatch& batch, std::uint64_t last, st
   put_keys(batch, keys);
 }
 
-Status ChpStore::apply(std::span<ChpWrite> writes) {
+Status ChpStore::apply(std::span<ChpWrite> writes, WriteSync sync) {
   if (writes.empty()) return Status::Ok();
   adopt_scanned_index();
   rocksdb::WriteBatch& batch = apply_batch_;
@@ -220,7 +155,7 @@ Status ChpStore::apply(std::span<ChpWrite> writes) {
   std::uint64_t count = history_max_ > 0 ? history_count_ + writes.size() : 0;
   put_apply_meta(batch, seq, count, keys);
   outcomes_.put(batch, db_, writes, remember_every_outcome_);
-  Status s = db_->write(batch);
+  Status s = db_->write(batch, sync);
   if (!s.ok()) return refuse(s);
   outcomes_.committed();
   last_sequence_ = seq;

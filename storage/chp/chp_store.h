@@ -24,14 +24,10 @@
 #include "storage/chp/chp_key_scan.h"
 #include "storage/chp/chp_outcomes.h"
 #include "storage/chp/chp_versions.h"
+#include "storage/chp/chp_write.h"
 #include "storage/db/database.h"
 #include "storage/db/kept_iterator.h"
 #include "storage/db/status.h"
-
-namespace rocksdb {
-class ColumnFamilyHandle;
-class WriteBatch;
-}  // namespace rocksdb
 
 namespace zstore::storage {
 
@@ -47,25 +43,6 @@ inline constexpr std::string_view kMetaChpVersionsFrom = "chp_versions_from";
 // (epoch << kEpochShift) | counter; their epoch list starts there.
 inline constexpr unsigned kEpochShift = 40;
 inline constexpr std::uint64_t kDefaultHistoryEntries = 1'000'000;
-
-struct ChpWrite {
-  std::string key;
-  std::string uuid;
-  std::string properties;
-  std::string value;                // empty = delete the key
-  std::uint64_t expires_at_ms = 0;  // absolute; 0 = no expiry
-  std::uint64_t sequence = 0;       // in: 0 = assign next; out: the sequence used
-  std::uint64_t written_ms = 0;     // wall clock when the update reached the pair (history only; 0 = unknown)
-  // Keep its uuid and sequence in the batch that applies it (chp_outcomes.h):
-  // a confirmed write, whose retry after a restart must learn it was applied.
-  bool remember_outcome = false;
-};
-
-// Adds the chp_map side of writes (already sequenced) to batch: in key
-// order, only the last write of a key, deletes for empty values. What
-// ChpStore::apply puts into chp_map; zstore-bench's floor puts only this.
-void put_map_in_key_order(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* map,
-                          std::span<const ChpWrite> writes);
 
 // A key's current version, what a conditional write is judged against
 // (ChpStore::current_versions): its sequence, expiry and uuid.
@@ -181,8 +158,9 @@ class ChpStore {
   // history. Writes with sequence 0 get last_sequence()+1, +2, ...; explicit
   // sequences (a follower copying its leader) must be above last_sequence()
   // and increasing. On failure nothing is applied, the counter is unchanged
-  // and every write has the sequence it came with.
-  Status apply(std::span<ChpWrite> writes);
+  // and every write has the sequence it came with. With kByCaller the batch
+  // is not fsynced here: the caller syncs the log before announcing it.
+  Status apply(std::span<ChpWrite> writes, WriteSync sync = WriteSync::kByPolicy);
 
   // The outcomes remembered by earlier runs (ChpWrite::remember_outcome),
   // oldest first, read at Open: once, they are moved out.
@@ -199,8 +177,12 @@ class ChpStore {
 
   // The current version of each key, read together (one MultiGet, values
   // pinned, not copied); *out is resized to keys.size(). An entry that does
-  // not decode is a Corruption.
-  Status current_versions(std::span<const std::string_view> keys, std::vector<ChpKeyVersion>* out);
+  // not decode is a Corruption. A key the key index holds at sequence
+  // expected[i] (a conditional write's if-seq; 0: none) is not read: its
+  // version is the index's, without a uuid (uuid_is() is false; a write
+  // judged against that sequence is not the one that wrote it).
+  Status current_versions(std::span<const std::string_view> keys, std::span<const std::uint64_t> expected,
+                          std::vector<ChpKeyVersion>* out);
 
   // Reads one key; *found tells whether it exists.
   Status get(std::string_view key, ChpEntry* entry, bool* found);

@@ -29,14 +29,16 @@ void ChpStore::remember(std::span<const std::uint64_t> fps, std::span<const ChpW
   std::vector<ChpKeyIndex::Change> changes(writes.size());
   for (std::size_t i = 0; i < writes.size(); ++i) {
     bool exists = !writes[i].value.empty();
-    changes[i] = {fps[i], exists, exists ? writes[i].expires_at_ms : 0};
+    changes[i] = {fps[i], exists, exists ? writes[i].expires_at_ms : 0, exists ? writes[i].sequence : 0};
   }
   remember_changes(changes);
 }
 
 void ChpStore::remember(std::span<const std::uint64_t> fps, std::span<const ChpRecord> records) {
   std::vector<ChpKeyIndex::Change> changes(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i) changes[i] = {fps[i], true, records[i].entry.expires_at_ms};
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    changes[i] = {fps[i], true, records[i].entry.expires_at_ms, records[i].entry.sequence};
+  }
   remember_changes(changes);
 }
 
@@ -74,14 +76,25 @@ void ChpKeyVersion::set_uuid(std::string_view uuid) {
   if (uuid.size() <= kMaxUuid) std::memcpy(uuid_.data(), uuid.data(), uuid.size());
 }
 
-// A key the complete key index does not know is absent: not read.
-Status ChpStore::current_versions(std::span<const std::string_view> keys, std::vector<ChpKeyVersion>* out) {
+// A key the complete key index does not know is absent, and one it holds
+// at the expected sequence is as the index says: neither is read.
+Status ChpStore::current_versions(std::span<const std::string_view> keys, std::span<const std::uint64_t> expected,
+                                  std::vector<ChpKeyVersion>* out) {
   out->assign(keys.size(), ChpKeyVersion{});
   std::vector<rocksdb::Slice> unknown;
   std::vector<std::size_t> slots;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     std::uint64_t expires = 0;
-    if (key_index_.complete() && !key_index_.find(key_index_.fingerprint(keys[i]), &expires)) continue;
+    std::uint64_t sequence = 0;
+    bool known = key_index_.find(key_index_.fingerprint(keys[i]), &expires, &sequence);
+    if (!known && key_index_.complete()) continue;
+    if (known && sequence != 0 && i < expected.size() && sequence == expected[i]) {
+      ChpKeyVersion& v = (*out)[i];
+      v.found = true;
+      v.sequence = sequence;
+      v.expires_at_ms = expires;
+      continue;
+    }
     unknown.push_back(slice(keys[i]));
     slots.push_back(i);
   }

@@ -57,18 +57,6 @@ AddedOffsets& added_for(std::vector<AddedOffsets>& added, std::string_view subje
   return added.back();
 }
 
-// One partition's records as runs of consecutive offsets (one entry each).
-void put_partition_runs(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* column, std::string_view prefix,
-                        std::span<const std::uint64_t> offsets, std::span<const std::string_view> contents,
-                        dafka_internal::RunWriter& writer) {
-  std::size_t first = 0;
-  while (first < offsets.size()) {
-    std::size_t end = dafka_internal::run_end(offsets, contents, first);
-    writer.put(batch, column, prefix, offsets.subspan(first, end - first), contents.subspan(first, end - first));
-    first = end;
-  }
-}
-
 }  // namespace
 
 struct DafkaLog::AppendPlan {
@@ -210,7 +198,7 @@ Status DafkaLog::append(std::span<const DafkaRecord> records, std::vector<DafkaA
   return append(std::span<const DafkaRecordRef>(refs), outcomes);
 }
 
-Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<DafkaAppend>* outcomes) {
+Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<DafkaAppend>* outcomes, WriteSync sync) {
   outcomes->assign(records.size(), DafkaAppend::kDuplicate);
   std::lock_guard writer(write_mu_);  // plans from partitions_ without mu_: no other writer changes it
   AppendPlan plan;
@@ -224,7 +212,7 @@ Status DafkaLog::append(std::span<const DafkaRecordRef> records, std::vector<Daf
   put_runs(&plan);
   plan_heads(&plan);
   if (!plan.advanced) return Status::Ok();
-  Status s = db_->write(plan.batch);
+  Status s = db_->write(plan.batch, sync);
   if (!s.ok()) {
     outcomes->assign(records.size(), DafkaAppend::kDuplicate);
     return s;
@@ -257,13 +245,8 @@ void DafkaLog::plan_records(std::span<const DafkaRecordRef> records, AppendPlan*
 void DafkaLog::put_runs(AppendPlan* plan) {
   auto* column = db_->handle(Column::kDafkaRecords);
   dafka_internal::RunWriter writer;
-  for (const auto& a : plan->added) put_partition_runs(plan->batch, column, a.prefix, a.offsets, a.contents, writer);
-}
-
-void put_dafka_records(rocksdb::WriteBatch& batch, Database& db, std::span<const DafkaPartitionRecords> partitions) {
-  auto* column = db.handle(Column::kDafkaRecords);
-  dafka_internal::RunWriter writer;
-  for (const auto& p : partitions) put_partition_runs(batch, column, p.prefix, p.offsets, p.contents, writer);
+  for (const auto& a : plan->added)
+    dafka_internal::put_partition_runs(plan->batch, column, a.prefix, a.offsets, a.contents, writer);
 }
 
 // New heads (walking up over stored offsets, old and new), head entries

@@ -160,7 +160,10 @@ class DafkaLog {
   // Stores records in one atomic batch together with the advanced heads.
   // *outcomes (resized to records.size()) says what happened to each. On
   // failure nothing is stored and the in-memory state is unchanged.
-  Status append(std::span<const DafkaRecordRef> records, std::vector<DafkaAppend>* outcomes);
+  // kByCaller: the batch is not fsynced here; the caller syncs the log
+  // before it acknowledges the records.
+  Status append(std::span<const DafkaRecordRef> records, std::vector<DafkaAppend>* outcomes,
+                WriteSync sync = WriteSync::kByPolicy);
   Status append(std::span<const DafkaRecord> records, std::vector<DafkaAppend>* outcomes);
 
   // Gives up on the missing offsets before the first record kept after a
@@ -283,18 +286,6 @@ bool decode_dafka_head(std::string_view bytes, DafkaHeadValue* out);
 // partition prefix = len8(subject) subject len8(partition) partition
 std::string dafka_partition_prefix(std::string_view subject, std::string_view partition);
 std::string dafka_record_key(std::string_view subject, std::string_view partition, std::uint64_t offset);
-// One partition's records for put_dafka_records: prefix is
-// dafka_partition_prefix, offsets ascend, contents[i] is offsets[i]'s.
-struct DafkaPartitionRecords {
-  std::string_view prefix;
-  std::span<const std::uint64_t> offsets;
-  std::span<const std::string_view> contents;
-};
-// Adds each partition's records to batch as one DafkaLog::append stores a
-// turn's (runs of consecutive offsets, one entry each, one set of buffers
-// for all partitions), with no head, time mark or check: what a tool
-// measuring the least a Dafka store writes puts.
-void put_dafka_records(rocksdb::WriteBatch& batch, Database& db, std::span<const DafkaPartitionRecords> partitions);
 // Splits a partition prefix (a kDafkaHeads key) into (subject, partition);
 // false when key is not exactly one.
 bool parse_dafka_partition_prefix(std::string_view key, DafkaPartitionKey* out);

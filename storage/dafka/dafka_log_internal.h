@@ -58,6 +58,11 @@ class RunWriter {
   std::vector<rocksdb::Slice> parts_;  // the value: headers and contents interleaved
 };
 
+// One partition's records as runs of consecutive offsets (one entry each).
+void put_partition_runs(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* column, std::string_view prefix,
+                        std::span<const std::uint64_t> offsets, std::span<const std::string_view> contents,
+                        RunWriter& writer);
+
 // Records of the partition with this key prefix in [from, from + count), from disk.
 std::unique_ptr<DafkaCursor> make_cursor(Database* db, std::string prefix, std::uint64_t from, std::uint64_t count);
 

@@ -256,6 +256,11 @@ Status Database::write(rocksdb::WriteBatch& batch, WriteKind kind) {
   return write_with(batch, kind, options_.sync == SyncPolicy::kAlways);
 }
 
+Status Database::write(rocksdb::WriteBatch& batch, WriteSync sync) {
+  if (sync == WriteSync::kByPolicy) return write(batch);
+  return write_with(batch, WriteKind::kGrows, false);
+}
+
 Status Database::write_durable(rocksdb::WriteBatch& batch) { return write_with(batch, WriteKind::kGrows, true); }
 
 Status Database::write_with(rocksdb::WriteBatch& batch, WriteKind kind, bool sync) {

@@ -147,6 +147,8 @@ class Database {
   // it goes through while writes are refused, since it is what frees space.
   enum class WriteKind : std::uint8_t { kGrows, kReclaims };
   Status write(rocksdb::WriteBatch& batch, WriteKind kind);
+  // kByCaller: written to the OS and not fsynced, whatever the policy.
+  Status write(rocksdb::WriteBatch& batch, WriteSync sync);
   // As write(), and fsynced before it returns whatever the sync policy:
   // for what a restart needs to open the database and never reuse a
   // sequence (layout version, node address, epochs, the HA state).

@@ -11,12 +11,18 @@
 // Whatever the policy, Database::write_durable fsyncs what a restart needs.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
 namespace zstore::storage {
 
 enum class SyncPolicy { kNone, kBatch, kAlways };
+
+// Who makes one write durable: the policy (kAlways fsyncs it before the
+// write returns), or its caller, who syncs the log (Database::sync_wal,
+// server/jobs/wal_sync_queue.h) before it announces the write.
+enum class WriteSync : std::uint8_t { kByPolicy, kByCaller };
 
 std::optional<SyncPolicy> parse_sync_policy(std::string_view text);
 std::string_view to_string(SyncPolicy policy);

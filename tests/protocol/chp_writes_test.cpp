@@ -59,7 +59,7 @@ BOOST_AUTO_TEST_CASE(malformed_writes_are_refused) {
 
 BOOST_AUTO_TEST_CASE(an_outcome_round_trips_and_a_bad_one_is_refused) {
   using K = chp::WriteOutcome::Kind;
-  for (K kind : {K::kApplied, K::kRefused, K::kFailed, K::kNotActive}) {
+  for (K kind : {K::kApplied, K::kRefused, K::kFailed, K::kNotActive, K::kUnknown}) {
     chp::WriteOutcome o{kind, kUuid, 77, kind == K::kFailed ? "why" : ""};
     auto frames = chp::encode_written(o);
     auto v = views(frames);
@@ -67,10 +67,26 @@ BOOST_AUTO_TEST_CASE(an_outcome_round_trips_and_a_bad_one_is_refused) {
     BOOST_REQUIRE(back.ok());
     BOOST_TEST((*back == o));
   }
+  BOOST_TEST(std::string(chp::to_string(K::kUnknown)) == "unknown");
   zstore::protocol::Frames unknown{"WRITTEN", kUuid, "maybe", chp::encode_sequence(1), ""};
   auto v = views(unknown);
   BOOST_TEST(!chp::decode_written(v).ok());
   zstore::protocol::Frames short_seq{"WRITTEN", kUuid, "applied", "1234", ""};
   auto w = views(short_seq);
   BOOST_TEST(!chp::decode_written(w).ok());
+}
+
+// The views a server sends are the bytes encode_written gives.
+BOOST_AUTO_TEST_CASE(written_frames_are_encode_written_as_views) {
+  using K = chp::WriteOutcome::Kind;
+  for (const chp::WriteOutcome& o : {chp::WriteOutcome{K::kApplied, std::string(16, 'u'), 0x0102030405060708ull, ""},
+                                     chp::WriteOutcome{K::kUnknown, std::string(16, 'v'), 0, "the fsync failed"}}) {
+    chp::WrittenFrames views(o);
+    auto encoded = chp::encode_written(o);
+    BOOST_REQUIRE_EQUAL(views.frames().size(), encoded.size());
+    for (std::size_t i = 0; i < encoded.size(); ++i) BOOST_TEST(views.frames()[i] == encoded[i], "frame " << i);
+    auto decoded = chp::decode_written(views.frames());
+    BOOST_REQUIRE(decoded.ok());
+    BOOST_TEST((decoded.value() == o));
+  }
 }

@@ -14,8 +14,10 @@
 #include <rocksdb/write_batch.h>
 
 #include "protocol/dafka_codec.h"
+#include "storage/chp/chp_map_batch.h"
 #include "storage/chp/chp_store.h"
 #include "storage/dafka/dafka_log.h"
+#include "storage/dafka/dafka_record_batch.h"
 #include "storage/db/database.h"
 #include "tools/bench/options.h"
 #include "tools/bench/relay.h"

@@ -7,6 +7,7 @@
 
 #include <rocksdb/write_batch.h>
 
+#include "storage/chp/chp_map_batch.h"
 #include "storage/chp/chp_store.h"
 #include "storage/dafka/dafka_log.h"
 #include "storage/db/database.h"

@@ -26,7 +26,7 @@ using zstore::testing::TempDir;
 
 namespace {
 
-constexpr std::size_t kTinyIndex = 16 << 10;  // 1024 slots: at most 768 keys
+constexpr std::size_t kTinyIndex = 1024 * 24;  // 1024 slots of 24 bytes: at most 768 keys
 
 // Random writes over n_keys keys, applied in batches of 1..max_batch and
 // mirrored in model; check_exact after every batch.
@@ -284,4 +284,50 @@ BOOST_AUTO_TEST_CASE(clear_makes_the_index_complete_again) {
   apply(*o, over);
   check_exact(o, model, "loaded keys rewritten");
   BOOST_CHECK_EQUAL(o->prior_reads(), reads);
+}
+
+// A conditional write's if-seq that the key index confirms spares the read
+// of the key's current version: that version then carries no uuid (the
+// read one does), and a key the index holds at another sequence, or does
+// not hold (after a reopen), is read as before.
+BOOST_AUTO_TEST_CASE(an_if_seq_the_index_confirms_is_not_read) {
+  TempDir dir;
+  const std::string uuid(16, 'U');
+  auto write = [&](std::string key) {
+    ChpWrite w = put(std::move(key), "v");
+    w.uuid = uuid;
+    return w;
+  };
+  auto versions = [](Opened& o, std::vector<std::string_view> keys, std::vector<std::uint64_t> expected) {
+    std::vector<zstore::storage::ChpKeyVersion> v;
+    BOOST_REQUIRE(o->current_versions(keys, expected, &v).ok());
+    return v;
+  };
+  std::uint64_t at = 0;
+  {
+    auto o = open_store(dir.str());
+    apply(*o, {write("a"), write("b")});
+    at = o->last_sequence();  // b's
+    auto v = versions(o, {"a", "b", "b"}, {at, at, 0});
+    BOOST_TEST(v[0].found);  // at another sequence: read
+    BOOST_TEST(v[0].uuid_is(uuid));
+    BOOST_TEST(v[1].found);  // at the expected one: from the index
+    BOOST_TEST(v[1].sequence == at);
+    BOOST_TEST(!v[1].uuid_is(uuid));
+    BOOST_TEST(v[2].uuid_is(uuid));  // none expected: read
+    apply(*o, {del("b")});
+    BOOST_TEST(!versions(o, {"b"}, {at})[0].found);
+    apply(*o, {write("b")});
+    at = o->last_sequence();
+    close_store(o);
+  }
+  auto o = open_store(dir.str());
+  BOOST_REQUIRE(!o->key_index_complete());
+  auto v = versions(o, {"b"}, {at});  // not in the reopened index: read
+  BOOST_TEST(v[0].sequence == at);
+  BOOST_TEST(v[0].uuid_is(uuid));
+  apply(*o, {write("c")});
+  v = versions(o, {"c"}, {o->last_sequence()});  // learned since: from the index
+  BOOST_TEST(v[0].found);
+  BOOST_TEST(!v[0].uuid_is(uuid));
 }

@@ -23,8 +23,8 @@ using zstore::storage::ChpKeyIndex;
 
 namespace {
 
-constexpr std::size_t kSlotBytes = 16;         // one slot: fingerprint and expiry
-constexpr std::size_t kSmallBytes = 16 << 10;  // the smallest index: 1024 slots
+constexpr std::size_t kSlotBytes = 24;                  // one slot: fingerprint, expiry and sequence
+constexpr std::size_t kSmallBytes = 1024 * kSlotBytes;  // the smallest index: 1024 slots
 constexpr std::size_t kSmallSlots = 1024;
 constexpr std::size_t kSmallKeys = kSmallSlots * 3 / 4;  // its most keys (3/4 load)
 
@@ -314,16 +314,16 @@ BOOST_AUTO_TEST_CASE(a_table_of_2_mib_asks_for_huge_pages,
                      *boost::unit_test::label("huge_pages") *
                          boost::unit_test::precondition(has_transparent_huge_pages)) {
   std::mt19937_64 rng(47);
-  auto fps = mixed_fingerprints(rng, 70'000);  // grown to 2 MiB and done moving
+  auto fps = mixed_fingerprints(rng, 70'000);  // grown to 3 MiB and done moving
   int before = huge_page_mappings();
   {
     ChpKeyIndex index;
     std::size_t i = 0;
     for (; i < 40'000; ++i) index.put(fps[i], i);
-    BOOST_CHECK_EQUAL(index.bytes(), std::size_t{65536} * kSlotBytes);  // 1 MiB
+    BOOST_CHECK_EQUAL(index.bytes(), std::size_t{65536} * kSlotBytes);  // 1.5 MiB
     BOOST_CHECK_EQUAL(huge_page_mappings(), before);
     for (; i < fps.size(); ++i) index.put(fps[i], i);
-    BOOST_CHECK_EQUAL(index.bytes(), std::size_t{131072} * kSlotBytes);  // 2 MiB
+    BOOST_CHECK_EQUAL(index.bytes(), std::size_t{131072} * kSlotBytes);  // 3 MiB
     BOOST_CHECK_EQUAL(huge_page_mappings(), before + 1);
     for (std::size_t j = 0; j < fps.size(); j += 997) {
       std::uint64_t at = 0;
@@ -339,7 +339,7 @@ BOOST_AUTO_TEST_CASE(a_table_of_2_mib_asks_for_huge_pages,
 }
 
 BOOST_AUTO_TEST_CASE(a_full_table_refuses_new_keys_and_keeps_the_rest) {
-  for (std::size_t max_bytes : {kSmallBytes, kSmallBytes + 100, std::size_t{40} << 10}) {
+  for (std::size_t max_bytes : {kSmallBytes, kSmallBytes + 100, 5 * kSmallBytes / 2}) {
     BOOST_TEST_CONTEXT("max_bytes " << max_bytes) {
       // 16 KiB (and a little more): 1024 slots; 40 KiB: 2048 slots.
       std::size_t slots = max_bytes >= 2 * kSmallBytes ? 2 * kSmallSlots : kSmallSlots;
@@ -444,4 +444,30 @@ BOOST_AUTO_TEST_CASE(fingerprints_are_stable_keyed_and_never_zero) {
     BOOST_CHECK_NE(a.fingerprint(key), b.fingerprint(key));
   }
   BOOST_CHECK_EQUAL(b.fingerprint("key0"), b.fingerprint("key0"));
+}
+
+// The sequence put with a key comes back from find(), also for an entry
+// not yet moved from a growing table, and after the key is put again.
+BOOST_AUTO_TEST_CASE(a_keys_sequence_is_kept_through_a_growth) {
+  ChpKeyIndex index;
+  std::vector<std::uint64_t> fps;
+  for (std::uint64_t i = 0; i < 800; ++i) fps.push_back(index.fingerprint("k" + std::to_string(i)));
+  for (std::uint64_t i = 0; i < fps.size(); ++i) index.put(fps[i], 0, 1000 + i);
+  BOOST_REQUIRE(index.growing());  // 800 keys outgrew the first 1024 slots
+  for (std::uint64_t i = 0; i < fps.size(); ++i) {
+    std::uint64_t at = 1;
+    std::uint64_t sequence = 0;
+    BOOST_REQUIRE(index.find(fps[i], &at, &sequence));
+    BOOST_TEST(sequence == 1000 + i);
+    BOOST_TEST(at == 0u);
+  }
+  index.put(fps[0], 5, 7);
+  std::uint64_t at = 0;
+  std::uint64_t sequence = 0;
+  BOOST_REQUIRE(index.find(fps[0], &at, &sequence));
+  BOOST_TEST(sequence == 7u);
+  BOOST_TEST(at == 5u);
+  index.put(fps[1], 0);  // without a sequence: not known
+  BOOST_REQUIRE(index.find(fps[1], &at, &sequence));
+  BOOST_TEST(sequence == 0u);
 }

@@ -38,8 +38,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::size_t kTinyIndex = 16 << 10;  // 1024 slots: at most 768 keys
-constexpr int kBigMap = 200'000;              // a scan of it takes a while (tens of ms at least)
+constexpr std::size_t kTinyIndex = 1024 * 24;  // 1024 slots of 24 bytes: at most 768 keys
+constexpr int kBigMap = 200'000;               // a scan of it takes a while (tens of ms at least)
 constexpr std::uint64_t kSeedTtl = 3'000'000'000'000;
 constexpr std::uint64_t kNewTtl = 4'000'000'000'000;
 

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "storage/chp/chp_map_batch.h"
 #include "storage/db/database.h"
 #include "tests/storage/chp/chp_store_fixture.h"
 #include "tests/support/test_support.h"
@@ -96,7 +97,7 @@ BOOST_AUTO_TEST_CASE(current_versions_give_each_keys_sequence_expiry_and_uuid) {
   const std::vector<std::string_view> keys{"a", "b", "gone", "long", "missing"};
   auto check = [&](ChpStore& store) {
     std::vector<zstore::storage::ChpKeyVersion> v{zstore::storage::ChpKeyVersion{}};
-    BOOST_REQUIRE(store.current_versions(keys, &v).ok());
+    BOOST_REQUIRE(store.current_versions(keys, {}, &v).ok());
     BOOST_REQUIRE_EQUAL(v.size(), keys.size());
     BOOST_TEST(v[0].found);
     BOOST_TEST(v[0].sequence == 4u);

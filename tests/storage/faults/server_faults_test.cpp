@@ -10,7 +10,9 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/test/unit_test.hpp>
+#include <atomic>
 #include <functional>
+#include <thread>
 #include <memory>
 #include <mutex>
 #include <unistd.h>
@@ -383,4 +385,49 @@ BOOST_AUTO_TEST_CASE(dafka_store_acks_nothing_unpersisted_and_resumes) {
     ++expected;
   }
   BOOST_CHECK_EQUAL(expected, 5u);
+}
+
+// Under a WAL sync queue (zstored's --sync always) the ACK waits for the
+// fsync that covers the records, and a failed fsync ACKs nothing.
+BOOST_AUTO_TEST_CASE(dafka_store_acks_only_after_the_fsync) {
+  zmq::context_t ctx;
+  FaultyStore store;
+  std::uint16_t base = testing::free_port_range(3);
+  server::TowerMetrics tower_metrics;
+  server::Tower tower(ctx, "127.0.0.1", base, tower_metrics);
+  tower.start();
+  std::atomic<bool> hold{true};
+  std::atomic<bool> failing{false};
+  std::atomic<int> syncs{0};
+  server::DafkaStoreConfig config;
+  config.port = static_cast<std::uint16_t>(base + 2);
+  config.towers = {"tcp://127.0.0.1:" + std::to_string(base)};
+  config.beacon_interval = 100ms;
+  config.fetch_retry = 200ms;
+  config.sync_wal = [&, db = store.db.get()] {
+    ++syncs;
+    while (hold) std::this_thread::sleep_for(1ms);
+    if (failing) return storage::Status::IoError("injected fsync failure");
+    return db->sync_wal();
+  };
+  server::DafkaMetrics metrics;
+  auto dafka_store =
+      std::make_unique<server::DafkaStore>(ctx, *store.log, testing::random_dafka_address(), config, metrics);
+  dafka_store->start();
+  FakeNode node(ctx, base, dafka_store->endpoint());
+  BOOST_CHECK(!node.produce_until_acked(0, 2, 1500ms));  // stored, its fsync held
+  BOOST_CHECK_GT(syncs.load(), 0);
+  BOOST_CHECK_EQUAL(node.highest_ack(), 0u);
+  BOOST_CHECK_EQUAL(store.log->head("topic", node.address()).value_or(0), 2u);
+  hold = false;
+  BOOST_REQUIRE(node.produce_until_acked(0, 2, 10s));
+
+  failing = true;
+  BOOST_CHECK(!node.produce_until_acked(3, 4, 600ms));
+  BOOST_CHECK_GT(metrics.write_failures.load(), 0u);
+  BOOST_CHECK_EQUAL(node.highest_ack(), 2u);  // no failed fsync's records were ACKed
+  failing = false;
+  BOOST_REQUIRE(node.produce_until_acked(3, 4, 10s));  // sent again: ACKed once durable
+  dafka_store->stop();
+  tower.stop();
 }
