@@ -341,42 +341,59 @@ class FakeNode {
   std::uint64_t highest_ack_ = 0;
 };
 
-}  // namespace
-
-BOOST_AUTO_TEST_CASE(dafka_store_acks_nothing_unpersisted_and_resumes) {
-  LogCapture logs;
+// A tower and a DafkaStore on a FaultyStore, and a producer of one
+// partition; `adjust` changes the store's config before it starts.
+struct DafkaFixture {
+  using Adjust = std::function<void(server::DafkaStoreConfig&, FaultyStore&)>;
   zmq::context_t ctx;
   FaultyStore store;
   std::uint16_t base = testing::free_port_range(3);
   server::TowerMetrics tower_metrics;
-  server::Tower tower(ctx, "127.0.0.1", base, tower_metrics);
-  tower.start();
-  server::DafkaStoreConfig config;
-  config.port = static_cast<std::uint16_t>(base + 2);
-  config.towers = {"tcp://127.0.0.1:" + std::to_string(base)};
-  config.beacon_interval = 100ms;
-  config.fetch_retry = 200ms;
+  server::Tower tower{ctx, "127.0.0.1", base, tower_metrics};
   server::DafkaMetrics metrics;
-  auto dafka_store =
-      std::make_unique<server::DafkaStore>(ctx, *store.log, testing::random_dafka_address(), config, metrics);
-  dafka_store->start();
-  FakeNode node(ctx, base, dafka_store->endpoint());
+  std::unique_ptr<server::DafkaStore> dafka_store;
+  std::unique_ptr<FakeNode> node;
+
+  explicit DafkaFixture(const Adjust& adjust = {}) {
+    tower.start();
+    server::DafkaStoreConfig config;
+    config.port = static_cast<std::uint16_t>(base + 2);
+    config.towers = {"tcp://127.0.0.1:" + std::to_string(base)};
+    config.beacon_interval = 100ms;
+    config.fetch_retry = 200ms;
+    if (adjust) adjust(config, store);
+    dafka_store =
+        std::make_unique<server::DafkaStore>(ctx, *store.log, testing::random_dafka_address(), config, metrics);
+    dafka_store->start();
+    node = std::make_unique<FakeNode>(ctx, base, dafka_store->endpoint());
+  }
+  void stop() {
+    dafka_store->stop();
+    tower.stop();
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(dafka_store_acks_nothing_unpersisted_and_resumes) {
+  LogCapture logs;
+  DafkaFixture f;
+  FakeNode& node = *f.node;
   BOOST_REQUIRE(node.produce_until_acked(0, 2, 15s));
 
-  store.faults->arm(FaultFiles::kWal, FaultOps::kWrites, FaultError::kNoSpace);
+  f.store.faults->arm(FaultFiles::kWal, FaultOps::kWrites, FaultError::kNoSpace);
   BOOST_CHECK(!node.produce_until_acked(3, 4, 600ms));
-  BOOST_CHECK(metrics.write_failures > 0);
+  BOOST_CHECK(f.metrics.write_failures > 0);
   BOOST_CHECK_EQUAL(node.highest_ack(), 2u);
   BOOST_CHECK(node.head_is(2));  // heads are still served, from disk
   BOOST_CHECK(logs.contains("not acknowledged"));
 
-  store.faults->disarm();
+  f.store.faults->disarm();
   BOOST_REQUIRE(node.produce_until_acked(3, 4, 10s));
   BOOST_CHECK(logs.contains("writes resumed"));
-  dafka_store->stop();
-  tower.stop();
-  BOOST_CHECK_EQUAL(store.log->head("topic", node.address()).value_or(0), 4u);
-  auto cursor = store.log->read("topic", node.address(), 0, 10);
+  f.stop();
+  BOOST_CHECK_EQUAL(f.store.log->head("topic", node.address()).value_or(0), 4u);
+  auto cursor = f.store.log->read("topic", node.address(), 0, 10);
   storage::DafkaRecord r;
   std::uint64_t expected = 0;
   while (cursor->next(&r)) {
@@ -390,44 +407,30 @@ BOOST_AUTO_TEST_CASE(dafka_store_acks_nothing_unpersisted_and_resumes) {
 // Under a WAL sync queue (zstored's --sync always) the ACK waits for the
 // fsync that covers the records, and a failed fsync ACKs nothing.
 BOOST_AUTO_TEST_CASE(dafka_store_acks_only_after_the_fsync) {
-  zmq::context_t ctx;
-  FaultyStore store;
-  std::uint16_t base = testing::free_port_range(3);
-  server::TowerMetrics tower_metrics;
-  server::Tower tower(ctx, "127.0.0.1", base, tower_metrics);
-  tower.start();
   std::atomic<bool> hold{true};
   std::atomic<bool> failing{false};
   std::atomic<int> syncs{0};
-  server::DafkaStoreConfig config;
-  config.port = static_cast<std::uint16_t>(base + 2);
-  config.towers = {"tcp://127.0.0.1:" + std::to_string(base)};
-  config.beacon_interval = 100ms;
-  config.fetch_retry = 200ms;
-  config.sync_wal = [&, db = store.db.get()] {
-    ++syncs;
-    while (hold) std::this_thread::sleep_for(1ms);
-    if (failing) return storage::Status::IoError("injected fsync failure");
-    return db->sync_wal();
-  };
-  server::DafkaMetrics metrics;
-  auto dafka_store =
-      std::make_unique<server::DafkaStore>(ctx, *store.log, testing::random_dafka_address(), config, metrics);
-  dafka_store->start();
-  FakeNode node(ctx, base, dafka_store->endpoint());
+  DafkaFixture f([&](server::DafkaStoreConfig& config, FaultyStore& store) {
+    config.sync_wal = [&, db = store.db.get()] {
+      ++syncs;
+      while (hold) std::this_thread::sleep_for(1ms);
+      if (failing) return storage::Status::IoError("injected fsync failure");
+      return db->sync_wal();
+    };
+  });
+  FakeNode& node = *f.node;
   BOOST_CHECK(!node.produce_until_acked(0, 2, 1500ms));  // stored, its fsync held
   BOOST_CHECK_GT(syncs.load(), 0);
   BOOST_CHECK_EQUAL(node.highest_ack(), 0u);
-  BOOST_CHECK_EQUAL(store.log->head("topic", node.address()).value_or(0), 2u);
+  BOOST_CHECK_EQUAL(f.store.log->head("topic", node.address()).value_or(0), 2u);
   hold = false;
   BOOST_REQUIRE(node.produce_until_acked(0, 2, 10s));
 
   failing = true;
   BOOST_CHECK(!node.produce_until_acked(3, 4, 600ms));
-  BOOST_CHECK_GT(metrics.write_failures.load(), 0u);
+  BOOST_CHECK_GT(f.metrics.write_failures.load(), 0u);
   BOOST_CHECK_EQUAL(node.highest_ack(), 2u);  // no failed fsync's records were ACKed
   failing = false;
   BOOST_REQUIRE(node.produce_until_acked(3, 4, 10s));  // sent again: ACKed once durable
-  dafka_store->stop();
-  tower.stop();
+  f.stop();
 }
