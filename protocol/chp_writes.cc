@@ -58,16 +58,30 @@ DecodeResult<WriteRequest> decode_write(FrameViews frames, const Limits& limits)
   return out;
 }
 
+void encode_write(std::string_view key, std::string_view uuid, std::string_view properties, std::string_view body,
+                  const Precondition& precondition, Frames& out) {
+  out.resize(1 + kKvFrames);
+  out[0].assign(kWriteCommand);
+  out[1].assign(key);
+  out[2].assign(kSequenceSize, '\0');
+  out[3].assign(uuid);
+  std::string& props = out[4];
+  props.assign(properties);
+  if (precondition.kind == Precondition::Kind::kSequence) {
+    char digits[20];
+    auto end = std::to_chars(digits, digits + sizeof digits, precondition.sequence).ptr;
+    props.append(kIfSeqProperty).append("=").append(digits, end).append("\n");
+  } else if (precondition.kind == Precondition::Kind::kAbsent) {
+    props.append(kIfAbsentProperty).append("=1\n");
+  }
+  out[5].assign(body);
+}
+
 Frames encode_write(std::string_view key, std::string_view uuid, std::string_view properties, std::string_view body,
                     const Precondition& precondition) {
-  std::string props(properties);
-  if (precondition.kind == Precondition::Kind::kSequence) {
-    props += std::string(kIfSeqProperty) + "=" + std::to_string(precondition.sequence) + "\n";
-  } else if (precondition.kind == Precondition::Kind::kAbsent) {
-    props += std::string(kIfAbsentProperty) + "=1\n";
-  }
-  return {std::string(kWriteCommand), std::string(key), encode_sequence(0),
-          std::string(uuid),          std::move(props), std::string(body)};
+  Frames out;
+  encode_write(key, uuid, properties, body, precondition, out);
+  return out;
 }
 
 const char* to_string(WriteOutcome::Kind kind) { return kOutcomes[static_cast<std::size_t>(kind)].data(); }

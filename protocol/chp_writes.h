@@ -59,6 +59,10 @@ DecodeResult<WriteRequest> decode_write(FrameViews frames, const Limits& limits 
 // properties: "name=value\n"* without a precondition (the encoder adds it).
 Frames encode_write(std::string_view key, std::string_view uuid, std::string_view properties, std::string_view body,
                     const Precondition& precondition);
+// The same into `out`, reusing its strings' capacity (a writer that sends
+// many writes allocates nothing once its buffers are grown).
+void encode_write(std::string_view key, std::string_view uuid, std::string_view properties, std::string_view body,
+                  const Precondition& precondition, Frames& out);
 
 struct WriteOutcome {
   enum class Kind : std::uint8_t { kApplied, kRefused, kFailed, kNotActive, kUnknown };

@@ -35,6 +35,19 @@ BOOST_AUTO_TEST_CASE(a_write_round_trips_with_each_precondition) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_write_encoded_into_used_frames_keeps_nothing_of_the_last) {
+  zstore::protocol::Frames out{"a", "b", "c", "d", "e", "f", "g"};  // more frames than a WRITE?
+  chp::encode_write("/a/long/key", std::string(16, 'x'), "ttl=99\n", std::string(1000, 'v'),
+                    Pre{Pre::Kind::kSequence, 1234567890123}, out);
+  BOOST_TEST(out[4] == "ttl=99\nif-seq=1234567890123\n");
+  chp::encode_write("/k", kUuid, "ttl=5\n", "v", Pre{Pre::Kind::kAbsent, 0}, out);
+  const zstore::protocol::Frames expected{"WRITE?", "/k", std::string(8, '\0'), kUuid, "ttl=5\nif-absent=1\n", "v"};
+  BOOST_TEST(out == expected);
+  chp::encode_write("/k", kUuid, "", "", Pre{Pre::Kind::kSequence, 7}, out);
+  BOOST_TEST(out[4] == "if-seq=7\n");
+  BOOST_TEST(out[5].empty());  // a delete
+}
+
 BOOST_AUTO_TEST_CASE(malformed_writes_are_refused) {
   auto bad = [](zstore::protocol::Frames frames) {
     auto v = views(frames);

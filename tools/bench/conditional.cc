@@ -1,5 +1,7 @@
 #include "tools/bench/conditional.h"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -30,35 +32,35 @@ class WriteOutlet : public Outlet {
 
   // frames: a KVSET from make_message (key, seq, uuid, properties, body).
   void send(const protocol::Frames& frames) override {
-    std::string key = frames.at(0);
-    key[0] = letter_;
-    std::string uuid = frames.at(2);
+    key_.assign(frames.at(0));
+    key_[0] = letter_;
+    std::string_view uuid = frames.at(2);
     if (uuid.size() != chp::kUuidSize) throw std::runtime_error("conditional writes need the load's UUIDs");
+    KeyState& state = keys_.try_emplace(key_).first->second;
     // The retries of message 0 (until the receiver sees it) reuse its uuid.
     // Once that write is applied the server answers a retry from memory and
     // publishes nothing more: a receiver that joined after its KVPUB would
     // wait for ever. So a retry after the answer is a new write of the key.
     if (first_uuid_.empty()) first_uuid_ = uuid;
-    if (uuid == first_uuid_ && sequences_.contains(key) && !pending_.contains(key)) {
-      uuid.back() = static_cast<char>(uuid.back() ^ static_cast<char>(++handshake_retries_));
+    uuid_.assign(uuid);
+    if (uuid == first_uuid_ && state.answered && !state.pending) {
+      uuid_.back() = static_cast<char>(uuid_.back() ^ static_cast<char>(++handshake_retries_));
     }
-    if (auto previous = pending_.find(key); previous != pending_.end() && previous->second.uuid != uuid) {
-      wait_for_answer(key);
-    }
+    if (state.pending && state.uuid != uuid_) wait_for_answer(state);
     chp::Precondition precondition;
-    if (auto known = sequences_.find(key); known != sequences_.end()) {
-      precondition = {chp::Precondition::Kind::kSequence, known->second};
+    if (state.answered) {
+      precondition = {chp::Precondition::Kind::kSequence, state.sequence};
     } else {
       precondition.kind = chp::Precondition::Kind::kAbsent;
     }
     // The key has no unanswered write now, or this one again (message 0).
-    Pending& pending = pending_[key];
-    if (pending.uuid != uuid) {
-      pending.uuid = uuid;
-      key_by_uuid_[uuid] = key;
+    if (!state.pending) {
+      state.pending = true;
+      state.uuid = uuid_;
+      by_uuid_[uuid_key(uuid_)] = &state;
     }
-    pending.write = chp::encode_write(key, uuid, frames.at(3), frames.at(4), precondition);
-    send_frames(socket_, pending.write);
+    chp::encode_write(key_, uuid_, frames.at(3), frames.at(4), precondition, state.write);
+    send_frames(socket_, state.write);
     if (++sends_ % 32 == 0) tick();  // the load calls tick() only every 1,024 sends
   }
 
@@ -69,20 +71,45 @@ class WriteOutlet : public Outlet {
   const std::string& partition() const override { return partition_; }
 
  private:
-  // The server drops a WRITTEN it cannot queue to this writer (counted in
-  // zstore_chp_written_unsent_total) and does not send it again: after
-  // kResendAfter without it the write goes again, with its uuid, and the
-  // server answers that retry of an applied write from what it remembers
+  // A key's state: what its last answer said, and its unanswered write
+  // (sent again when its answer does not come). Kept for the run, so a
+  // write reuses its key's buffers.
+  struct KeyState {
+    bool answered = false;       // a write of the key was answered
+    std::uint64_t sequence = 0;  // the key's sequence, as last answered
+    bool pending = false;        // a write of the key is unanswered
+    std::string uuid;            // that write's
+    protocol::Frames write;      // as sent
+  };
+  using UuidKey = std::array<char, chp::kUuidSize>;
+  struct UuidHash {
+    std::size_t operator()(const UuidKey& u) const {
+      std::uint64_t a, b;
+      std::memcpy(&a, u.data(), 8);
+      std::memcpy(&b, u.data() + 8, 8);
+      return std::hash<std::uint64_t>{}(a * 0x9E3779B97F4A7C15ULL ^ b);
+    }
+  };
+  static UuidKey uuid_key(std::string_view uuid) {
+    UuidKey key{};
+    std::memcpy(key.data(), uuid.data(), std::min(uuid.size(), key.size()));
+    return key;
+  }
+
+  // The server drops a WRITTEN only past the bounds of what waits for a
+  // writer (counted in zstore_chp_written_unsent_total): after kResendAfter
+  // without it the write goes again, with its uuid, and the server answers
+  // that retry of an applied write from what it remembers
   // (docs/chp-extensions.md).
-  void wait_for_answer(const std::string& key) {
+  void wait_for_answer(const KeyState& state) {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     auto resend_at = Clock::now() + kResendAfter;
-    while (pending_.count(key) != 0) {
+    while (state.pending) {
       auto now = Clock::now();
       if (now > deadline) throw std::runtime_error("no WRITTEN for 30 s");
       if (now >= resend_at) {
-        send_frames(socket_, pending_.at(key).write);
+        send_frames(socket_, state.write);
         owner_.resent_++;
         resend_at = now + kResendAfter;
       }
@@ -115,24 +142,24 @@ class WriteOutlet : public Outlet {
   }
 
   void note(const chp::WriteOutcome& outcome) {
-    auto it = key_by_uuid_.find(outcome.uuid);
-    if (it == key_by_uuid_.end()) return;  // an answer to a retry already answered
-    const std::string key = it->second;
-    key_by_uuid_.erase(it);
-    if (auto p = pending_.find(key); p != pending_.end() && p->second.uuid == outcome.uuid) pending_.erase(p);
+    auto it = by_uuid_.find(uuid_key(outcome.uuid));
+    if (it == by_uuid_.end()) return;  // an answer to a retry already answered
+    KeyState& state = *it->second;
+    by_uuid_.erase(it);
+    if (state.pending && state.uuid == outcome.uuid) state.pending = false;
     switch (outcome.kind) {
       case chp::WriteOutcome::Kind::kApplied:
         owner_.applied_++;
-        sequences_[key] = outcome.sequence;
         break;
       case chp::WriteOutcome::Kind::kRefused:
         owner_.refused_++;
-        sequences_[key] = outcome.sequence;
         break;
       default:
         owner_.failed_++;
-        break;
+        return;
     }
+    state.answered = true;
+    state.sequence = outcome.sequence;
   }
 
   ConditionalTransport& owner_;
@@ -144,15 +171,9 @@ class WriteOutlet : public Outlet {
   std::string partition_;
   std::string first_uuid_;  // message 0's
   std::uint8_t handshake_retries_ = 0;
-  std::unordered_map<std::string, std::uint64_t> sequences_;  // key -> its sequence, as last answered
-  // A key's unanswered write: its uuid, and the write as sent (sent again
-  // when its answer does not come).
-  struct Pending {
-    std::string uuid;
-    protocol::Frames write;
-  };
-  std::unordered_map<std::string, Pending> pending_;          // by key
-  std::unordered_map<std::string, std::string> key_by_uuid_;  // unanswered writes
+  std::string key_, uuid_;  // the write being sent
+  std::unordered_map<std::string, KeyState> keys_;
+  std::unordered_map<UuidKey, KeyState*, UuidHash> by_uuid_;  // unanswered writes (nodes are stable)
 };
 
 ConditionalTransport::ConditionalTransport(zmq::context_t& context, std::string snapshot, std::string publisher,
