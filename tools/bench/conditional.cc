@@ -103,6 +103,7 @@ class WriteOutlet : public Outlet {
   // (docs/chp-extensions.md).
   void wait_for_answer(const KeyState& state) {
     using Clock = std::chrono::steady_clock;
+    owner_.waited_++;
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     auto resend_at = Clock::now() + kResendAfter;
     while (state.pending) {

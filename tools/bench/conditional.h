@@ -37,12 +37,15 @@ class ConditionalTransport : public PubSubTransport {
   // Writes sent again after a second without their WRITTEN (which the
   // server drops when its queue to the writer is full).
   std::uint64_t resent() const { return resent_.load(); }
+  // Writes that first waited for the answer to their key's unanswered
+  // write (the writer sends nothing meanwhile).
+  std::uint64_t waited() const { return waited_.load(); }
 
  private:
   zmq::context_t& context_;
   std::string snapshot_;
   security::SocketSecurity security_;
-  std::atomic<std::uint64_t> applied_{0}, refused_{0}, failed_{0}, resent_{0};
+  std::atomic<std::uint64_t> applied_{0}, refused_{0}, failed_{0}, resent_{0}, waited_{0};
   friend class WriteOutlet;
 };
 

@@ -271,6 +271,7 @@ void conditional_run(Report& report, const Options& o, const Server& server, zmq
   report.set("conditional_refused", static_cast<double>(transport.refused()));
   report.set("conditional_failed", static_cast<double>(transport.failed()));
   report.set("conditional_resent", static_cast<double>(transport.resent()));
+  report.set("conditional_waited", static_cast<double>(transport.waited()));
 }
 
 Report chp_mode(const Options& o, std::ostream& log) {
